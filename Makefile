@@ -1,0 +1,32 @@
+# Everything the project needs is installed from these files into .venv.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: serve test soak bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## Start the recorder on its default store (XDG paths).
+serve: $(STAMP)
+	$(BIN)/agentwatch serve
+
+## Run the default test suite (soaks and benchmarks excluded).
+test: $(STAMP)
+	$(BIN)/python -m pytest -m "not soak and not bench" -q
+
+## Long soaks (minutes).
+soak: $(STAMP)
+	$(BIN)/python -m pytest -m soak -q -s soak/
+
+## Benchmarks with figures (pytest-benchmark).
+bench: $(STAMP)
+	$(BIN)/python -m pytest -m bench -q -s --benchmark-enable tests/ soak/
+
+clean:
+	rm -rf $(VENV) dist build .pytest_cache .benchmarks

@@ -1,0 +1,3 @@
+"""agentwatch: a tamper-evident flight recorder for AI coding agents."""
+
+__version__ = "0.1.0"

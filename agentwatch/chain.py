@@ -1,0 +1,71 @@
+"""Chain v1: canonical payload bytes and the row hash recipe (docs/chain.md).
+
+This module is the recipe's single implementation in the package; the
+standalone verifier (agentwatch/standalone_verify.py) re-derives it
+independently from the document, and test vectors pin both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from typing import Any
+
+CHAIN_VERSION = 1
+DOMAIN_TAG = b"agentwatch/chain/v1\x00"
+GENESIS = bytes(32)
+KINDS = ("event", "attestation", "gap")
+MAX_RECORD_ID_BYTES = 128
+
+_sha256 = hashlib.sha256
+_fixed = struct.Struct(">QQ")  # seq, recorded_at_ns
+
+
+def canonical_json(value: Any) -> bytes:
+    """The one byte form of a JSON value: sorted keys, no spaces, UTF-8, no NaN.
+
+    Raises ValueError for values JSON cannot carry exactly (NaN, Infinity,
+    lone surrogates, non-string keys that would collide).
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"not representable as UTF-8 JSON: {exc.reason}") from None
+
+
+def row_hash(
+    store_id: bytes,
+    seq: int,
+    recorded_at_ns: int,
+    kind: str,
+    record_id: str,
+    prev_hash: bytes,
+    payload: bytes,
+) -> bytes:
+    """sha256 over the framed row: every field at a fixed width or length-prefixed."""
+    kind_b = kind.encode("utf-8")
+    rid_b = record_id.encode("utf-8")
+    return _sha256(
+        DOMAIN_TAG
+        + store_id
+        + _fixed.pack(seq, recorded_at_ns)
+        + len(kind_b).to_bytes(4, "big")
+        + kind_b
+        + len(rid_b).to_bytes(4, "big")
+        + rid_b
+        + prev_hash
+        + _sha256(payload).digest()
+    ).digest()
+
+
+def format_hash(digest: bytes) -> str:
+    return "sha256:" + digest.hex()
+
+
+def parse_hash(text: str) -> bytes:
+    prefix, _, hexpart = text.partition(":")
+    if prefix != "sha256" or len(hexpart) != 64:
+        raise ValueError(f"not a sha256:<64 hex> hash: {text!r}")
+    return bytes.fromhex(hexpart)

@@ -1,0 +1,112 @@
+"""The store's only INSERT path: batches appended to the chain in one transaction."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import apsw
+
+from . import db
+from .chain import GENESIS, KINDS, MAX_RECORD_ID_BYTES, row_hash
+
+_INSERT = (
+    "INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_EXISTING = "SELECT record_id, seq FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """One row to append. `payload` is canonical JSON (chain.canonical_json)."""
+
+    record_id: str
+    kind: str
+    payload: bytes
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown record kind {self.kind!r} (expected one of {', '.join(KINDS)})")
+        if not isinstance(self.record_id, str) or not self.record_id:
+            raise ValueError("record_id must be a non-empty string")
+        if len(self.record_id.encode("utf-8", "surrogatepass")) > MAX_RECORD_ID_BYTES:
+            raise ValueError(f"record_id longer than {MAX_RECORD_ID_BYTES} bytes")
+        if not self.record_id.isprintable():
+            raise ValueError("record_id must be printable text")
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    record_id: str
+    seq: int
+    duplicate: bool  # already stored earlier (a replay): acknowledged, not stored twice
+
+
+class Store:
+    """The one writer's connection. Not thread-safe: one thread owns it."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.conn = db.open_writer(self.path)
+        self.store_id = db.store_id(self.conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def head(self) -> tuple[int, bytes]:
+        row = self.conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else (0, GENESIS)
+
+    def append(self, batch: Sequence[Append]) -> list[Appended]:
+        """Append a batch in one BEGIN IMMEDIATE transaction and commit it durably.
+
+        The head is read and the rows inserted under the same write lock, so the
+        chain cannot fork even if another process tries to append at once.
+        """
+        if not batch:
+            return []
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            seq, prev = self.head()
+            stored = dict(conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),)))
+            now = time.time_ns()
+            rows = []
+            results = []
+            store_id = self.store_id
+            for a in batch:
+                earlier = stored.get(a.record_id)
+                if earlier is not None:
+                    results.append(Appended(a.record_id, earlier, True))
+                    continue
+                seq += 1
+                digest = row_hash(store_id, seq, now, a.kind, a.record_id, prev, a.payload)
+                rows.append((seq, a.record_id, a.kind, now, a.payload.decode("utf-8"), prev, digest))
+                stored[a.record_id] = seq
+                prev = digest
+                results.append(Appended(a.record_id, seq, False))
+            if rows:
+                conn.executemany(_INSERT, rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            if not conn.getautocommit():
+                conn.execute("ROLLBACK")
+            raise
+        return results
+
+
+def open_store(path: Path | str) -> Store:
+    return Store(path)
+
+
+__all__ = ["Append", "Appended", "Store", "open_store", "apsw"]
