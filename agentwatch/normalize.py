@@ -1,0 +1,129 @@
+"""From an append envelope (wire v1, spool file or import line) to the stored record.
+
+The record document (schema v1) is what an `event` row's payload holds:
+normalized fields from the harness adapter, the client's metadata, and the raw
+harness payload. Its canonical JSON bytes are what the chain hashes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from typing import Any
+
+from .adapters import adapter_for
+from .chain import MAX_RECORD_ID_BYTES, canonical_json
+from .store import Append
+
+SCHEMA_VERSION = 1
+_CLIENT_FIELDS = ("pid", "ppid", "uid", "ts_observed_ns", "ts_mono_ns", "delivery")
+
+
+class BadEnvelope(ValueError):
+    """The envelope itself is unusable (no record_id, wrong types): rejected, not stored."""
+
+
+def check_envelope(env: Any) -> dict:
+    if not isinstance(env, dict):
+        raise BadEnvelope("append request must be a JSON object")
+    rid = env.get("record_id")
+    if not isinstance(rid, str) or not rid or not rid.isprintable():
+        raise BadEnvelope("record_id must be a non-empty printable string")
+    if len(rid.encode("utf-8", "surrogatepass")) > MAX_RECORD_ID_BYTES:
+        raise BadEnvelope(f"record_id longer than {MAX_RECORD_ID_BYTES} bytes")
+    if not isinstance(env.get("harness"), str) or not env["harness"]:
+        raise BadEnvelope("harness must be a non-empty string")
+    carried = [k for k in ("payload", "payload_text", "payload_b64") if k in env]
+    if len(carried) != 1:
+        raise BadEnvelope("exactly one of payload, payload_text, payload_b64 is required")
+    for key in ("payload_text", "payload_b64"):
+        if key in env and not isinstance(env[key], str):
+            raise BadEnvelope(f"{key} must be a string")
+    if env.get("event") is not None and not isinstance(env["event"], str):
+        raise BadEnvelope("event must be a string")
+    return env
+
+
+def decode_payload(env: dict) -> tuple[Any, str | None, bytes | None]:
+    """The harness payload as a JSON value, a parse error if any, and its raw bytes."""
+    if "payload" in env:
+        return env["payload"], None, None
+    if "payload_b64" in env:
+        try:
+            raw = base64.b64decode(env["payload_b64"], validate=True)
+        except (binascii.Error, ValueError):
+            return env["payload_b64"], "payload_b64 is not valid base64", None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None, "payload is not valid UTF-8", raw
+    else:
+        text = env["payload_text"]
+        raw = None
+    try:
+        return json.loads(text), None, raw
+    except ValueError as exc:
+        return text, f"payload is not valid JSON: {exc}", raw
+
+
+def record_document(env: dict, *, uid: int | None = None) -> dict:
+    """Normalize one checked envelope into the record document (schema v1)."""
+    payload, error, raw_bytes = decode_payload(env)
+    harness = env["harness"]
+    fields = adapter_for(harness).normalize(payload, env.get("event")) if error is None else {
+        "event": {"name": env.get("event"), "kind": "other"}
+    }
+    doc: dict[str, Any] = {"schema": SCHEMA_VERSION, "harness": harness}
+    doc.update(fields)
+    client = {k: env[k] for k in _CLIENT_FIELDS if k in env}
+    if uid is not None:
+        client["uid"] = uid
+    doc["client"] = client
+    if error is not None:
+        doc["payload_error"] = error
+    if raw_bytes is not None and error is not None:
+        doc["raw_b64"] = base64.b64encode(raw_bytes).decode("ascii")
+    else:
+        doc["raw"] = payload
+    for key in ("orig_bytes", "truncated", "raw_sha256", "argv"):
+        if key in env:
+            doc[key] = env[key]
+    return doc
+
+
+def to_append(env: dict, *, uid: int | None = None) -> Append:
+    """Check, normalize and serialize one envelope. Raises BadEnvelope or ValueError."""
+    check_envelope(env)
+    doc = record_document(env, uid=uid)
+    try:
+        payload = canonical_json(doc)
+    except ValueError:
+        # A value JSON cannot carry exactly (lone surrogate, NaN): keep it, escaped.
+        doc["raw"] = json.dumps(doc.get("raw"), ensure_ascii=True, allow_nan=True)
+        doc["payload_error"] = "payload has values JSON cannot carry exactly; stored as escaped text"
+        payload = canonical_json(_scrub(doc))
+    return Append(env["record_id"], "event", payload)
+
+
+def _scrub(value: Any) -> Any:
+    """Replace what canonical JSON refuses (lone surrogates, NaN) in the normalized fields."""
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return repr(value)
+    return value
+
+
+def gap_append(record_id: str, reason: str, detail: dict) -> Append:
+    """A `gap` row: loss or rejection the recorder knows about, with the reason."""
+    return Append(record_id, "gap", canonical_json({"schema": SCHEMA_VERSION, "reason": reason, **detail}))
+
+
+def digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
