@@ -86,9 +86,9 @@ def sql_cmd(
         fail("choose one of --json and --csv", 2)
     try:
         columns, rows = sqlquery.run(paths.resolve_store(store), query)
+        render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
     except AgentwatchError as exc:
         fail(exc)
-    render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
 
 
 @app.command("import")

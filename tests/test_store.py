@@ -1,0 +1,128 @@
+import multiprocessing
+import sqlite3
+
+import apsw
+import pytest
+
+from agentwatch.chain import GENESIS, canonical_json, row_hash
+from agentwatch.store import Append, Store
+
+
+def event(record_id: str, **fields) -> Append:
+    return Append(record_id, "event", canonical_json({"harness": "test", **fields}))
+
+
+def chain_rows(path):
+    conn = sqlite3.connect(path)
+    try:
+        store_id = bytes.fromhex(conn.execute("SELECT value FROM _agentwatch_meta WHERE key='store_id'").fetchone()[0])
+        rows = conn.execute(
+            "SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash FROM records ORDER BY seq"
+        ).fetchall()
+    finally:
+        conn.close()
+    return store_id, rows
+
+
+def assert_linear_chain(path, expected_rows: int) -> None:
+    store_id, rows = chain_rows(path)
+    assert [r[0] for r in rows] == list(range(1, expected_rows + 1))
+    prev = GENESIS
+    for seq, record_id, kind, at, payload, prev_hash, digest in rows:
+        assert prev_hash == prev
+        assert digest == row_hash(store_id, seq, at, kind, record_id, prev_hash, payload)
+        prev = digest
+
+
+def test_batch_gets_contiguous_seqs_and_links(store_path):
+    with Store(store_path) as store:
+        first = store.append([event(f"r{i}") for i in range(5)])
+        second = store.append([event(f"s{i}") for i in range(3)])
+    assert [r.seq for r in first + second] == list(range(1, 9))
+    assert not any(r.duplicate for r in first + second)
+    assert_linear_chain(store_path, 8)
+
+
+def test_replay_is_a_duplicate_not_a_second_row(store_path):
+    with Store(store_path) as store:
+        store.append([event("a"), event("b")])
+        results = store.append([event("b"), event("c"), event("c")])
+        head = store.head()
+    assert [(r.record_id, r.seq, r.duplicate) for r in results] == [("b", 2, True), ("c", 3, False), ("c", 3, True)]
+    assert head[0] == 3
+    assert_linear_chain(store_path, 3)
+
+
+def test_payload_stored_verbatim(store_path):
+    payload = canonical_json({"harness": "test", "text": "naïve ✓ \u2028 \"quoted\"", "n": 10**30})
+    with Store(store_path) as store:
+        store.append([Append("r1", "event", payload)])
+    _, rows = chain_rows(store_path)
+    assert rows[0][4] == payload
+
+
+def test_triggers_refuse_update_and_delete(store_path):
+    with Store(store_path) as store:
+        store.append([event("a")])
+        with pytest.raises(apsw.ConstraintError, match="append-only"):
+            store.conn.execute("UPDATE records SET kind = 'gap' WHERE seq = 1")
+        with pytest.raises(apsw.ConstraintError, match="append-only"):
+            store.conn.execute("DELETE FROM records WHERE seq = 1")
+        with pytest.raises(apsw.ConstraintError, match="immutable"):
+            store.conn.execute("UPDATE _agentwatch_meta SET value = 'x' WHERE key = 'store_id'")
+
+
+def test_trigger_refuses_a_seq_that_is_not_the_next(store_path):
+    with Store(store_path) as store:
+        store.append([event("a")])
+        with pytest.raises(apsw.ConstraintError, match="head seq"):
+            store.conn.execute(
+                "INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash) "
+                "VALUES (5, 'x', 'event', 0, '{}', zeroblob(32), zeroblob(32))"
+            )
+
+
+@pytest.mark.parametrize(
+    "record_id, kind, message",
+    [
+        ("", "event", "non-empty"),
+        ("x" * 129, "event", "longer than 128"),
+        ("a\nb", "event", "printable"),
+        ("ok", "bogus", "unknown record kind"),
+    ],
+)
+def test_invalid_appends_refused_before_the_writer(record_id, kind, message):
+    with pytest.raises(ValueError, match=message):
+        Append(record_id, kind, b"{}")
+
+
+def test_failed_batch_rolls_back_whole(store_path, monkeypatch):
+    with Store(store_path) as store:
+        store.append([event("a")])
+        bad = Append("b", "event", b"\xff")  # cannot decode: fails inside the transaction
+        with pytest.raises(UnicodeDecodeError):
+            store.append([event("c"), bad])
+        assert store.head()[0] == 1
+        assert store.append([event("d")])[0].seq == 2
+    assert_linear_chain(store_path, 2)
+
+
+def _append_many(path: str, prefix: str, batches: int, ready) -> None:
+    ready.wait()
+    with Store(path) as store:
+        for b in range(batches):
+            store.append([event(f"{prefix}-{b}-{i}") for i in range(10)])
+
+
+def test_two_processes_appending_never_fork_the_chain(store_path):
+    Store(store_path).close()
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    procs = [ctx.Process(target=_append_many, args=(str(store_path), p, 50, ready)) for p in ("p", "q")]
+    for p in procs:
+        p.start()
+    ready.set()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert_linear_chain(store_path, 2 * 50 * 10)
