@@ -1,0 +1,70 @@
+"""Append throughput at 1, 100 and 1,000 rows per transaction, synchronous=FULL.
+
+Figures are printed next to a baseline measured in the same run (a bare
+small append + fsync in the same directory), never asserted against a time.
+Run with `make bench`.
+"""
+
+import os
+import time
+
+import pytest
+
+from agentwatch.chain import canonical_json
+from agentwatch.ids import new_record_id
+from agentwatch.store import Append, Store
+
+pytestmark = pytest.mark.bench
+
+PAYLOAD = canonical_json(
+    {
+        "schema": 1,
+        "harness": "claude-code",
+        "session_id": "3f1c6a52-2d7e-4c55-9b1e-6a8f0d2c7e41",
+        "event": {"name": "PostToolUse", "kind": "tool_post"},
+        "tool": {"name": "Bash", "category": "shell", "call_id": "toolu_01ABC", "input": {"command": "ls -la src"}},
+        "cwd": "/home/dev/project",
+        "client": {"pid": 4242, "ppid": 4241, "ts_observed_ns": 1764460800000000000},
+        "raw": {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls -la src"}},
+    }
+)
+
+
+def bare_fsync_per_s(directory, n=500) -> float:
+    path = directory / "fsync.bin"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        start = time.perf_counter()
+        for _ in range(n):
+            os.write(fd, b"x" * 64)
+            os.fsync(fd)
+        return n / (time.perf_counter() - start)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("rows_per_txn", [1, 100, 1000])
+def test_append_throughput(benchmark, tmp_path, rows_per_txn):
+    store = Store(tmp_path / "bench.db")
+    baseline = bare_fsync_per_s(tmp_path)
+    total = 2000 if rows_per_txn == 1 else 50_000
+
+    def batches():
+        return [
+            [Append(new_record_id(), "event", PAYLOAD) for _ in range(rows_per_txn)]
+            for _ in range(total // rows_per_txn)
+        ]
+
+    def run(prepared):
+        for batch in prepared:
+            store.append(batch)
+
+    benchmark.pedantic(run, setup=lambda: ((batches(),), {}), rounds=3, iterations=1)
+    rows_per_s = total / benchmark.stats.stats.median
+    benchmark.extra_info.update(rows_per_s=round(rows_per_s), fsync_per_s=round(baseline))
+    print(
+        f"\nappend {rows_per_txn:>5} rows/txn: {rows_per_s:>9,.0f} rows/s  "
+        f"({rows_per_s / rows_per_txn:,.0f} commits/s; bare fsync baseline {baseline:,.0f}/s, "
+        f"ratio commits/fsync {rows_per_s / rows_per_txn / baseline:.2f})"
+    )
+    store.close()
