@@ -68,7 +68,7 @@ def decode_payload(env: dict) -> tuple[Any, str | None, bytes | None]:
         return text, f"payload is not valid JSON: {exc}", raw
 
 
-def record_document(env: dict, *, uid: int | None = None) -> dict:
+def record_document(env: dict, *, uid: int | None = None, peer_pid: int | None = None) -> dict:
     """Normalize one checked envelope into the record document (schema v1)."""
     payload, error, raw_bytes = decode_payload(env)
     harness = env["harness"]
@@ -78,8 +78,11 @@ def record_document(env: dict, *, uid: int | None = None) -> dict:
     doc: dict[str, Any] = {"schema": SCHEMA_VERSION, "harness": harness}
     doc.update(fields)
     client = {k: env[k] for k in _CLIENT_FIELDS if k in env}
+    # What the kernel says about the sender (SO_PEERCRED) overrides what it claims.
     if uid is not None:
         client["uid"] = uid
+    if peer_pid is not None:
+        client["peer_pid"] = peer_pid
     doc["client"] = client
     if error is not None:
         doc["payload_error"] = error
@@ -93,10 +96,10 @@ def record_document(env: dict, *, uid: int | None = None) -> dict:
     return doc
 
 
-def to_append(env: dict, *, uid: int | None = None) -> Append:
+def to_append(env: dict, *, uid: int | None = None, peer_pid: int | None = None) -> Append:
     """Check, normalize and serialize one envelope. Raises BadEnvelope or ValueError."""
     check_envelope(env)
-    doc = record_document(env, uid=uid)
+    doc = record_document(env, uid=uid, peer_pid=peer_pid)
     try:
         payload = canonical_json(doc)
     except ValueError:
