@@ -117,6 +117,23 @@ def import_cmd(
     raise typer.Exit(1 if report.rejected else 0)
 
 
+@app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def hook_cmd(
+    ctx: typer.Context,
+    harness: Optional[str] = typer.Argument(None, help="claude-code, codex, gemini-cli, cursor, copilot, vscode, cline, openhands."),
+    event: Optional[str] = typer.Option(None, "--event", help="Event name, when the harness passes it outside the payload."),
+) -> None:
+    """Record one hook invocation (input on stdin); always exits 0. See docs/hook.md.
+
+    Same as `agentwatch-hook`. Hooks should run the faster file form that
+    `install` writes: `python -I -S /abs/path/agentwatch/hook.py HARNESS`.
+    """
+    from . import hook
+
+    argv = [harness, *(["--event", event] if event is not None else []), *ctx.args] if harness else []
+    hook.run(argv)
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,492 @@
+"""The hook client's work: read the hook input, make the envelope, deliver or spool.
+
+agentwatch/hook.py is the entry point and loads this module (from its cached
+bytecode, even when run as a file under `python -I -S`). The flow, per hook
+invocation: read stdin to EOF, bounded in size and time; wrap the bytes,
+unparsed, in a wire-protocol v1 append envelope; send it to the daemon and
+wait briefly for the ack; without a valid ack write the envelope to the spool
+(tmp/, fsync, rename into new/). The daemon drains the spool deduplicating by
+record_id, so spooling on any doubt never stores a record twice.
+
+Standard library only and nothing from the agentwatch package, importing as
+little as it can (the C modules behind os, socket and json, not those
+packages): a hook pays for every millisecond of start-up. See docs/hook.md.
+"""
+
+import sys
+import time
+
+try:
+    # `os` pulls in posixpath and collections.abc (~2.5 ms, a third of bare
+    # interpreter start-up); posix has every call used here.
+    import posix as _os
+except ImportError:  # pragma: no cover - not POSIX
+    import os as _os
+import _json  # the C escaper and scanner; `json` would import `re`
+import _socket
+
+PROTOCOL_VERSION = 1
+MAX_LINE = 1 << 20  # wire limit per line, newline excluded
+DEFAULT_TIMEOUT_MS = 250  # connect + send + ack
+DEFAULT_STDIN_MS = 200  # wait for the first byte, and for each next chunk
+# Room in the frame for the fields decided after the payload is sized.
+_RESERVE = 256
+_READ_CHUNK = 1 << 18
+# Errors after which the frame may be accepted later, unchanged.
+RETRYABLE = ("unavailable", "shutting_down")
+
+_enc_ascii = _json.encode_basestring_ascii
+_enc_utf8 = _json.encode_basestring
+O_CLOEXEC = getattr(_os, "O_CLOEXEC", 0)
+
+
+# ---------------------------------------------------------------- locations
+# Must agree with agentwatch.paths (tests/test_hook.py checks it). Bytes, so
+# no path is ever decoded or re-encoded on the way to the kernel.
+
+
+def _environ():
+    os_mod = sys.modules.get("os")  # when imported in-process, follow os.environ
+    return os_mod.environb if os_mod is not None else _os.environ
+
+
+def _home():
+    home = _environ().get(b"HOME")
+    if home:
+        return home
+    import pwd
+
+    return pwd.getpwuid(_os.getuid()).pw_dir.encode("utf-8", "surrogateescape")
+
+
+def _xdg(var, fallback):
+    value = _environ().get(var)
+    if value and value.startswith(b"/"):
+        return value
+    return _home().rstrip(b"/") + fallback
+
+
+def socket_path():
+    env = _environ()
+    if env.get(b"AGENTWATCH_SOCKET"):
+        return env[b"AGENTWATCH_SOCKET"]
+    runtime = env.get(b"XDG_RUNTIME_DIR")
+    if runtime and runtime.startswith(b"/"):
+        return runtime.rstrip(b"/") + b"/agentwatch/agentwatch.sock"
+    return b"/tmp/agentwatch-%d/agentwatch.sock" % _os.getuid()
+
+
+def spool_path():
+    env = _environ()
+    if env.get(b"AGENTWATCH_SPOOL"):
+        return env[b"AGENTWATCH_SPOOL"]
+    return _xdg(b"XDG_DATA_HOME", b"/.local/share").rstrip(b"/") + b"/agentwatch/spool"
+
+
+def _env_ms(name, default):
+    try:
+        return max(1, int(_environ().get(name, default)))
+    except ValueError:
+        return default
+
+
+# ---------------------------------------------------------------- record id
+
+
+def uuid7(unix_ms=None):
+    """A UUIDv7: 48-bit Unix ms, version 7, variant 0b10, 74 random bits.
+
+    Ids made later sort later, so the store's UNIQUE index grows at its end.
+    """
+    if unix_ms is None:
+        unix_ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(_os.urandom(10), "big")
+    value = (
+        (unix_ms & 0xFFFFFFFFFFFF) << 80
+        | 0x7 << 76
+        | (rand >> 68) << 64  # rand_a: 12 bits
+        | 0b10 << 62
+        | rand & 0x3FFFFFFFFFFFFFFF  # rand_b: 62 bits
+    )
+    h = "%032x" % value
+    return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+
+
+# ---------------------------------------------------------------- input
+
+
+def _sha256():
+    try:
+        from _sha2 import sha256  # 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256()
+
+
+def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
+    """Read fd 0 to EOF, keeping at most `keep` bytes.
+
+    Waits at most `wait_ms` for the first byte, then at most `wait_ms` for
+    each next chunk, and stops after 10 * `wait_ms` in all: a harness that
+    never closes stdin cannot hang the hook, and one that streams a large
+    input steadily is read whole. A terminal is not read. Returns (kept
+    bytes, total bytes seen, sha256 hex of all bytes seen when more than
+    `keep` arrived else None, whether EOF was reached).
+    """
+    try:
+        if _os.isatty(0):
+            return b"", 0, None, True
+    except OSError:
+        return b"", 0, None, True
+    import select
+
+    chunks = []
+    kept = total = 0
+    hasher = None
+    wait = wait_ms / 1000
+    start = time.monotonic()
+    hard_stop = start + 10 * wait
+    deadline = start + wait
+    eof = False
+    while True:
+        left = min(deadline, hard_stop) - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            if not select.select((0,), (), (), left)[0]:
+                break
+            data = _os.read(0, _READ_CHUNK)
+        except BlockingIOError:  # someone left stdin non-blocking: select again
+            continue
+        except (OSError, ValueError):  # no fd 0, or it went away: nothing more to read
+            eof = True
+            break
+        if not data:
+            eof = True
+            break
+        deadline = time.monotonic() + wait
+        total += len(data)
+        if hasher is not None:
+            hasher.update(data)
+        elif total > keep:
+            hasher = _sha256()
+            for chunk in chunks:
+                hasher.update(chunk)
+            hasher.update(data)
+        if kept < keep:
+            chunks.append(data[: keep - kept])
+            kept += len(chunks[-1])
+    return b"".join(chunks), total, hasher and hasher.hexdigest(), eof
+
+
+# ---------------------------------------------------------------- envelope
+
+
+def build_frame(record_id, harness, event, raw, total, digest, complete, argv=(), from_argv=False, clocks=None):
+    """The append envelope as one line without its delivery field and closing brace.
+
+    `raw` is the payload bytes kept (all of them unless `total` is larger);
+    the payload is cut further if its JSON form would push the line past
+    MAX_LINE. Whenever the payload carried is not the whole input, the
+    envelope says `truncated: true` with the size and sha256 of everything
+    read. Append `,"delivery":"socket"}` (or "spool") to finish the line.
+    """
+    t_wall, t_mono = clocks or (time.time_ns(), time.monotonic_ns())
+    full = raw
+    truncated = total > len(raw) or not complete
+    text = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A cut may have split the last character: drop its first bytes.
+        if truncated and exc.end == len(raw) and len(raw) - exc.start < 4:
+            try:
+                raw = raw[: exc.start]
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raw = full
+    head = [
+        '{"op":"append","v":%d,"record_id":"%s","harness":%s,"event":%s,'
+        '"ts_observed_ns":%d,"ts_mono_ns":%d,"pid":%d,"ppid":%d'
+        % (
+            PROTOCOL_VERSION,
+            record_id,
+            _enc_ascii(harness),
+            "null" if event is None else _enc_ascii(event),
+            t_wall,
+            t_mono,
+            _os.getpid(),
+            _os.getppid(),
+        )
+    ]
+    if argv:
+        listed = ",".join(map(_enc_ascii, argv))
+        if len(listed) <= MAX_LINE // 4:
+            head.append(',"argv":[%s]' % listed)
+        else:
+            head.append(',"argv_truncated":true')
+    if from_argv:
+        head.append(',"payload_from":"argv"')
+    head = "".join(head).encode("utf-8")
+    budget = MAX_LINE - len(head) - _RESERVE
+    if text is not None:
+        key = b',"payload_text":'
+        body = _enc_utf8(text).encode("utf-8")
+        cut = len(raw)
+        while len(body) > budget:
+            # Escapes make the JSON longer than the text: shrink in proportion,
+            # at a character boundary, until it fits.
+            truncated = True
+            cut = min(cut - 1, cut * budget // len(body))
+            while cut > 0 and raw[cut] & 0xC0 == 0x80:
+                cut -= 1
+            body = _enc_utf8(raw[:cut].decode("utf-8")).encode("utf-8")
+    else:
+        import binascii
+
+        key = b',"payload_b64":'
+        if len(raw) > (budget - 2) // 4 * 3:
+            truncated = True
+            raw = raw[: (budget - 2) // 4 * 3]
+        body = b'"' + binascii.b2a_base64(raw, newline=False) + b'"'
+    tail = ',"orig_bytes":%d,"truncated":%s' % (total, "true" if truncated else "false")
+    if truncated:
+        if digest is None:
+            hasher = _sha256()
+            hasher.update(full)
+            digest = hasher.hexdigest()
+        tail += ',"raw_sha256":"sha256:%s"' % digest
+    if not complete:
+        tail += ',"stdin_incomplete":true'
+    return head + tail.encode("ascii") + key + body
+
+
+# ---------------------------------------------------------------- delivery
+
+
+class Rejected(Exception):
+    """The daemon answered ok:false; `code` is its error name."""
+
+    def __init__(self, code, message):
+        Exception.__init__(self, "%s: %s" % (code, message))
+        self.code = code
+
+
+class _ScanContext:
+    # What _json.make_scanner reads from json.JSONDecoder.
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+    memo = None
+
+
+_scan = _json.make_scanner(_ScanContext())
+
+
+def parse_reply(line, record_id):
+    """The acknowledged seq, or an exception saying why `line` is not an ack for `record_id`."""
+    text = line.decode("utf-8")
+    reply, end = _scan(text, 0)
+    if text[end:].strip() or not isinstance(reply, dict):
+        raise ValueError("reply is not one JSON object")
+    if reply.get("ok") is True:
+        seq = reply.get("seq")
+        if type(seq) is not int or seq < 1:
+            raise ValueError("ack without a valid seq")
+        if reply.get("record_id") != record_id:
+            raise ValueError("ack for another record_id")
+        return seq
+    if reply.get("ok") is False:
+        raise Rejected(str(reply.get("error")), str(reply.get("message", ""))[:200])
+    raise ValueError("reply has no ok field")
+
+
+def send(path, line, record_id, timeout_ms):
+    """Send one line and wait for its ack; returns seq or raises (OSError, ValueError, Rejected)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout_ms / 1000)
+        sock.connect(path)
+        sock.sendall(line)  # the timeout bounds the whole sendall
+        reply = b""
+        while b"\n" not in reply:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no ack within %d ms" % timeout_ms)
+            sock.settimeout(left)
+            data = sock.recv(65536)
+            if not data:
+                raise ConnectionError("daemon closed the connection before the ack")
+            reply += data
+            if len(reply) > MAX_LINE:
+                raise ValueError("reply line too long")
+    finally:
+        sock.close()
+    return parse_reply(reply[: reply.index(b"\n")], record_id)
+
+
+# ---------------------------------------------------------------- spool
+
+
+def _mkdirs(path):
+    try:
+        _os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        parent = path.rstrip(b"/").rpartition(b"/")[0]
+        if not parent or parent == path:
+            raise
+        _mkdirs(parent)
+        try:
+            _os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[_os.write(fd, view) :]
+
+
+def spool_write(root, record_id, data):
+    """Write `data` to root/tmp/<record_id>.json, fsync it, rename into root/new/.
+
+    The rename is atomic, so the drainer sees whole files only and concurrent
+    hooks never interleave. Returns the final path. A failure part-way leaves
+    tmp/ as it is: the daemon moves stale tmp files to new/ after a grace
+    period, where a complete one is stored and a partial one becomes a gap.
+    """
+    name = record_id.encode("ascii") + b".json"
+    tmp = root + b"/tmp/" + name
+    new_dir = root + b"/new"
+    flags = _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL | O_CLOEXEC
+    try:
+        fd = _os.open(tmp, flags, 0o600)
+    except FileNotFoundError:
+        _mkdirs(root + b"/tmp")
+        _mkdirs(new_dir)
+        fd = _os.open(tmp, flags, 0o600)
+    try:
+        _write_all(fd, data)
+        _os.fsync(fd)
+    finally:
+        _os.close(fd)
+    final = new_dir + b"/" + name
+    try:
+        _os.rename(tmp, final)
+    except FileNotFoundError:
+        _mkdirs(new_dir)
+        _os.rename(tmp, final)
+    # The rename itself must survive a crash too.
+    dfd = _os.open(new_dir, _os.O_RDONLY | O_CLOEXEC)
+    try:
+        _os.fsync(dfd)
+    finally:
+        _os.close(dfd)
+    return final
+
+
+# ---------------------------------------------------------------- record
+
+
+def say(message):
+    try:
+        _os.write(2, ("agentwatch-hook: %s\n" % message).encode("utf-8", "backslashreplace"))
+    except OSError:
+        pass
+
+
+def _ledger(path, record_id, outcome, seq, t0_mono):
+    """One line per attempt, in a single O_APPEND write (atomic for a line this small)."""
+    now_mono = time.monotonic_ns()
+    line = '{"record_id":"%s","outcome":"%s","seq":%s,"ts_ns":%d,"latency_us":%d}\n' % (
+        record_id,
+        outcome,
+        "null" if seq is None else "%d" % seq,
+        time.time_ns(),
+        (now_mono - t0_mono) // 1000,
+    )
+    fd = _os.open(path, _os.O_WRONLY | _os.O_APPEND | _os.O_CREAT | O_CLOEXEC, 0o600)
+    try:
+        _os.write(fd, line.encode("ascii"))
+    finally:
+        _os.close(fd)
+
+
+def _parse_args(argv):
+    harness = argv[0]
+    rest = list(argv[1:])
+    event = None
+    if rest and rest[0] == "--event" and len(rest) > 1:
+        event = rest[1]
+        rest = rest[2:]
+    elif rest and rest[0].startswith("--event="):
+        event = rest[0][len("--event=") :]
+        rest = rest[1:]
+    return harness, event, rest
+
+
+def record(argv, t0_mono=None, t0_wall=None):
+    """Capture one hook invocation; returns (record_id, outcome, seq). May raise.
+
+    `argv` is HARNESS [--event NAME] [ARG...]; the clocks default to now.
+    """
+    if t0_mono is None:
+        t0_mono = time.monotonic_ns()
+    if t0_wall is None:
+        t0_wall = time.time_ns()
+    harness, event, extra = _parse_args(argv)
+    env = _environ()
+    record_id = uuid7(t0_wall // 1_000_000)
+    raw, total, digest, complete = read_stdin(_env_ms(b"AGENTWATCH_HOOK_STDIN_MS", DEFAULT_STDIN_MS))
+    from_argv = False
+    if total == 0 and extra and extra[-1].lstrip().startswith("{"):
+        # Codex's legacy `notify` passes its JSON as the last argument, stdin empty.
+        raw = extra.pop().encode("utf-8", "surrogateescape")
+        total, digest, complete, from_argv = len(raw), None, True, True
+    frame = build_frame(
+        record_id, harness, event, raw, total, digest, complete, extra, from_argv, (t0_wall, t0_mono)
+    )
+
+    seq = None
+    try:
+        seq = send(
+            socket_path(),
+            frame + b',"delivery":"socket"}\n',
+            record_id,
+            _env_ms(b"AGENTWATCH_HOOK_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
+        )
+    except Rejected as exc:
+        if exc.code not in RETRYABLE:
+            # The daemon will refuse this frame again at drain, but spooling it
+            # keeps its bytes and turns the refusal into a visible gap row.
+            say("daemon rejected record %s (%s); spooling it so the rejection is recorded" % (record_id, exc))
+    except Exception:
+        pass  # daemon down, slow or confused: the spool is the designed path
+
+    outcome = "acked"
+    if seq is None:
+        try:
+            spool_write(spool_path(), record_id, frame + b',"delivery":"spool"}\n')
+            outcome = "spooled"
+        except Exception as exc:
+            outcome = "failed"
+            where = spool_path().decode("utf-8", "replace")
+            say("could not spool record %s to %s: %s" % (record_id, where, exc))
+
+    ledger = env.get(b"AGENTWATCH_LEDGER")
+    if ledger:
+        try:
+            _ledger(ledger, record_id, outcome, seq, t0_mono)
+        except Exception as exc:
+            say("could not append to ledger %s: %s" % (ledger.decode("utf-8", "replace"), exc))
+    return record_id, outcome, seq
