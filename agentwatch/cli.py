@@ -8,6 +8,7 @@ diagnostics and progress to stderr. rich is imported only by `render`.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import NoReturn, Optional
@@ -27,13 +28,13 @@ app = typer.Typer(
 )
 
 StoreOpt = typer.Option(
-    None, "--store", envvar="AGENTWATCH_STORE", help="Store path [default: $XDG_DATA_HOME/agentwatch/store.db]."
+    None, "--store", envvar="AGENTWATCH_STORE", help="Store path (default: $XDG_DATA_HOME/agentwatch/store.db)."
 )
 SocketOpt = typer.Option(
     None,
     "--socket",
     envvar="AGENTWATCH_SOCKET",
-    help="Daemon socket [default: $XDG_RUNTIME_DIR/agentwatch/agentwatch.sock].",
+    help="Daemon socket (default: $XDG_RUNTIME_DIR/agentwatch/agentwatch.sock).",
 )
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 
@@ -117,6 +118,73 @@ def import_cmd(
     raise typer.Exit(1 if report.rejected else 0)
 
 
+@app.command("serve")
+def serve_cmd(
+    store: Optional[Path] = StoreOpt,
+    socket_path: Optional[Path] = SocketOpt,
+    spool: Optional[Path] = typer.Option(
+        None, "--spool", envvar="AGENTWATCH_SPOOL", help="Spool directory to drain (default: $XDG_DATA_HOME/agentwatch/spool)."
+    ),
+    attest_interval: float = typer.Option(
+        60.0, "--attest-interval", min=0, metavar="SECONDS", help="Seconds between periodic attestation rows; 0 turns them off."
+    ),
+    idle_timeout: float = typer.Option(
+        30.0, "--idle-timeout", min=0.1, metavar="SECONDS", help="Close a connection that sends no complete line for this long."
+    ),
+) -> None:
+    """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
+
+    Listens on the socket (0600, in a 0700 directory), commits each record
+    before acknowledging it, drains the spool, and writes attestation rows at
+    start, periodically and at stop. On SIGTERM it stops accepting, commits and
+    answers what was already sent, writes the stop attestation and exits 0.
+    Exit 3 when the store or socket is already served or cannot be opened,
+    2 for a configuration problem (e.g. a non-socket file at the socket path).
+    See docs/daemon.md and docs/protocol.md.
+    """
+    from .server import ServeConfig, serve
+
+    config = ServeConfig(
+        store=paths.resolve_store(store),
+        socket=Path(socket_path) if socket_path else paths.default_socket(),
+        spool=Path(spool) if spool else paths.default_spool(),
+        attest_interval=attest_interval,
+        idle_timeout=idle_timeout,
+    )
+    try:
+        code = serve(config)
+    except AgentwatchError as exc:
+        fail(exc)
+    raise typer.Exit(code)
+
+
+@app.command("health")
+def health_cmd(
+    socket_path: Optional[Path] = SocketOpt,
+    json_out: bool = JsonOpt,
+    timeout: float = typer.Option(5.0, "--timeout", min=0.1, metavar="SECONDS", help="How long to wait for the daemon."),
+) -> None:
+    """Ask the running daemon how it is: writer state, counters, spool, head.
+
+    Exit 0 when healthy, 1 when it reports a problem (failing commits,
+    quarantined spool files), 3 when no daemon answers on the socket.
+    """
+    from . import health
+
+    try:
+        report = health.query(Path(socket_path) if socket_path else paths.default_socket(), timeout)
+    except AgentwatchError as exc:
+        fail(exc)
+    found = health.problems(report)
+    if json_out:
+        print(json.dumps(report))
+    else:
+        print("\n".join(health.format_text(report)))
+    for problem in found:
+        print(f"agentwatch: {problem}", file=sys.stderr)
+    raise typer.Exit(1 if found else 0)
+
+
 @app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def hook_cmd(
     ctx: typer.Context,
@@ -132,6 +200,88 @@ def hook_cmd(
 
     argv = [harness, *(["--event", event] if event is not None else []), *ctx.args] if harness else []
     hook.run(argv)
+
+
+@app.command("verify")
+def verify_cmd(
+    store: Optional[Path] = StoreOpt,
+    full: bool = typer.Option(False, "--full", help="Re-verify the whole chain from genesis, not just rows after the anchor."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Re-derive the hash chain and report the first break, classified.
+
+    Incremental by default: checks the row an earlier verify anchored (kept
+    under $XDG_STATE_HOME/agentwatch/anchors/) and then only newer rows.
+    Findings: payload_edited, hash_edited, edited, missing, reordered,
+    inserted, truncated, rewritten, bad_genesis, malformed (docs/chain.md).
+    Exit 0 intact, 1 integrity problem, 2 usage, 3 store unreachable.
+    """
+    from . import render, verify
+
+    try:
+        with render.progress("verifying", enabled=not json_out) as update:
+            result = verify.verify_store(paths.resolve_store(store), full=full, progress=update)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_verify(result, json_out)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command("tail")
+def tail_cmd(
+    store: Optional[Path] = StoreOpt,
+    follow: bool = typer.Option(False, "-f", "--follow", help="Keep following new commits until Ctrl-C."),
+    from_seq: Optional[int] = typer.Option(None, "--from", min=1, metavar="SEQ", help="Start at this seq (default: the last 10 rows, or the consumer's cursor)."),
+    consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Durable named consumer: resume after its acknowledged seq, and acknowledge what is printed."),
+    kind: Optional[list[str]] = typer.Option(None, "--kind", help="Only rows of this kind (event, attestation, gap); repeatable."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object per record (seq, record_id, kind, hash, payload)."),
+) -> None:
+    """Print committed records in seq order, and follow new ones with -f.
+
+    Reads the store directly (read-only), never ahead of what is committed.
+    With --consumer NAME, each printed batch is logged and acknowledged in the
+    consumer's durable cursor, so a killed consumer resumes after its last
+    acknowledged seq (at-least-once delivery, exactly-once accounting by seq;
+    see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
+    """
+    from . import render, tail
+
+    try:
+        tail.run_tail(
+            paths.resolve_store(store), follow=follow, from_seq=from_seq, consumer=consumer,
+            kinds=kind, emit=render.tail_printer(json_out),
+        )
+    except KeyboardInterrupt:
+        raise typer.Exit(0)
+    except BrokenPipeError:
+        raise typer.Exit(0)
+    except AgentwatchError as exc:
+        fail(exc)
+
+
+@app.command("reconcile")
+def reconcile_cmd(
+    store: Optional[Path] = StoreOpt,
+    consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Check this consumer's deliveries against the store."),
+    ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="FILE", help="Sender ledger (JSON lines: record_id, outcome, seq)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Account for every record at every boundary, exactly.
+
+    Predicates: chain_ok, contiguous, no_loss (every ledger record_id stored,
+    acked at the stored seq), exactly_once (no record_id twice; the consumer's
+    delivered set equals the stored set over its range), within_bounds (all
+    hold). Counts by kind keep the recorder's own rows apart from events.
+    Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store unreachable.
+    """
+    from . import reconcile, render
+
+    try:
+        result = reconcile.reconcile(paths.resolve_store(store), consumer=consumer, ledger=ledger)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_reconcile(result, json_out)
+    raise typer.Exit(0 if result.within_bounds else 1)
 
 
 def main() -> None:

@@ -91,3 +91,84 @@ def progress(label: str, enabled: bool) -> Iterator:
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def emit_verify(result, as_json: bool) -> None:
+    if as_json:
+        print_json(result.to_json())
+        return
+    if result.ok:
+        print(
+            f"ok: {result.mode} verify of {result.store}: {result.rows_checked} rows checked, "
+            f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}"
+        )
+    else:
+        f = result.finding
+        print(f"FAILED: {result.store}: first break at seq {f.seq}: {f.kind}: {f.detail}")
+
+
+def _short(value, width: int) -> str:
+    text = "-" if value is None else str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def tail_line(record) -> str:
+    """time  #seq  kind/harness  session  event  tool  short hash"""
+    import time as _time
+
+    doc = json.loads(record.payload)
+    secs, ns = divmod(record.recorded_at_ns, 1_000_000_000)
+    stamp = _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(secs)) + f".{ns // 1_000_000:03d}Z"
+    short_hash = record.hash.hex()[:12]
+    if record.kind == "event":
+        event = doc.get("event") or {}
+        tool = doc.get("tool") or {}
+        middle = (
+            f"{_short(doc.get('harness'), 12):<12} {_short(doc.get('session_id'), 12):<12} "
+            f"{_short(event.get('name'), 20):<20} {_short(tool.get('name'), 16):<16}"
+        )
+    else:
+        what = doc.get("type") or doc.get("reason")
+        middle = f"{record.kind:<12} {'':<12} {_short(what, 20):<20} {'':<16}"
+    return f"{stamp} #{record.seq:<7} {middle} {short_hash}"
+
+
+def tail_printer(as_json: bool):
+    """A function printing one batch of tail records and flushing, as JSON lines or readable lines."""
+    out = sys.stdout
+    if as_json:
+        def emit(batch) -> None:
+            out.write("".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in batch))
+            out.flush()
+        return emit
+    if out.isatty():
+        console = _console()
+
+        def emit(batch) -> None:
+            for r in batch:
+                style = {"attestation": "cyan", "gap": "bold red"}.get(r.kind)
+                console.print(tail_line(r), style=style, markup=False)
+        return emit
+
+    def emit(batch) -> None:
+        out.write("".join(tail_line(r) + "\n" for r in batch))
+        out.flush()
+    return emit
+
+
+def emit_reconcile(result, as_json: bool) -> None:
+    if as_json:
+        print_json(result.to_json())
+        return
+    from rich.table import Table
+
+    table = Table("predicate", "ok", "detail", title=f"reconcile {result.store} (head seq {result.head_seq})")
+    for p in result.predicates:
+        mark = "skipped" if p.ok is None else ("yes" if p.ok else "NO")
+        table.add_row(p.name, mark, p.detail)
+    counts = Table("boundary", "count", title="counts")
+    for key, value in result.counts.items():
+        counts.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))
+    console = _console()
+    console.print(table)
+    console.print(counts)
