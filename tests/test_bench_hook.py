@@ -32,7 +32,11 @@ PAYLOAD = json.dumps(
         "hook_event_name": "PostToolUse",
         "tool_name": "Bash",
         "tool_input": {"command": "ls -la src", "description": "List files"},
-        "tool_response": {"stdout": "total 48\n" + "-rw-r--r-- 1 dev dev 1234 a.py\n" * 30, "stderr": "", "interrupted": False},
+        "tool_response": {
+            "stdout": "total 48\n" + "-rw-r--r-- 1 dev dev 1234 a.py\n" * 30,
+            "stderr": "",
+            "interrupted": False,
+        },
         "tool_use_id": "toolu_01ABCDEF",
     }
 ).encode()

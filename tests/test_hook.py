@@ -30,7 +30,9 @@ ENVELOPE_KEYS = {
     "op", "v", "record_id", "harness", "event", "ts_observed_ns", "ts_mono_ns",
     "pid", "ppid", "orig_bytes", "truncated", "payload_text", "delivery",
 }  # fmt: skip
-PAYLOAD = b'{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls \\"x\\""}}'
+PAYLOAD = (
+    b'{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls \\"x\\""}}'
+)
 
 
 def spooled() -> list[Path]:
@@ -196,6 +198,10 @@ def _silent(line, seq):
     return None
 
 
+def _rid(line: bytes) -> bytes:
+    return json.loads(line)["record_id"].encode()
+
+
 @pytest.mark.parametrize(
     "name, reply",
     [
@@ -205,8 +211,8 @@ def _silent(line, seq):
         ("unavailable", lambda line, seq: b'{"ok":false,"error":"unavailable","message":"disk full"}\n'),
         ("shutting-down", lambda line, seq: b'{"ok":false,"error":"shutting_down","message":"bye"}\n'),
         ("other-record", lambda line, seq: b'{"ok":true,"seq":7,"record_id":"someone-else"}\n'),
-        ("no-seq", lambda line, seq: b'{"ok":true,"record_id":"%s"}\n' % json.loads(line)["record_id"].encode()),
-        ("bool-seq", lambda line, seq: b'{"ok":true,"seq":true,"record_id":"%s"}\n' % json.loads(line)["record_id"].encode()),
+        ("no-seq", lambda line, seq: b'{"ok":true,"record_id":"%s"}\n' % _rid(line)),
+        ("bool-seq", lambda line, seq: b'{"ok":true,"seq":true,"record_id":"%s"}\n' % _rid(line)),
         ("no-ok", lambda line, seq: b'{"seq":1}\n'),
         ("no-newline-then-close", lambda line, seq: b'{"ok":true'),
     ],
@@ -401,7 +407,8 @@ def test_usage_error_still_exits_0_and_records_nothing():
 
 
 def test_closed_stdout_does_not_change_the_exit_status(sock):
-    proc = subprocess.Popen(hook_cmd("gemini-cli"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(hook_cmd("gemini-cli"), stdin=pipe, stdout=pipe, stderr=pipe)
     proc.stdout.close()  # the harness stopped listening: the `{}` write gets EPIPE
     _, err = proc.communicate(b"{}", timeout=30)
     assert proc.returncode == 0 and err == b""
@@ -435,7 +442,8 @@ def test_cli_hook_command_records(tmp_path, monkeypatch):
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"{}", b"")
     env = only_spooled()
-    assert (env["harness"], env["event"], env["argv"], env["payload_text"]) == ("gemini-cli", "AfterTool", ["x"], '{"a":1}')
+    assert (env["harness"], env["event"], env["argv"]) == ("gemini-cli", "AfterTool", ["x"])
+    assert env["payload_text"] == '{"a":1}'
 
 
 # ------------------------------------------------------------- (i) concurrency
@@ -497,7 +505,10 @@ def test_default_paths_agree_with_the_package(monkeypatch, env):
 
 def test_default_paths_agree_in_the_isolated_process(monkeypatch):
     """The same check where it matters: `-I -S`, no os module, env read from posix."""
-    code = "import sys; sys.path.append(sys.argv[1]); import hookclient as h; print(h.socket_path().decode()); print(h.spool_path().decode())"
+    code = (
+        "import sys; sys.path.append(sys.argv[1]); import hookclient as h; "
+        "print(h.socket_path().decode()); print(h.spool_path().decode())"
+    )
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(HOOK.parent)], capture_output=True, timeout=30)
     sock, spool = done.stdout.decode().splitlines()
     assert Path(sock) == paths.default_socket()
