@@ -405,13 +405,14 @@ def say(message):
         pass
 
 
-def _ledger(path, record_id, outcome, seq, t0_mono):
+def _ledger(path, record_id, outcome, seq, t0_mono, reason=None):
     """One line per attempt, in a single O_APPEND write (atomic for a line this small)."""
     now_mono = time.monotonic_ns()
-    line = '{"record_id":"%s","outcome":"%s","seq":%s,"ts_ns":%d,"latency_us":%d}\n' % (
+    line = '{"record_id":"%s","outcome":"%s","seq":%s,"reason":%s,"ts_ns":%d,"latency_us":%d}\n' % (
         record_id,
         outcome,
         "null" if seq is None else "%d" % seq,
+        "null" if reason is None else '"%s"' % reason,
         time.time_ns(),
         (now_mono - t0_mono) // 1000,
     )
@@ -458,6 +459,7 @@ def record(argv, t0_mono=None, t0_wall=None):
     )
 
     seq = None
+    reason = None  # why the record was not acknowledged, for the ledger
     try:
         seq = send(
             socket_path(),
@@ -466,12 +468,17 @@ def record(argv, t0_mono=None, t0_wall=None):
             _env_ms(b"AGENTWATCH_HOOK_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
         )
     except Rejected as exc:
+        reason = exc.code
         if exc.code not in RETRYABLE:
             # The daemon will refuse this frame again at drain, but spooling it
             # keeps its bytes and turns the refusal into a visible gap row.
             say("daemon rejected record %s (%s); spooling it so the rejection is recorded" % (record_id, exc))
+    except TimeoutError:
+        reason = "timeout"
+    except (FileNotFoundError, ConnectionRefusedError):
+        reason = "no_daemon"
     except Exception:
-        pass  # daemon down, slow or confused: the spool is the designed path
+        reason = "error"  # daemon down, slow or confused: the spool is the designed path
 
     outcome = "acked"
     if seq is None:
@@ -486,7 +493,7 @@ def record(argv, t0_mono=None, t0_wall=None):
     ledger = env.get(b"AGENTWATCH_LEDGER")
     if ledger:
         try:
-            _ledger(ledger, record_id, outcome, seq, t0_mono)
+            _ledger(ledger, record_id, outcome, seq, t0_mono, reason)
         except Exception as exc:
             say("could not append to ledger %s: %s" % (ledger.decode("utf-8", "replace"), exc))
     return record_id, outcome, seq

@@ -158,9 +158,9 @@ def test_ack_means_no_spool_and_the_daemon_saw_the_exact_envelope(sock, tmp_path
     assert env["ppid"] == os.getpid()
 
     (entry,) = ledger_lines(ledger)
-    assert set(entry) == {"record_id", "outcome", "seq", "ts_ns", "latency_us"}
+    assert set(entry) == {"record_id", "outcome", "seq", "reason", "ts_ns", "latency_us"}
     assert entry["record_id"] == env["record_id"]
-    assert (entry["outcome"], entry["seq"]) == ("acked", 1)
+    assert (entry["outcome"], entry["seq"], entry["reason"]) == ("acked", 1, None)
     assert entry["ts_ns"] >= env["ts_observed_ns"] and entry["latency_us"] >= 0
 
 
@@ -237,6 +237,8 @@ def test_no_valid_ack_spools_quietly(sock, tmp_path, monkeypatch, name, reply):
     assert env == {**sent, "delivery": "spool"}
     (entry,) = ledger_lines(ledger)
     assert (entry["record_id"], entry["outcome"], entry["seq"]) == (env["record_id"], "spooled", None)
+    expected = {"silent": "timeout", "unavailable": "unavailable", "shutting-down": "shutting_down"}
+    assert entry["reason"] == expected.get(name, "error")
 
 
 @pytest.mark.parametrize("error", ["bad_json", "too_large", "bad_request", "unknown_op", "bad_utf8"])
@@ -396,7 +398,7 @@ def test_unwritable_spool_exits_0_and_says_so(tmp_path, monkeypatch):
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and "could not spool record" in lines[0]
     (entry,) = ledger_lines(ledger)
-    assert (entry["outcome"], entry["seq"]) == ("failed", None)
+    assert (entry["outcome"], entry["seq"], entry["reason"]) == ("failed", None, "no_daemon")
 
 
 def test_usage_error_still_exits_0_and_records_nothing():
