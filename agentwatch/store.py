@@ -13,9 +13,14 @@ import apsw
 from . import db
 from .chain import GENESIS, KINDS, MAX_RECORD_ID_BYTES, row_hash
 
+# The whole batch goes in as one statement over a JSON array, not executemany:
+# apsw releases the GIL around every sqlite3_step, and each re-acquire can wait
+# a full switch interval while the daemon's event loop is busy, which made a
+# 1000-row executemany 3-4x slower under load. One step per batch avoids that.
 _INSERT = (
     "INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, unhex(value ->> 5), unhex(value ->> 6) "
+    "FROM json_each(?)"
 )
 _EXISTING = "SELECT record_id, seq FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
 
@@ -91,12 +96,12 @@ class Store:
                     continue
                 seq += 1
                 digest = row_hash(store_id, seq, now, a.kind, a.record_id, prev, a.payload)
-                rows.append((seq, a.record_id, a.kind, now, a.payload.decode("utf-8"), prev, digest))
+                rows.append((seq, a.record_id, a.kind, now, a.payload.decode("utf-8"), prev.hex(), digest.hex()))
                 stored[a.record_id] = seq
                 prev = digest
                 results.append(Appended(a.record_id, seq, False))
             if rows:
-                conn.executemany(_INSERT, rows)
+                conn.execute(_INSERT, (json.dumps(rows, ensure_ascii=False),))
             conn.execute("COMMIT")
         except BaseException:
             if not conn.getautocommit():
