@@ -13,6 +13,7 @@ import hashlib
 import json
 from typing import Any
 
+from . import redact
 from .adapters import adapter_for
 from .chain import MAX_RECORD_ID_BYTES, canonical_json
 from .store import Append
@@ -71,10 +72,13 @@ def decode_payload(env: dict) -> tuple[Any, str | None, bytes | None]:
 def record_document(env: dict, *, uid: int | None = None, peer_pid: int | None = None) -> dict:
     """Normalize one checked envelope into the record document (schema v1)."""
     payload, error, raw_bytes = decode_payload(env)
+    if raw_bytes is None and (payload is None or _blank(payload)):
+        payload, error = _argv_payload(env, payload, error)
     harness = env["harness"]
-    fields = adapter_for(harness).normalize(payload, env.get("event")) if error is None else {
-        "event": {"name": env.get("event"), "kind": "other"}
-    }
+    if error is None:
+        fields = _adapter_fields(harness, payload, env.get("event"))
+    else:
+        fields = {"event": _unparsed_event(env.get("event"))}
     doc: dict[str, Any] = {"schema": SCHEMA_VERSION, "harness": harness}
     doc.update(fields)
     client = {k: env[k] for k in _CLIENT_FIELDS if k in env}
@@ -84,6 +88,9 @@ def record_document(env: dict, *, uid: int | None = None, peer_pid: int | None =
     if peer_pid is not None:
         client["peer_pid"] = peer_pid
     doc["client"] = client
+    if "session_id" not in doc and isinstance(client.get("ppid"), int):
+        doc["session_id"] = synthesized_session_id(harness, client.get("uid"), client["ppid"], doc.get("cwd"))
+        doc["session_synthesized"] = True
     if error is not None:
         doc["payload_error"] = error
     if raw_bytes is not None and error is not None:
@@ -96,17 +103,69 @@ def record_document(env: dict, *, uid: int | None = None, peer_pid: int | None =
     return doc
 
 
-def to_append(env: dict, *, uid: int | None = None, peer_pid: int | None = None) -> Append:
-    """Check, normalize and serialize one envelope. Raises BadEnvelope or ValueError."""
+def synthesized_session_id(harness: str, uid: Any, ppid: int, cwd: Any) -> str:
+    """A stable session id for harnesses that send none (docs/record.md).
+
+    The hook's parent process is the harness process for the life of a session,
+    so (harness, uid, ppid, cwd) names the session; the digest keeps it opaque.
+    """
+    parts = (harness, str(uid) if isinstance(uid, int) else "", str(ppid), cwd if isinstance(cwd, str) else "")
+    return "synth:" + hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _adapter_fields(harness: str, payload: Any, hint: str | None) -> dict:
+    """The adapter's fields; a bug in one never costs the record (it is stored as `other`)."""
+    try:
+        fields = adapter_for(harness).normalize(payload, hint)
+        if isinstance(fields, dict) and isinstance(fields.get("event"), dict):
+            return fields
+        problem = "adapter returned no event"
+    except Exception as exc:  # noqa: BLE001 - the raw payload is still stored
+        problem = f"adapter failed: {type(exc).__name__}"
+    return {"event": _unparsed_event(hint), "normalize_error": problem}
+
+
+def _unparsed_event(hint: Any) -> dict:
+    return {"name": hint, "kind": "other"} if isinstance(hint, str) and hint else {"kind": "other"}
+
+
+def _blank(payload: Any) -> bool:
+    return isinstance(payload, str) and not payload.strip()
+
+
+def _argv_payload(env: dict, payload: Any, error: str | None) -> tuple[Any, str | None]:
+    """Codex's legacy `notify` passes its JSON as the last argument, not on stdin."""
+    argv = env.get("argv")
+    if isinstance(argv, list) and argv and isinstance(argv[-1], str):
+        try:
+            value = json.loads(argv[-1])
+        except ValueError:
+            return payload, error
+        if isinstance(value, dict):
+            return value, None
+    return payload, error
+
+
+def to_append(
+    env: dict, *, uid: int | None = None, peer_pid: int | None = None, policy: redact.Policy | None = None
+) -> Append:
+    """Check, normalize, redact and serialize one envelope. Raises BadEnvelope or ValueError.
+
+    `policy` decides what the stored document may keep (docs/redaction.md); by
+    default the `redacted` mode with the per-install salt, so no path to the
+    store skips redaction.
+    """
     check_envelope(env)
     doc = record_document(env, uid=uid, peer_pid=peer_pid)
+    if policy is None:
+        policy = redact.default_policy()
     try:
-        payload = canonical_json(doc)
+        payload = policy.encode(doc)
     except ValueError:
         # A value JSON cannot carry exactly (lone surrogate, NaN): keep it, escaped.
         doc["raw"] = json.dumps(doc.get("raw"), ensure_ascii=True, allow_nan=True)
         doc["payload_error"] = "payload has values JSON cannot carry exactly; stored as escaped text"
-        payload = canonical_json(_scrub(doc))
+        payload = policy.encode(_scrub(doc))
     return Append(env["record_id"], "event", payload)
 
 

@@ -1,0 +1,55 @@
+"""Gemini CLI hooks: Claude-like base fields, its own event and tool names.
+
+No tool-call id: BeforeTool/AfterTool pair by the FIFO heuristic (docs/record.md).
+AfterTool's tool_response is {llmContent, returnDisplay, error}; a non-empty
+error makes the record a tool_error. MCP tools carry mcp_context.server_name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import BASE_CATEGORIES, claude_style, obj, text
+
+KINDS = {
+    "SessionStart": "session_start",
+    "SessionEnd": "session_end",
+    "BeforeAgent": "prompt",
+    "AfterAgent": "stop",
+    "BeforeTool": "tool_pre",
+    "AfterTool": "tool_post",
+    "PreCompress": "compact",
+    "Notification": "notification",
+    # BeforeModel, AfterModel (once per streamed chunk) and BeforeToolSelection: other
+}
+
+CATEGORIES = {
+    **BASE_CATEGORIES,
+    "run_shell_command": "shell",
+    "read_file": "read",
+    "read_many_files": "read",
+    "list_directory": "read",
+    "write_file": "write",
+    "replace": "edit",
+    "edit": "edit",
+    "glob": "search",
+    "search_file_content": "search",
+    "grep_search": "search",
+    "web_fetch": "web",
+    "google_web_search": "web",
+}
+
+
+def normalize(payload: Any, event_hint: str | None = None) -> dict:
+    fields = claude_style(payload, event_hint, kinds=KINDS, categories=CATEGORIES)
+    tool = fields.get("tool")
+    if tool is None or not isinstance(payload, dict):
+        return fields
+    server = text(obj(payload.get("mcp_context")).get("server_name"))
+    if server:
+        tool["mcp_server"] = server
+        tool["category"] = "mcp"
+    if fields["event"]["kind"] == "tool_post" and obj(tool.get("response")).get("error"):
+        fields["event"]["kind"] = "tool_error"
+        tool["is_error"] = True
+    return fields

@@ -1,0 +1,241 @@
+"""The tool_calls view (migrations/0002) over real stores built from fixture sequences."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from agentwatch import normalize
+from agentwatch.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "harness"
+MS = 1_000_000
+
+
+def fixture(harness: str, name: str, **changes) -> dict:
+    """A fixture's payload, with top-level fields replaced."""
+    data = json.loads((FIXTURES / harness / f"{name}.json").read_text(encoding="utf-8"))
+    payload = copy.deepcopy(data["payload"])
+    payload.update(changes)
+    return {"harness": harness, "payload": payload, "event": data.get("event")}
+
+
+class Recorder:
+    """Appends events to a store of the test's own, one commit per event."""
+
+    def __init__(self, path: Path):
+        self.store = Store(path)
+        self.ids = itertools.count(1)
+
+    def add(self, event: dict, *, observed_ms: int | None = None, ppid: int | None = None) -> int:
+        env = {"record_id": f"r-{next(self.ids)}", "harness": event["harness"], "payload": event["payload"]}
+        if event.get("event"):
+            env["event"] = event["event"]
+        if observed_ms is not None:
+            env["ts_observed_ns"] = observed_ms * MS
+        if ppid is not None:
+            env["ppid"] = ppid
+        [result] = self.store.append([normalize.to_append(env)])
+        return result.seq
+
+    def calls(self, where: str = "1", *args) -> list[dict]:
+        cursor = self.store.conn.execute(f"SELECT * FROM tool_calls WHERE {where} ORDER BY first_seq", args)
+        names = [d[0] for d in cursor.getdescription()]
+        return [dict(zip(names, row)) for row in cursor]
+
+
+@pytest.fixture
+def rec(store_path):
+    recorder = Recorder(store_path)
+    yield recorder
+    recorder.store.close()
+
+
+def claude(name: str, call_id: str, session: str = "s-1", **changes) -> dict:
+    return fixture("claude-code", name, tool_use_id=call_id, session_id=session, **changes)
+
+
+def test_claude_calls_pair_by_call_id_whatever_the_interleaving(rec):
+    a1 = rec.add(claude("PreToolUse", "A"), observed_ms=1000)
+    b1 = rec.add(claude("PreToolUse", "B"), observed_ms=1010)
+    b2 = rec.add(claude("PostToolUse", "B"), observed_ms=1060)
+    a2 = rec.add(claude("PostToolUse", "A"), observed_ms=1250)
+    c1 = rec.add(claude("PreToolUse", "C"), observed_ms=1300)
+    rec.add(fixture("claude-code", "UserPromptSubmit"))
+    rec.add(fixture("claude-code", "Stop"))
+
+    calls = rec.calls()
+    assert [(c["call_id"], c["start_seq"], c["end_seq"], c["outcome"]) for c in calls] == [
+        ("A", a1, a2, "ok"), ("B", b1, b2, "ok"), ("C", c1, None, "unpaired"),
+    ]
+    assert [(c["duration_ms"], c["duration_source"]) for c in calls] == [
+        (250.0, "observed"), (50.0, "observed"), (None, None),
+    ]
+    assert {c["paired_by"] for c in calls} == {"call_id"}
+    assert calls[0]["tool_name"] == "Bash" and calls[0]["tool_category"] == "shell"
+    assert calls[0]["end_kind"] == "tool_post"
+
+
+def test_an_end_recorded_before_its_start_still_pairs_by_call_id(rec):
+    # async hooks run in the background, so the post can reach the store first
+    post = rec.add(claude("PostToolUse", "A"), observed_ms=2000)
+    pre = rec.add(claude("PreToolUse", "A"), observed_ms=1900)
+    [call] = rec.calls()
+    assert (call["start_seq"], call["end_seq"], call["outcome"]) == (pre, post, "ok")
+    assert (call["duration_ms"], call["duration_source"]) == (100.0, "observed")
+    assert call["first_seq"] == pre
+
+
+def test_failure_ends_a_call_with_outcome_error(rec):
+    rec.add(claude("PreToolUse", "toolu_01Fail", tool_input={"command": "make deploy"}))
+    rec.add(fixture("claude-code", "PostToolUseFailure", session_id="s-1"))
+    [call] = rec.calls()
+    assert (call["outcome"], call["end_kind"]) == ("error", "tool_error")
+
+
+def test_duration_falls_back_to_recorded_time_without_client_clocks(rec):
+    rec.add(claude("PreToolUse", "A"))
+    rec.add(claude("PostToolUse", "A"))
+    [call] = rec.calls()
+    assert call["duration_source"] == "recorded" and call["duration_ms"] >= 0
+
+
+def test_a_duplicate_start_and_end_with_one_call_id_make_two_calls(rec):
+    # the same hook installed at two scopes fires twice per event
+    for name in ("PreToolUse", "PreToolUse", "PostToolUse", "PostToolUse"):
+        rec.add(claude(name, "A"))
+    assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in rec.calls()] == [(1, 3, "ok"), (2, 4, "ok")]
+
+
+def cursor(name: str, command: str = "npm test", session: str = "conv-1", **changes) -> dict:
+    return fixture("cursor", name, command=command, conversation_id=session, **changes)
+
+
+def test_cursor_calls_pair_fifo_by_tool_and_input(rec):
+    p1 = rec.add(cursor("beforeShellExecution"))
+    p2 = rec.add(cursor("beforeShellExecution"))                 # same command, still running
+    lint = rec.add(cursor("beforeShellExecution", "npm run lint"))
+    e1 = rec.add(cursor("afterShellExecution", duration=40))
+    e2 = rec.add(cursor("afterShellExecution", duration=70))
+    calls = rec.calls()
+    assert [(c["start_seq"], c["end_seq"], c["outcome"], c["duration_ms"]) for c in calls] == [
+        (p1, e1, "ok", 40), (p2, e2, "ok", 70), (lint, None, "unpaired", None),
+    ]
+    assert {c["paired_by"] for c in calls} == {"fifo"}
+    assert calls[0]["duration_source"] == "harness"
+    assert calls[0]["call_id"] is None and calls[0]["tool_name"] == "Shell"
+
+
+def test_fifo_never_pairs_an_end_with_a_later_start(rec):
+    lone_end = rec.add(cursor("afterShellExecution"))   # its start was never recorded
+    p1 = rec.add(cursor("beforeShellExecution"))
+    e1 = rec.add(cursor("afterShellExecution"))
+    e2 = rec.add(cursor("afterShellExecution"))        # a second end, nothing open
+    p2 = rec.add(cursor("beforeShellExecution"))
+    p3 = rec.add(cursor("beforeShellExecution"))
+    e3 = rec.add(cursor("afterShellExecution"))
+    calls = rec.calls()
+    assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in calls] == [
+        (None, lone_end, "unpaired"),
+        (p1, e1, "ok"),
+        (None, e2, "unpaired"),
+        (p2, e3, "ok"),
+        (p3, None, "unpaired"),
+    ]
+    by_outcome = rec.store.conn.execute("SELECT outcome, count(*) FROM tool_calls GROUP BY outcome ORDER BY 1")
+    assert by_outcome.fetchall() == [("ok", 2), ("unpaired", 3)]
+
+
+def test_fifo_keys_do_not_cross_sessions_inputs_or_tools(rec):
+    rec.add(cursor("beforeShellExecution", session="conv-1"))
+    rec.add(cursor("afterShellExecution", session="conv-2"))
+    rec.add(cursor("beforeShellExecution", "ls"))
+    rec.add(cursor("afterShellExecution", "ls -la"))
+    rec.add(fixture("cursor", "beforeMCPExecution", conversation_id="conv-1"))
+    rec.add(fixture("cursor", "afterMCPExecution", conversation_id="conv-1"))
+    calls = rec.calls()
+    assert [c["outcome"] for c in calls] == ["unpaired"] * 4 + ["ok"]
+    assert calls[-1]["tool_category"] == "mcp"
+
+
+def test_cursor_one_sided_file_events_are_always_unpaired(rec):
+    rec.add(fixture("cursor", "beforeReadFile"))
+    rec.add(fixture("cursor", "afterFileEdit"))
+    assert [(c["tool_name"], c["outcome"]) for c in rec.calls()] == [("Read", "unpaired"), ("Edit", "unpaired")]
+
+
+def test_copilot_calls_pair_in_a_synthesized_session(rec):
+    # toolArgs as a JSON string (pre) and as an object (post) digest alike
+    pre = fixture("copilot", "preToolUse")
+    post = fixture("copilot", "postToolUse", toolArgs=json.loads(pre["payload"]["toolArgs"]))
+    denied = fixture("copilot", "postToolUse-denied")
+    denied_pre = fixture("copilot", "preToolUse", toolArgs=denied["payload"]["toolArgs"])
+    s1 = rec.add(pre, ppid=900, observed_ms=10)
+    e1 = rec.add(post, ppid=900, observed_ms=35)
+    rec.add(pre, ppid=901)                        # another Copilot process: another session
+    s2 = rec.add(denied_pre, ppid=900)
+    e2 = rec.add(denied, ppid=900)
+    calls = rec.calls()
+    assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in calls] == [
+        (s1, e1, "ok"), (3, None, "unpaired"), (s2, e2, "error"),
+    ]
+    assert calls[0]["session_id"] == calls[2]["session_id"] != calls[1]["session_id"]
+    assert calls[0]["session_id"].startswith("synth:")
+    assert (calls[0]["duration_ms"], calls[0]["duration_source"]) == (25.0, "observed")
+
+
+def test_cline_gemini_openhands_pair_fifo(rec):
+    for harness, pre, post in (
+        ("cline", "PreToolUse", "PostToolUse"),
+        ("cline", "PreToolUse-edit", "PostToolUse-failure"),   # different tools: no pair
+        ("gemini-cli", "BeforeTool", "AfterTool"),
+        ("openhands", "PreToolUse", "PostToolUse"),
+    ):
+        rec.add(fixture(harness, pre))
+        rec.add(fixture(harness, post))
+    calls = rec.calls()
+    assert [(c["harness"], c["tool_name"], c["outcome"]) for c in calls] == [
+        ("cline", "execute_command", "ok"),
+        ("cline", "replace_in_file", "unpaired"),
+        ("cline", "write_to_file", "unpaired"),
+        ("gemini-cli", "run_shell_command", "ok"),
+        ("openhands", "terminal", "ok"),
+    ]
+    assert (calls[0]["duration_ms"], calls[0]["duration_source"]) == (1830, "harness")
+
+
+def test_gemini_tool_error_ends_the_call_as_error(rec):
+    args = fixture("gemini-cli", "AfterTool-error")["payload"]["tool_input"]
+    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="read_file", tool_input=args))
+    rec.add(fixture("gemini-cli", "AfterTool-error"))
+    [call] = rec.calls()
+    assert (call["outcome"], call["end_kind"]) == ("error", "tool_error")
+
+
+def test_exact_counts_over_a_mixed_store(rec):
+    for i in range(50):
+        rec.add(claude("PreToolUse", f"c{i}", session=f"s{i % 5}"))
+        if i % 10:
+            rec.add(claude("PostToolUse", f"c{i}", session=f"s{i % 5}"))
+        rec.add(cursor("beforeShellExecution", f"cmd {i % 3}", session=f"conv{i % 4}"))
+        rec.add(cursor("afterShellExecution", f"cmd {i % 3}", session=f"conv{i % 4}"))
+        rec.add(fixture("claude-code", "Notification"))
+    total = rec.store.conn.execute("SELECT count(*) FROM records").fetchone()[0]
+    assert total == 50 * 4 + 45
+    rows = rec.store.conn.execute(
+        "SELECT harness, outcome, count(*) FROM tool_calls GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+    assert rows == [("claude-code", "ok", 45), ("claude-code", "unpaired", 5), ("cursor", "ok", 50)]
+    assert rec.calls("session_id = ?", "s3") == [c for c in rec.calls() if c["session_id"] == "s3"]
+    assert len(rec.calls("session_id = ?", "s3")) == 10
+
+
+def test_a_session_filter_reaches_the_session_index(rec):
+    rec.add(claude("PreToolUse", "A"))
+    plan = rec.store.conn.execute("EXPLAIN QUERY PLAN SELECT * FROM tool_calls WHERE session_id = ?", ("s-1",))
+    details = [row[3] for row in plan]
+    assert any("records_by_session" in d for d in details), details
+    assert not any(d.startswith("SCAN records") for d in details), details
