@@ -1,0 +1,332 @@
+"""Verify an agentwatch store's hash chain with nothing but the Python standard library.
+
+    python -I -S standalone_verify.py STORE.db [--json] [--anchor ANCHOR.json]
+
+An auditor's second opinion: this file is written from docs/chain.md alone and
+shares no code with the agentwatch package, so a bug in one is unlikely to
+hide in the other. Copy it anywhere and run it. It opens the store read-only,
+walks the whole chain from genesis and names the first break by the rules in
+docs/chain.md. With --anchor it also checks a (seq, hash) recorded earlier,
+which is what reveals truncation and whole-chain rewrites.
+
+Exit status: 0 intact, 1 a problem was found, 2 usage error, 3 the store
+cannot be opened or is not an agentwatch store.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import sqlite3
+import struct
+import sys
+import urllib.parse
+
+TAG = b"agentwatch/chain/v1\x00"
+ZERO_HASH = bytes(32)
+KINDS = (b"event", b"attestation", b"gap")
+APPLICATION_ID = 0x41475731
+BATCH = 5000
+SEARCH = 4096
+
+# Each column comes back as bytes/int of the expected type, or None when the stored
+# value has another type; `text_factory = bytes` keeps undecodable text readable.
+SELECT = (
+    "SELECT seq,"
+    " CASE WHEN typeof(record_id) = 'text' THEN CAST(record_id AS BLOB) END,"
+    " CASE WHEN typeof(kind) = 'text' THEN CAST(kind AS BLOB) END,"
+    " CASE WHEN typeof(recorded_at_ns) = 'integer' THEN recorded_at_ns END,"
+    " CASE WHEN typeof(payload) = 'text' THEN CAST(payload AS BLOB) END,"
+    " CASE WHEN typeof(prev_hash) = 'blob' THEN prev_hash END,"
+    " CASE WHEN typeof(hash) = 'blob' THEN hash END"
+    " FROM records"
+)
+
+
+class Unreachable(Exception):
+    """The store cannot be opened, or is not an agentwatch chain v1 store."""
+
+
+def row_hash(store_id, seq, recorded_at_ns, kind, record_id, prev_hash, payload):
+    """SHA-256 of the framed row (docs/chain.md, "The row hash"). kind and record_id are UTF-8 bytes."""
+    preimage = b"".join(
+        [
+            TAG,
+            store_id,
+            struct.pack(">Q", seq),
+            struct.pack(">Q", recorded_at_ns),
+            struct.pack(">I", len(kind)),
+            kind,
+            struct.pack(">I", len(record_id)),
+            record_id,
+            prev_hash,
+            hashlib.sha256(payload).digest(),
+        ]
+    )
+    return hashlib.sha256(preimage).digest()
+
+
+def show(digest):
+    return "sha256:" + digest.hex()
+
+
+# --- reading ----------------------------------------------------------------------------
+
+
+def connect(path):
+    if not os.path.isfile(path):
+        raise Unreachable(f"{path}: no such store file")
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn.text_factory = bytes
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        encoding = conn.execute("PRAGMA encoding").fetchone()[0]
+        if app_id != APPLICATION_ID:
+            raise Unreachable(f"{path}: not an agentwatch store (application_id {app_id:#x})")
+        meta = dict(conn.execute("SELECT key, value FROM _agentwatch_meta"))
+    except sqlite3.DatabaseError as exc:
+        raise Unreachable(f"{path}: cannot read the store ({exc})") from None
+    if encoding != b"UTF-8":
+        raise Unreachable(f"{path}: text encoding {encoding.decode()}, chain v1 needs UTF-8")
+    if meta.get(b"chain_version") != b"1":
+        raise Unreachable(f"{path}: chain version {meta.get(b'chain_version')!r} is not 1")
+    hex_id = meta.get(b"store_id", b"").decode("ascii", "replace")
+    if len(hex_id) != 32 or any(c not in "0123456789abcdef" for c in hex_id):
+        raise Unreachable(f"{path}: store_id {hex_id!r} is not 32 lowercase hex digits")
+    return conn, bytes.fromhex(hex_id)
+
+
+def row_at(conn, seq):
+    return conn.execute(SELECT + " WHERE seq = ?", (seq,)).fetchone()
+
+
+def row_after(conn, seq):
+    return conn.execute(SELECT + " WHERE seq > ? ORDER BY seq LIMIT 1", (seq,)).fetchone()
+
+
+def seq_of_hash(conn, digest):
+    found = conn.execute("SELECT seq FROM records WHERE hash = ? ORDER BY seq LIMIT 1", (digest,)).fetchone()
+    return None if found is None else found[0]
+
+
+def head_of(conn):
+    found = conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+    return (0, None) if found is None else found
+
+
+# --- checking one row ---------------------------------------------------------------------
+
+
+def problem_with(row):
+    """Why the row cannot be hashed (wrong type or size), or None."""
+    seq, record_id, kind, at, payload, prev_hash, digest = row
+    if not isinstance(seq, int) or seq < 1:
+        return f"seq {seq!r} is not a positive integer"
+    if record_id is None:
+        return "record_id is not text"
+    try:
+        record_id.decode("utf-8")
+    except UnicodeDecodeError:
+        return "record_id is not valid UTF-8"
+    if kind not in KINDS:
+        return f"kind {kind!r} is not event, attestation or gap"
+    if at is None or not 0 <= at < 2**64:
+        return "recorded_at_ns is not a non-negative 64-bit integer"
+    if payload is None:
+        return "payload is not text"
+    if prev_hash is None or len(prev_hash) != 32:
+        return "prev_hash is not a 32-byte blob"
+    if digest is None or len(digest) != 32:
+        return "hash is not a 32-byte blob"
+    return None
+
+
+def hash_as(store_id, row, seq, prev_hash=None):
+    """The row's hash if it sat at `seq` (after `prev_hash`, if given)."""
+    _, record_id, kind, at, payload, own_prev, _ = row
+    return row_hash(store_id, seq, at, kind, record_id, own_prev if prev_hash is None else prev_hash, payload)
+
+
+def fits(store_id, row, seq):
+    return row is not None and problem_with(row) is None and hash_as(store_id, row, seq) == row[6]
+
+
+def finding(seq, kind, detail):
+    return {"seq": seq, "kind": kind, "detail": detail}
+
+
+def name_break(conn, store_id, good_seq, good_hash, row):
+    """Rules 1-5 of docs/chain.md, "Naming the first break"."""
+    s = good_seq + 1
+    if isinstance(row[0], int) and row[0] > s:
+        return finding(s, "missing", f"seq {s} is absent; the next row is seq {row[0]}")
+    problem = problem_with(row)
+    if problem is not None:
+        return finding(s, "malformed", problem)
+    prev_hash, digest = row[5], row[6]
+    at_s = hash_as(store_id, row, s)
+    nxt = row_after(conn, s)
+    nxt_ok = nxt is not None and problem_with(nxt) is None
+    links, self_ok = prev_hash == good_hash, at_s == digest
+
+    if links and not self_ok:
+        if nxt_ok and fits(store_id, nxt, s):
+            return finding(s, "inserted", f"the row after seq {s} verifies at seq {s}")
+        if nxt_ok and hash_as(store_id, row, s + 1, nxt[5]) == nxt[6]:
+            return finding(s, "reordered", f"seq {s} carries the content of seq {s + 1}")
+        if nxt is not None and nxt[5] == digest:
+            return finding(s, "payload_edited", f"seq {s} does not match its stored hash, which seq {s + 1} links to")
+        if nxt is not None and nxt[5] == at_s:
+            return finding(s, "hash_edited", f"seq {s + 1} links to seq {s}'s recomputed hash, not the stored one")
+        return finding(s, "edited", f"seq {s} does not match its stored hash")
+    if self_ok:
+        if s == 1:
+            return finding(1, "bad_genesis", "seq 1 does not link to the all-zero hash")
+        if nxt is not None and nxt[5] != digest:
+            return finding(s, "edited", f"seq {s} was rehashed; it links to neither neighbour")
+        return finding(s - 1, "edited", f"seq {s} links to a hash seq {s - 1} no longer has")
+
+    owner = seq_of_hash(conn, prev_hash)
+    places = [s - 1, s + 1] + ([owner + 1] if owner is not None else [])
+    for step in range(2, SEARCH + 1):
+        places += [s - step, s + step]
+    home = next((p for p in places if p >= 1 and p != s and hash_as(store_id, row, p) == digest), None)
+    if home is not None and home < s:
+        return finding(home, "inserted", f"the row at seq {s} verifies at seq {home}")
+    if home is not None and owner is not None:
+        return finding(s, "reordered", f"the row at seq {s} belongs at seq {home}")
+    if home is not None:
+        return finding(s, "missing", f"the row at seq {s} belongs at seq {home}; its predecessor is gone")
+    if s == 1 and prev_hash != ZERO_HASH:
+        return finding(1, "bad_genesis", "seq 1 does not link to the all-zero hash")
+    if nxt is not None and nxt[5] == digest:
+        return finding(s, "payload_edited", f"seq {s} changed (content and link); seq {s + 1} links to its stored hash")
+    return finding(s, "edited", f"seq {s} neither links back nor matches its hash")
+
+
+def check_anchor(conn, store_id, seq, expected):
+    """The anchored row: still present, same hash, still verifies (docs/chain.md)."""
+    row = row_at(conn, seq)
+    if row is None:
+        head = head_of(conn)[0]
+        if head < seq:
+            return finding(head + 1, "truncated", f"the store ends at seq {head}; the anchor is at seq {seq}")
+        return finding(seq, "missing", f"the anchored seq {seq} is absent")
+    problem = problem_with(row)
+    if problem is not None:
+        return finding(seq, "malformed", problem)
+    recomputed = hash_as(store_id, row, seq)
+    if row[6] == expected:
+        return None if recomputed == expected else finding(seq, "payload_edited", "the anchored row changed")
+    if recomputed == row[6]:
+        return finding(seq, "rewritten", f"seq {seq} verifies with a hash other than the anchored one")
+    if recomputed == expected:
+        return finding(seq, "hash_edited", "the anchored row's stored hash changed")
+    return finding(seq, "edited", "the anchored row changed")
+
+
+# --- the walk ----------------------------------------------------------------------------
+
+
+class AnchorMismatch(ValueError):
+    """The anchor was recorded for another store."""
+
+
+def verify(path, anchor=None):
+    """Walk the whole chain. anchor: optional (store_id hex, seq, hash bytes). Returns the report dict."""
+    conn, store_id = connect(path)
+    try:
+        if anchor is not None and anchor[0] != store_id.hex():
+            raise AnchorMismatch(f"the anchor is for store {anchor[0]}, not {store_id.hex()}")
+        head_seq, head_hash = head_of(conn)
+        below = conn.execute("SELECT seq FROM records WHERE seq < 1 ORDER BY seq LIMIT 1").fetchone()
+        broken = finding(below[0], "malformed", f"seq {below[0]} is below 1") if below else None
+        good_seq, good_hash, checked = 0, ZERO_HASH, 0
+        while broken is None and good_seq < head_seq:
+            rows = conn.execute(
+                SELECT + " WHERE seq > ? ORDER BY seq LIMIT ?", (good_seq, min(BATCH, head_seq - good_seq))
+            ).fetchall()
+            if not rows:
+                broken = finding(good_seq + 1, "truncated", f"rows after seq {good_seq} vanished while verifying")
+            for row in rows:
+                seq, _, _, _, _, prev_hash, digest = row
+                if (
+                    seq != good_seq + 1
+                    or prev_hash != good_hash
+                    or problem_with(row) is not None
+                    or hash_as(store_id, row, seq) != digest
+                ):
+                    broken = name_break(conn, store_id, good_seq, good_hash, row)
+                    break
+                good_seq, good_hash, checked = seq, digest, checked + 1
+        if anchor is not None:
+            at_anchor = check_anchor(conn, store_id, anchor[1], anchor[2])
+            if at_anchor is not None and (broken is None or at_anchor["seq"] <= broken["seq"]):
+                broken = at_anchor
+    finally:
+        conn.close()
+    return {
+        "ok": broken is None,
+        "verifier": "standalone",
+        "store": path,
+        "store_id": store_id.hex(),
+        "chain_version": 1,
+        "rows_checked": checked,
+        "head_seq": head_seq,
+        "head_hash": show(head_hash) if isinstance(head_hash, bytes) and len(head_hash) == 32 else None,
+        "verified_through": good_seq if broken is None else min(good_seq, max(broken["seq"] - 1, 0)),
+        "finding": broken,
+        "anchor": None if anchor is None else {"seq": anchor[1], "hash": show(anchor[2])},
+    }
+
+
+def read_anchor(path):
+    """(store_id hex, seq, hash) from an anchor file (docs/chain.md, "The anchor")."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    text = doc["hash"]
+    if doc.get("format") != "agentwatch-anchor/1" or not text.startswith("sha256:") or len(text) != 71:
+        raise ValueError("not an agentwatch-anchor/1 document")
+    if not isinstance(doc["seq"], int) or doc["seq"] < 1:
+        raise ValueError("seq must be a positive integer")
+    return doc["store_id"], doc["seq"], bytes.fromhex(text[7:])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Verify an agentwatch store's hash chain (chain v1).")
+    parser.add_argument("store", help="path to the store (SQLite file)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--anchor", metavar="FILE", help="an anchor file recorded by an earlier verify")
+    args = parser.parse_args(argv)
+
+    anchor = None
+    if args.anchor:
+        try:
+            anchor = read_anchor(args.anchor)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"{args.anchor}: cannot use anchor ({exc})", file=sys.stderr)
+            return 2
+    try:
+        report = verify(args.store, anchor)
+    except Unreachable as exc:
+        print(str(exc), file=sys.stderr)
+        return 3
+    except AnchorMismatch as exc:
+        print(f"{args.anchor}: {exc}", file=sys.stderr)
+        return 2
+
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    elif report["ok"]:
+        head = report["head_hash"] or "(empty)"
+        print(f"ok: {report['rows_checked']} rows intact, head seq {report['head_seq']} {head}")
+    else:
+        f = report["finding"]
+        print(f"BROKEN at seq {f['seq']}: {f['kind']}: {f['detail']}")
+        print(f"chain intact through seq {report['verified_through']} of {report['head_seq']}")
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,590 @@
+"""Chain verification: re-derive every row hash from the stored bytes (docs/chain.md).
+
+Two entry points:
+
+``verify_store(path, *, full=False, state_dir=None, progress=None, update_anchor=True)``
+    What `agentwatch verify` calls. Opens the store read-only, and by default
+    verifies incrementally: it re-checks the row recorded in the store's
+    *anchor* (the position an earlier verify reached, kept outside the store)
+    and then only the rows after it, so the cost is proportional to the new
+    rows. Without an anchor, or with ``full=True``, it walks the chain from
+    genesis and also compares the anchored row. A clean verify moves the
+    anchor to the head. Returns a VerifyResult; ``to_json()`` is what
+    `verify --json` prints. Exit codes: 0 ok, 1 a finding, 2 usage (e.g. an
+    unreadable anchor file, UsageError), 3 store unreachable or not an
+    agentwatch store (StoreUnreachable, SchemaError).
+
+``verify_range(conn, store_id, after_seq, after_hash, limit)``
+    The incremental primitive, for the daemon's sweeper on its own read-only
+    connection (db.open_reader). In one short read transaction it checks that
+    the row at ``after_seq`` still has ``after_hash`` (``after_seq=0`` and
+    ``after_hash=chain.GENESIS`` to start at the beginning), then verifies at
+    most ``limit`` rows after it. It returns a RangeResult; a sweeper keeps
+    ``(last_seq, last_hash)`` and calls again, and has caught up when
+    ``rows < limit``. Memory is flat and no transaction outlives one call, so
+    the WAL can always be checkpointed between calls.
+
+The walk reads bounded chunks (``WHERE seq > ? ORDER BY seq LIMIT ?``) and
+hashes the stored bytes, never a re-serialised object. Only when a row fails
+does the verifier look around (the next row, a lookup by hash, nearby
+positions) to name the first break: see FINDING_KINDS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import struct
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import apsw
+
+from . import db, paths
+from .chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, KINDS, format_hash, parse_hash
+from .errors import EXIT_OK, EXIT_PROBLEM, SchemaError, UsageError
+
+CHUNK_ROWS = 20_000
+# How far from its position a displaced row is looked for when classifying a break.
+MAX_SHIFT = 4096
+ANCHOR_FORMAT = "agentwatch-anchor/1"
+
+FINDING_KINDS = {
+    "payload_edited": "the row's content changed; its stored hash is still the original",
+    "hash_edited": "the row's stored hash changed; its content is still the original",
+    "edited": "the row changed, and the chain cannot tell whether content, hash or both",
+    "missing": "rows are absent: a seq gap, or rows deleted and later rows renumbered",
+    "reordered": "a row sits at the wrong position (rows moved or contents swapped)",
+    "inserted": "a row that was never recorded sits in the chain; later rows were renumbered",
+    "truncated": "the store ends below the seq an earlier verify reached (the anchor)",
+    "rewritten": "the anchored row has a different, self-consistent hash: the chain was rewritten",
+    "bad_genesis": "seq 1 does not start from the all-zero previous hash",
+    "malformed": "a value has the wrong type or size",
+}
+
+# Text columns come back as their stored UTF-8 bytes (NULL when the value is not text),
+# so the hash covers exactly what is stored and odd types fall to the slow path.
+_COLUMNS = (
+    "seq,"
+    " CASE typeof(record_id) WHEN 'text' THEN CAST(record_id AS BLOB) END,"
+    " CASE typeof(kind) WHEN 'text' THEN CAST(kind AS BLOB) END,"
+    " recorded_at_ns,"
+    " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END,"
+    " prev_hash, hash"
+)
+# The hot path lets the driver decode record_id and kind (a non-text value, or text
+# that is not UTF-8, stops the walk and the slow path re-reads the row as bytes).
+_CHUNK_SQL = (
+    "SELECT seq, record_id, kind, recorded_at_ns,"
+    " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END, prev_hash, hash"
+    " FROM records WHERE seq > ? ORDER BY seq LIMIT ?"
+)
+_ROW_SQL = f"SELECT {_COLUMNS} FROM records WHERE seq = ?"
+_NEXT_SQL = f"SELECT {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq LIMIT 1"
+_BELOW_ONE_SQL = "SELECT seq FROM records WHERE seq < 1 ORDER BY seq LIMIT 1"
+_OWNER_SQL = "SELECT seq FROM records WHERE hash = ? ORDER BY seq LIMIT 1"
+_HEAD_SQL = "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1"
+
+_sha256 = hashlib.sha256
+_U64 = 1 << 64
+# Per kind: (kind length, kind bytes, packer of seq, recorded_at_ns, kind length, kind, record_id length).
+_FRAMES = {k: (len(k), k.encode(), struct.Struct(f">QQI{len(k)}sI").pack) for k in KINDS}
+_KIND_BYTES = frozenset(k.encode() for k in KINDS)
+
+# A row as _COLUMNS returns it: (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash).
+Row = tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """The first break: where, which kind (FINDING_KINDS), and what was seen."""
+
+    seq: int
+    kind: str
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "kind": self.kind, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class RangeResult:
+    """What verify_range established.
+
+    ``rows`` rows after ``after_seq`` verified intact, ending at
+    (``last_seq``, ``last_hash``); on a finding, the position stops before it.
+    """
+
+    last_seq: int
+    last_hash: bytes
+    rows: int
+    finding: Finding | None
+
+    @property
+    def ok(self) -> bool:
+        return self.finding is None
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A verified-through position, kept outside the store (docs/chain.md)."""
+
+    store_id: str
+    seq: int
+    hash: bytes
+    verified_at_ns: int
+    store: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": ANCHOR_FORMAT,
+            "store_id": self.store_id,
+            "chain_version": CHAIN_VERSION,
+            "seq": self.seq,
+            "hash": format_hash(self.hash),
+            "verified_at_ns": self.verified_at_ns,
+            "store": self.store,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorInfo:
+    """The anchor before and after a verify.
+
+    status: ``absent`` (none, none written), ``created``, ``advanced``,
+    ``unchanged`` (already at the head), ``kept`` (not moved: the verify found
+    a problem or update_anchor was off).
+    """
+
+    path: Path
+    status: str
+    before: Anchor | None
+    after: Anchor | None
+
+    def to_json(self) -> dict[str, Any]:
+        def pos(a: Anchor | None) -> dict[str, Any] | None:
+            if a is None:
+                return None
+            return {"seq": a.seq, "hash": format_hash(a.hash), "verified_at_ns": a.verified_at_ns}
+
+        return {"path": str(self.path), "status": self.status, "before": pos(self.before), "after": pos(self.after)}
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyResult:
+    """The verdict of verify_store.
+
+    mode is ``incremental`` when the walk started at the anchor, ``full`` when
+    it started at genesis. rows_checked counts rows verified intact by this
+    run; verified_through is the last seq of the intact chain (0 when an
+    incremental verify could not trust its anchor).
+    """
+
+    ok: bool
+    mode: str
+    store: str
+    store_id: str
+    rows_checked: int
+    first_seq_checked: int | None
+    head_seq: int
+    head_hash: str | None
+    verified_through: int
+    finding: Finding | None
+    anchor: AnchorInfo
+    chain_version: int = CHAIN_VERSION
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.ok else EXIT_PROBLEM
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable `verify --json` document; fields are only ever added."""
+        return {
+            "ok": self.ok,
+            "mode": self.mode,
+            "store": self.store,
+            "store_id": self.store_id,
+            "chain_version": self.chain_version,
+            "rows_checked": self.rows_checked,
+            "first_seq_checked": self.first_seq_checked,
+            "head_seq": self.head_seq,
+            "head_hash": self.head_hash,
+            "verified_through": self.verified_through,
+            "finding": None if self.finding is None else self.finding.to_json(),
+            "anchor": self.anchor.to_json(),
+        }
+
+
+# --- the store's identity -------------------------------------------------------------
+
+
+def read_store_id(conn: apsw.Connection) -> bytes:
+    """The 16-byte store_id from _agentwatch_meta, after checking chain version and encoding."""
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM _agentwatch_meta WHERE key IN ('store_id', 'chain_version')"))
+        encoding = conn.pragma("encoding")
+    except apsw.SQLError as exc:
+        raise SchemaError(f"{conn.filename}: cannot read store metadata ({exc})") from None
+    version = meta.get("chain_version")
+    if version != str(CHAIN_VERSION):
+        raise SchemaError(f"{conn.filename}: chain version {version!r} is not one this verifier knows (1)")
+    if encoding != "UTF-8":
+        raise SchemaError(f"{conn.filename}: database text encoding is {encoding}, chain v1 needs UTF-8")
+    store_id = meta.get("store_id")
+    if not isinstance(store_id, str) or not re.fullmatch(r"[0-9a-f]{32}", store_id):
+        raise SchemaError(f"{conn.filename}: store_id {store_id!r} is not 32 lowercase hex digits")
+    return bytes.fromhex(store_id)
+
+
+# --- anchors ------------------------------------------------------------------------------
+
+
+def anchor_path(store_id: bytes, state_dir: Path | None = None) -> Path:
+    """Where the anchor of a store lives: <state_dir>/anchors/<store_id>.json."""
+    return Path(state_dir or paths.state_dir()) / "anchors" / f"{store_id.hex()}.json"
+
+
+def read_anchor(path: Path, store_id: bytes) -> Anchor | None:
+    """The anchor at path, None if there is none. UsageError if it is unreadable or foreign."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the verify anchor ({exc.strerror})") from None
+    try:
+        doc = json.loads(text)
+        if doc["format"] != ANCHOR_FORMAT or doc["chain_version"] != CHAIN_VERSION:
+            raise ValueError(f"format {doc['format']!r}, chain version {doc['chain_version']!r}")
+        seq, verified_at = doc["seq"], doc["verified_at_ns"]
+        if type(seq) is not int or seq < 1 or type(verified_at) is not int:
+            raise ValueError("seq and verified_at_ns must be integers, seq >= 1")
+        anchor = Anchor(doc["store_id"], seq, parse_hash(doc["hash"]), verified_at, str(doc.get("store", "")))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(
+            f"{path}: not a valid verify anchor ({exc}); inspect it, and remove it only if you trust the store"
+        ) from None
+    if anchor.store_id != store_id.hex():
+        raise UsageError(f"{path}: anchor belongs to store {anchor.store_id}, not {store_id.hex()}")
+    return anchor
+
+
+def write_anchor(path: Path, anchor: Anchor) -> None:
+    """Replace the anchor atomically (temp file, fsync, rename), owner-only."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = (json.dumps(anchor.to_json(), indent=2, sort_keys=True) + "\n").encode()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+# --- the walk -----------------------------------------------------------------------------
+
+
+def _walk(rows, prefix: bytes, seq: int, last: bytes) -> tuple[int, int, bytes, bool]:
+    """The hot loop: link and hash each row. Returns (rows ok, last seq, last hash, broke)."""
+    sha = _sha256
+    join = b"".join
+    frames = _FRAMES
+    expect = seq + 1
+    count = 0
+    try:
+        for seq_, rid, kind, at, payload, prev, stored in rows:
+            if seq_ != expect or prev != last:
+                return count, expect - 1, last, True
+            rid = rid.encode()
+            klen, kbytes, pack = frames[kind]
+            framed = join((prefix, pack(seq_, at, klen, kbytes, len(rid)), rid, prev, sha(payload).digest()))
+            if sha(framed).digest() != stored:
+                return count, expect - 1, last, True
+            last = stored
+            expect += 1
+            count += 1
+    except (AttributeError, KeyError, TypeError, struct.error, UnicodeDecodeError):
+        # A value of the wrong type or encoding: the slow path names it.
+        return count, expect - 1, last, True
+    return count, expect - 1, last, False
+
+
+def verify_range(conn: apsw.Connection, store_id: bytes, after_seq: int, after_hash: bytes, limit: int) -> RangeResult:
+    """Verify at most `limit` rows after (after_seq, after_hash), in one short read transaction."""
+    if after_seq < 0 or limit < 0:
+        raise ValueError("after_seq and limit must be >= 0")
+    if after_seq == 0 and after_hash != GENESIS:
+        raise ValueError("the position before seq 1 is the all-zero genesis hash")
+    prefix = DOMAIN_TAG + store_id
+    conn.execute("BEGIN")
+    try:
+        # A row below seq 1 would be visible to SQL but outside the chain.
+        below = conn.execute(_BELOW_ONE_SQL).fetchone()
+        if below is not None:
+            outside = Finding(below[0], "malformed", f"seq {below[0]} is below 1, outside the chain")
+            return RangeResult(after_seq, after_hash, 0, outside)
+        if after_seq:
+            finding = _check_position(conn, prefix, after_seq, after_hash)
+            if finding is not None:
+                return RangeResult(after_seq, after_hash, 0, finding)
+        cursor = conn.execute(_CHUNK_SQL, (after_seq, limit))
+        try:
+            count, last_seq, last_hash, broke = _walk(cursor, prefix, after_seq, after_hash)
+        finally:
+            cursor.close()
+        finding = None
+        if broke:
+            finding = _classify(conn, prefix, last_seq, last_hash, _row(conn, _NEXT_SQL, last_seq))
+        return RangeResult(last_seq, last_hash, count, finding)
+    except apsw.CorruptError as exc:
+        corrupt = Finding(after_seq + 1, "malformed", f"SQLite reports corruption: {exc}")
+        return RangeResult(after_seq, after_hash, 0, corrupt)
+    finally:
+        conn.execute("COMMIT")  # a read transaction: this only releases the snapshot
+
+
+def verify_store(
+    path: Path | str,
+    *,
+    full: bool = False,
+    state_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    update_anchor: bool = True,
+    chunk_rows: int = CHUNK_ROWS,
+) -> VerifyResult:
+    """Verify a store's chain; see the module docstring. progress(done, total) runs between chunks."""
+    path = Path(path)
+    conn = db.open_reader(path)
+    try:
+        store_id = read_store_id(conn)
+        apath = anchor_path(store_id, state_dir)
+        before = read_anchor(apath, store_id)
+        head = conn.execute(_HEAD_SQL).fetchone()
+        head_seq, head_hash = (head[0], head[1]) if head else (0, None)
+
+        incremental = before is not None and not full
+        start_seq, start_hash = (before.seq, before.hash) if incremental else (0, GENESIS)
+        total = max(head_seq - start_seq, 0)
+        last_seq, last_hash, rows, finding = start_seq, start_hash, 0, None
+        if progress:
+            progress(0, total)
+        while finding is None:
+            limit = max(min(chunk_rows, head_seq - last_seq), 0)
+            part = verify_range(conn, store_id, last_seq, last_hash, limit)
+            rows += part.rows
+            last_seq, last_hash, finding = part.last_seq, part.last_hash, part.finding
+            if progress:
+                progress(rows, total)
+            if finding is None and last_seq < head_seq and part.rows < limit:
+                finding = Finding(
+                    last_seq + 1, "truncated", f"the store ended at seq {last_seq} while verifying up to seq {head_seq}"
+                )
+            if last_seq >= head_seq:
+                break
+        if before is not None and not incremental:
+            finding = _earlier(finding, _anchor_finding(conn, store_id, before))
+    finally:
+        conn.close()
+
+    ok = finding is None
+    if ok:
+        verified_through = last_seq
+    else:
+        verified_through = finding.seq - 1 if finding.seq > start_seq else 0
+        verified_through = min(verified_through, last_seq)
+    after, status = before, ("kept" if before else "absent")
+    if ok and update_anchor and last_seq > 0:
+        if before is not None and before.seq == last_seq:
+            status = "unchanged"
+        else:
+            after = Anchor(store_id.hex(), last_seq, last_hash, time.time_ns(), os.path.abspath(path))
+            write_anchor(apath, after)
+            status = "advanced" if before else "created"
+    return VerifyResult(
+        ok=ok,
+        mode="incremental" if incremental else "full",
+        store=str(path),
+        store_id=store_id.hex(),
+        rows_checked=rows,
+        first_seq_checked=start_seq + 1 if head_seq > start_seq else None,
+        head_seq=head_seq,
+        head_hash=format_hash(head_hash) if isinstance(head_hash, bytes) and len(head_hash) == 32 else None,
+        verified_through=verified_through,
+        finding=finding,
+        anchor=AnchorInfo(apath, status, before, after),
+    )
+
+
+def _anchor_finding(conn: apsw.Connection, store_id: bytes, anchor: Anchor) -> Finding | None:
+    conn.execute("BEGIN")
+    try:
+        return _check_position(conn, DOMAIN_TAG + store_id, anchor.seq, anchor.hash)
+    finally:
+        conn.execute("COMMIT")
+
+
+def _earlier(chain: Finding | None, anchored: Finding | None) -> Finding | None:
+    """The first break wins; at the same seq the anchor's verdict is the sharper one."""
+    if chain is None or anchored is None:
+        return chain or anchored
+    return chain if chain.seq < anchored.seq else anchored
+
+
+# --- naming the break (slow path, runs once) ------------------------------------------------
+
+
+def _hash_at(prefix: bytes, row: Row, seq: int, prev: bytes | None = None) -> bytes:
+    """The row's hash as if it sat at `seq` (and, if given, after `prev`)."""
+    _, rid, kind, at, payload, own_prev, _ = row
+    return _sha256(
+        prefix
+        + struct.pack(">QQ", seq, at)
+        + len(kind).to_bytes(4, "big")
+        + kind
+        + len(rid).to_bytes(4, "big")
+        + rid
+        + (own_prev if prev is None else prev)
+        + _sha256(payload).digest()
+    ).digest()
+
+
+def _malformed(row: Row) -> str | None:
+    seq, rid, kind, at, payload, prev, stored = row
+    if type(seq) is not int or seq < 1:
+        return f"seq {seq!r} is not a positive integer"
+    if rid is None:
+        return "record_id is not text"
+    try:
+        rid.decode("utf-8")
+    except UnicodeDecodeError:
+        return "record_id is not valid UTF-8"
+    if kind not in _KIND_BYTES:
+        return f"kind {kind!r} is not one of {', '.join(KINDS)}"
+    if type(at) is not int or not 0 <= at < _U64:
+        return f"recorded_at_ns {at!r} is not a non-negative 64-bit integer"
+    if payload is None:
+        return "payload is not text"
+    for name, value in (("prev_hash", prev), ("hash", stored)):
+        if not isinstance(value, bytes) or len(value) != 32:
+            return f"{name} is not a 32-byte blob"
+    return None
+
+
+def _row(conn: apsw.Connection, sql: str, seq: int) -> Row | None:
+    return conn.execute(sql, (seq,)).fetchone()
+
+
+def _owner(conn: apsw.Connection, digest: bytes) -> int | None:
+    row = conn.execute(_OWNER_SQL, (digest,)).fetchone()
+    return row[0] if row else None
+
+
+def _fits(prefix: bytes, row: Row | None, seq: int) -> bool:
+    return row is not None and _malformed(row) is None and _hash_at(prefix, row, seq) == row[6]
+
+
+def _home(conn: apsw.Connection, prefix: bytes, row: Row, owner: int | None) -> int | None:
+    """The seq at which the row's own hash verifies, searched near where it sits."""
+    seq = row[0]
+    candidates = [seq - 1, seq + 1]
+    if owner is not None:
+        candidates.append(owner + 1)
+    for shift in range(2, MAX_SHIFT + 1):
+        candidates += (seq - shift, seq + shift)
+    for place in candidates:
+        if place >= 1 and place != seq and _hash_at(prefix, row, place) == row[6]:
+            return place
+    return None
+
+
+def _classify(conn: apsw.Connection, prefix: bytes, last_seq: int, last_hash: bytes, row: Row) -> Finding:
+    """Name the first break, given the last intact position and the row that failed there."""
+    s = last_seq + 1
+    seq = row[0]
+    if type(seq) is int and seq > s:
+        gap = f"seq {s}" if seq == s + 1 else f"seqs {s}..{seq - 1}"
+        return Finding(s, "missing", f"{gap} absent: the row after seq {last_seq} is seq {seq}")
+    problem = _malformed(row)
+    if problem:
+        return Finding(s, "malformed", problem)
+    stored, prev = row[6], row[5]
+    recomputed = _hash_at(prefix, row, s)
+    linked, fits = prev == last_hash, recomputed == stored
+    after = _row(conn, _NEXT_SQL, s)
+    after_ok = after is not None and _malformed(after) is None
+
+    if linked:  # changed in place: the link to the previous row is intact
+        if after_ok and _fits(prefix, after, s):
+            return Finding(s, "inserted", f"seq {s} was never recorded: the next row verifies at seq {s}")
+        if after_ok and _hash_at(prefix, row, s + 1, after[5]) == after[6]:
+            return Finding(s, "reordered", f"seq {s} holds the content recorded at seq {s + 1}")
+        if after is not None and after[5] == stored:
+            return Finding(s, "payload_edited", f"seq {s} no longer matches its stored hash; seq {s + 1} links to it")
+        if after is not None and after[5] == recomputed:
+            return Finding(s, "hash_edited", f"seq {s}'s stored hash changed; seq {s + 1} links to the recomputed one")
+        return Finding(s, "edited", f"seq {s} no longer matches its stored hash (no later row tells content from hash)")
+    if fits:  # self-consistent, but not linked to the previous row
+        if s == 1:
+            return Finding(1, "bad_genesis", "seq 1 verifies, but its prev_hash is not all zeros")
+        if after is not None and after[5] != stored:
+            return Finding(s, "edited", f"seq {s} was rehashed; neither seq {s - 1} nor seq {s + 1} links to it")
+        return Finding(
+            s - 1, "edited", f"seq {s - 1}'s content and hash were replaced; seq {s} still links to the original hash"
+        )
+    owner = _owner(conn, prev)
+    home = _home(conn, prefix, row, owner)
+    if home is not None and home < s:
+        return Finding(home, "inserted", f"seqs {home}..{s - 1} were never recorded: seq {s} verifies at seq {home}")
+    if home is not None:
+        if owner is not None:
+            return Finding(s, "reordered", f"the row at seq {s} was recorded at seq {home}")
+        return Finding(s, "missing", f"{home - s} row(s) deleted before seq {s}: its row was recorded at seq {home}")
+    if s == 1 and prev != GENESIS:
+        return Finding(1, "bad_genesis", "seq 1's prev_hash is not all zeros")
+    if after is not None and after[5] == stored:
+        return Finding(s, "payload_edited", f"seq {s}'s content and link changed; seq {s + 1} links to its stored hash")
+    return Finding(s, "edited", f"seq {s} neither links to seq {s - 1} nor matches its stored hash")
+
+
+def _check_position(conn: apsw.Connection, prefix: bytes, seq: int, expected: bytes) -> Finding | None:
+    """Does the row at `seq` still carry `expected`, and verify? (An anchor, or the last chunk's end.)"""
+    row = _row(conn, _ROW_SQL, seq)
+    if row is None:
+        head = conn.execute(_HEAD_SQL).fetchone()
+        head_seq = head[0] if head else 0
+        if head_seq < seq:
+            return Finding(
+                head_seq + 1, "truncated", f"the store ends at seq {head_seq}, but seq {seq} was verified earlier"
+            )
+        return Finding(seq, "missing", f"seq {seq}, verified earlier, is absent")
+    problem = _malformed(row)
+    if problem:
+        return Finding(seq, "malformed", problem)
+    recomputed = _hash_at(prefix, row, seq)
+    if row[6] == expected:
+        if recomputed == expected:
+            return None
+        return Finding(seq, "payload_edited", f"seq {seq} no longer matches the hash verified earlier")
+    if recomputed == row[6]:
+        return Finding(
+            seq, "rewritten", f"seq {seq} verifies, but with a different hash than verified earlier: "
+            f"the chain was rewritten at or before seq {seq}"
+        )
+    if recomputed == expected:
+        return Finding(seq, "hash_edited", f"seq {seq}'s stored hash changed; its content has the hash verified earlier")
+    return Finding(seq, "edited", f"seq {seq} changed since it was verified")
