@@ -3,16 +3,16 @@
 Two entry points:
 
 ``verify_store(path, *, full=False, state_dir=None, progress=None, update_anchor=True)``
-    What `agentwatch verify` calls. Opens the store read-only, and by default
-    verifies incrementally: it re-checks the row recorded in the store's
-    *anchor* (the position an earlier verify reached, kept outside the store)
-    and then only the rows after it, so the cost is proportional to the new
-    rows. Without an anchor, or with ``full=True``, it walks the chain from
-    genesis and also compares the anchored row. A clean verify moves the
-    anchor to the head. Returns a VerifyResult; ``to_json()`` is what
-    `verify --json` prints. Exit codes: 0 ok, 1 a finding, 2 usage (e.g. an
-    unreadable anchor file, UsageError), 3 store unreachable or not an
-    agentwatch store (StoreUnreachable, SchemaError).
+    What `agentwatch verify` calls. Opens the store read-only and by default
+    verifies incrementally: it re-checks the row named by the store's anchor
+    (how far an earlier verify got, kept outside the store: agentwatch.anchors),
+    then only the rows after it, so the cost is proportional to the new rows.
+    Without an anchor, or with ``full=True``, it walks from genesis and also
+    compares the anchored row. A clean verify moves the anchor to the head.
+    ``progress(done, total)`` runs between chunks. Returns a VerifyResult;
+    ``to_json()`` is what `verify --json` prints and ``exit_code`` is 0 (intact)
+    or 1 (a finding). Errors carry their own exit codes: UsageError 2 (e.g. an
+    unreadable anchor file), StoreUnreachable and SchemaError 3.
 
 ``verify_range(conn, store_id, after_seq, after_hash, limit)``
     The incremental primitive, for the daemon's sweeper on its own read-only
@@ -33,7 +33,6 @@ positions) to name the first break: see FINDING_KINDS.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import struct
@@ -44,14 +43,14 @@ from typing import Any, Callable
 
 import apsw
 
-from . import db, paths
-from .chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, KINDS, format_hash, parse_hash
-from .errors import EXIT_OK, EXIT_PROBLEM, SchemaError, UsageError
+from . import db
+from .anchors import Anchor, anchor_path, read_anchor, write_anchor
+from .chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, KINDS, format_hash
+from .errors import EXIT_OK, EXIT_PROBLEM, SchemaError
 
 CHUNK_ROWS = 20_000
 # How far from its position a displaced row is looked for when classifying a break.
 MAX_SHIFT = 4096
-ANCHOR_FORMAT = "agentwatch-anchor/1"
 
 FINDING_KINDS = {
     "payload_edited": "the row's content changed; its stored hash is still the original",
@@ -127,28 +126,6 @@ class RangeResult:
     @property
     def ok(self) -> bool:
         return self.finding is None
-
-
-@dataclass(frozen=True, slots=True)
-class Anchor:
-    """A verified-through position, kept outside the store (docs/chain.md)."""
-
-    store_id: str
-    seq: int
-    hash: bytes
-    verified_at_ns: int
-    store: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": ANCHOR_FORMAT,
-            "store_id": self.store_id,
-            "chain_version": CHAIN_VERSION,
-            "seq": self.seq,
-            "hash": format_hash(self.hash),
-            "verified_at_ns": self.verified_at_ns,
-            "store": self.store,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,62 +215,6 @@ def read_store_id(conn: apsw.Connection) -> bytes:
     if not isinstance(store_id, str) or not re.fullmatch(r"[0-9a-f]{32}", store_id):
         raise SchemaError(f"{conn.filename}: store_id {store_id!r} is not 32 lowercase hex digits")
     return bytes.fromhex(store_id)
-
-
-# --- anchors ------------------------------------------------------------------------------
-
-
-def anchor_path(store_id: bytes, state_dir: Path | None = None) -> Path:
-    """Where the anchor of a store lives: <state_dir>/anchors/<store_id>.json."""
-    return Path(state_dir or paths.state_dir()) / "anchors" / f"{store_id.hex()}.json"
-
-
-def read_anchor(path: Path, store_id: bytes) -> Anchor | None:
-    """The anchor at path, None if there is none. UsageError if it is unreadable or foreign."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the verify anchor ({exc.strerror})") from None
-    try:
-        doc = json.loads(text)
-        if doc["format"] != ANCHOR_FORMAT or doc["chain_version"] != CHAIN_VERSION:
-            raise ValueError(f"format {doc['format']!r}, chain version {doc['chain_version']!r}")
-        seq, verified_at = doc["seq"], doc["verified_at_ns"]
-        if type(seq) is not int or seq < 1 or type(verified_at) is not int:
-            raise ValueError("seq and verified_at_ns must be integers, seq >= 1")
-        anchor = Anchor(doc["store_id"], seq, parse_hash(doc["hash"]), verified_at, str(doc.get("store", "")))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(
-            f"{path}: not a valid verify anchor ({exc}); inspect it, and remove it only if you trust the store"
-        ) from None
-    if anchor.store_id != store_id.hex():
-        raise UsageError(f"{path}: anchor belongs to store {anchor.store_id}, not {store_id.hex()}")
-    return anchor
-
-
-def write_anchor(path: Path, anchor: Anchor) -> None:
-    """Replace the anchor atomically (temp file, fsync, rename), owner-only."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    data = (json.dumps(anchor.to_json(), indent=2, sort_keys=True) + "\n").encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 # --- the walk -----------------------------------------------------------------------------
