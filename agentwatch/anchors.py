@@ -78,6 +78,7 @@ def write_anchor(path: Path, anchor: Anchor) -> None:
     """Replace the anchor atomically (temp file, fsync, rename), owner-only."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)  # left by a crashed process that had our pid
     data = (json.dumps(anchor.to_json(), indent=2, sort_keys=True) + "\n").encode()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:

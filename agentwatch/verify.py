@@ -330,8 +330,10 @@ def verify_store(
         verified_through = min(verified_through, last_seq)
     after, status = before, ("kept" if before else "absent")
     if ok and update_anchor and last_seq > 0:
-        if before is not None and before.seq == last_seq:
-            status = "unchanged"
+        # Another verify may have moved the anchor meanwhile: never move it backwards.
+        current = read_anchor(apath, store_id)
+        if current is not None and current.seq >= last_seq:
+            after, status = current, "unchanged"
         else:
             after = Anchor(store_id.hex(), last_seq, last_hash, time.time_ns(), os.path.abspath(path))
             write_anchor(apath, after)

@@ -117,6 +117,20 @@ def test_verify_never_writes_the_store(store):
     assert store.read_bytes() == before
 
 
+def test_a_slower_verify_never_moves_the_anchor_backwards(store):
+    nested = []
+
+    def meanwhile(done, total):
+        if done == total and not nested:  # the outer verify has walked to seq 12
+            t.append_rows(store, 5)
+            nested.append(verify_store(store))
+
+    outer = verify_store(store, progress=meanwhile)
+    assert (nested[0].anchor.status, nested[0].anchor.after.seq) == ("created", 17)
+    assert (outer.ok, outer.head_seq, outer.anchor.status, outer.anchor.after.seq) == (True, 12, "unchanged", 17)
+    assert json.loads(outer.anchor.path.read_text())["seq"] == 17
+
+
 # --- anchors that cannot be used ------------------------------------------------------------
 
 
