@@ -26,9 +26,12 @@ def canonical_json(value: Any) -> bytes:
     """The one byte form of a JSON value: sorted keys, no spaces, UTF-8, no NaN.
 
     Raises ValueError for values JSON cannot carry exactly (NaN, Infinity,
-    lone surrogates, non-string keys that would collide).
+    lone surrogates, mixed key types that cannot be sorted).
     """
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except TypeError as exc:
+        raise ValueError(f"not representable as canonical JSON: {exc}") from None
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
