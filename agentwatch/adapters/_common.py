@@ -12,7 +12,6 @@ import hashlib
 import json
 from typing import Any, Mapping
 
-from ..chain import canonical_json
 
 KINDS = (
     "session_start", "session_end", "prompt", "tool_pre", "tool_post", "tool_error",
@@ -90,11 +89,16 @@ def maybe_json(value: Any) -> Any:
     return value
 
 
+# The canonical JSON settings of chain.canonical_json, in one reusable encoder:
+# json.dumps with keyword arguments builds a new encoder on every call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def digest(value: Any) -> str:
     """`sha256:<hex>` of a JSON value's canonical bytes (escaped text if it has none)."""
     try:
-        data = canonical_json(value)
-    except (ValueError, TypeError):
+        data = _CANONICAL.encode(value).encode("utf-8")
+    except (ValueError, TypeError, UnicodeEncodeError):
         data = json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=True, default=repr).encode()
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
@@ -193,6 +197,17 @@ def agent(agent_id: Any, agent_type: Any) -> dict | None:
     return out or None
 
 
+# (field, payload keys in order of preference) for the plain string fields.
+_CLAUDE_TEXT_FIELDS = (
+    ("session_id", ("session_id", "sessionId")),
+    ("turn_id", ("turn_id", "prompt_id", "turnId", "promptId")),
+    ("cwd", ("cwd",)),
+    ("model", ("model",)),
+    ("permission_mode", ("permission_mode", "permissionMode")),
+    ("transcript_path", ("transcript_path", "transcriptPath")),
+)
+
+
 def claude_style(
     payload: Any,
     hint: str | None,
@@ -212,12 +227,12 @@ def claude_style(
     name = text(hint) or first_text(p, *event_keys)
     kind = kinds.get(name or "", "other")
     fields: dict[str, Any] = {"event": event(name, kind)}
-    put(fields, "session_id", first_text(p, "session_id", "sessionId"))
-    put(fields, "turn_id", first_text(p, "turn_id", "prompt_id", "turnId", "promptId"))
-    put(fields, "cwd", first_text(p, "cwd"))
-    put(fields, "model", first_text(p, "model"))
-    put(fields, "permission_mode", first_text(p, "permission_mode", "permissionMode"))
-    put(fields, "transcript_path", first_text(p, "transcript_path", "transcriptPath"))
+    for field, keys in _CLAUDE_TEXT_FIELDS:
+        for key in keys:
+            value = p.get(key)
+            if value.__class__ is str and value:
+                fields[field] = value
+                break
     put(fields, "ts_harness", text(p.get("timestamp")) or number(p.get("timestamp")))
     put(fields, "agent", agent(p.get("agent_id"), p.get("agent_type")))
     error = p.get("error")

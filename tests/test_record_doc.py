@@ -1,0 +1,50 @@
+"""docs/record.md and the adapters describe the same record (docs drift otherwise)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentwatch import normalize
+from agentwatch.adapters import HARNESSES, _common, adapter_for
+from test_adapters import CASES, envelope
+
+DOC = (Path(__file__).parent.parent / "docs" / "record.md").read_text(encoding="utf-8")
+
+
+def documented_kinds() -> dict[str, dict[str, str]]:
+    table: dict[str, dict[str, str]] = {}
+    for line in DOC.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] in HARNESSES:
+            for name in re.findall(r"`([^`]+)`", cells[2]):
+                table.setdefault(cells[0], {})[name] = cells[1]
+    return table
+
+
+def test_event_kind_table_matches_the_adapters():
+    assert documented_kinds() == {h: dict(adapter_for(h).KINDS) for h in HARNESSES}
+
+
+def test_every_kind_and_category_is_documented():
+    for name in _common.KINDS + _common.CATEGORIES:
+        assert f"| `{name}` |" in DOC, name
+
+
+def keys(value: dict, prefix: str = ""):
+    for key, item in value.items():
+        path = f"{prefix}{key}"
+        if key in ("raw", "client", "argv", "input", "response"):
+            yield path
+        elif isinstance(item, dict):
+            yield from keys(item, path + ".")
+        else:
+            yield path
+
+
+def test_every_field_the_fixtures_produce_is_documented():
+    seen = set()
+    for path in CASES:
+        seen.update(keys(normalize.record_document(envelope(path))))
+    missing = sorted(k for k in seen if f"`{k}`" not in DOC)
+    assert missing == []
