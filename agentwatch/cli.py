@@ -284,6 +284,79 @@ def reconcile_cmd(
     raise typer.Exit(0 if result.within_bounds else 1)
 
 
+HarnessArg = typer.Argument(
+    None, metavar="HARNESS", help="claude-code, codex, gemini-cli, cursor, copilot, vscode, cline, openhands."
+)
+ScopeOpt = typer.Option(
+    None, "--scope", metavar="user|project",
+    help="Whose config: user (home directory) or project (the project directory). Default: user, or project "
+    "for harnesses with project hooks only (openhands).",
+)
+ProjectOpt = typer.Option(
+    None, "--project-dir", metavar="DIR", help="Project directory for --scope project (default: the current directory)."
+)
+DryRunOpt = typer.Option(False, "--dry-run", help="Print a unified diff of what would change; change nothing.")
+
+
+@app.command("install")
+def install_cmd(
+    harness: Optional[str] = HarnessArg,
+    scope: Optional[str] = ScopeOpt,
+    project_dir: Optional[Path] = ProjectOpt,
+    dry_run: bool = DryRunOpt,
+    list_: bool = typer.Option(False, "--list", help="Show, per harness and scope, whether agentwatch is installed."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Add agentwatch's hook to a harness's own config, touching nothing else.
+
+    Merges one observe-only entry per event (async where the harness offers
+    it) running `python -I -S /abs/agentwatch/hook.py HARNESS`; keeps a
+    backup of the file before changing it; a second install changes nothing
+    (already_installed). A malformed config is refused and left unchanged
+    (exit 2); an unwritable location exits 3. `--list` shows what is
+    installed where. See docs/install.md.
+    """
+    from . import install, render
+
+    try:
+        if list_:
+            if harness is not None or scope is not None or dry_run:
+                fail("--list takes no HARNESS, --scope or --dry-run", 2)
+            render.emit_install_list(install.list_installed(project_dir), json_out)
+            return
+        if harness is None:
+            fail(f"missing HARNESS (one of: {', '.join(install.HARNESSES)}), or use --list", 2)
+        result = install.install(harness, scope, project_dir, dry_run=dry_run)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_install(result, json_out)
+
+
+@app.command("uninstall")
+def uninstall_cmd(
+    harness: str = typer.Argument(
+        ..., metavar="HARNESS", help="claude-code, codex, gemini-cli, cursor, copilot, vscode, cline, openhands."
+    ),
+    scope: Optional[str] = ScopeOpt,
+    project_dir: Optional[Path] = ProjectOpt,
+    dry_run: bool = DryRunOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Remove exactly agentwatch's hook entries from a harness's config.
+
+    Everything else in the file stays as it was; a backup of the file is kept
+    before the change. Exit 2 for a malformed config, 3 when it cannot be
+    written. See docs/install.md.
+    """
+    from . import install, render
+
+    try:
+        result = install.uninstall(harness, scope, project_dir, dry_run=dry_run)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_install(result, json_out)
+
+
 def main() -> None:
     app()
 

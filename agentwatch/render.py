@@ -172,3 +172,47 @@ def emit_reconcile(result, as_json: bool) -> None:
     console = _console()
     console.print(table)
     console.print(counts)
+
+
+def emit_install(result, as_json: bool) -> None:
+    """install/uninstall: the outcome (or, with --dry-run, the diff) on stdout, notes on stderr."""
+    if as_json:
+        print_json(result.to_json())
+    elif result.dry_run:
+        sys.stdout.write(result.diff())
+        verb = {"already_installed": "nothing to change", "not_installed": "nothing to remove"}.get(
+            result.status, f"would {result.operation}"
+        )
+        print(f"agentwatch: dry run, {result.harness} ({result.scope}): {verb}; nothing written", file=sys.stderr)
+    else:
+        print(f"{result.status}: {result.harness} ({result.scope} scope)")
+        for change in result.files:
+            backup = f", backup {change.backup}" if change.backup else ""
+            print(f"  {change.action}: {change.path}{backup}")
+        if result.events:
+            print(f"  events: {', '.join(result.events)}")
+        if result.command:
+            print(f"  command: {result.command}")
+    if result.operation == "install" and result.status != "already_installed":
+        for note in result.notes:
+            print(f"agentwatch: note: {note}", file=sys.stderr)
+
+
+def emit_install_list(rows, as_json: bool) -> None:
+    """install --list: per harness and scope, a rich table (or a JSON array)."""
+    if as_json:
+        print_json([row.to_json() for row in rows])
+        return
+    from rich.table import Table
+
+    table = Table()
+    for column in ("harness", "scope", "state"):
+        table.add_column(column, no_wrap=True)
+    for column in ("file", "events", "command"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        detail = row.error or (row.commands[0] if row.commands else "")
+        if len(row.commands) > 1:
+            detail += f"  (+{len(row.commands) - 1} more)"
+        table.add_row(row.harness, row.scope, row.state, row.path, ", ".join(row.events), detail)
+    _console().print(table)

@@ -1,0 +1,137 @@
+"""`agentwatch install` / `uninstall` / `install --list`: hook entries in each harness's own config.
+
+install(harness, scope) plans the change (core.FileChange: bytes before and
+after), and applies it unless dry_run: a backup of every file it changes,
+then an atomic write keeping the file's mode. A second install changes
+nothing and says `already_installed`. uninstall removes exactly agentwatch's
+entries. See docs/install.md for each harness's file, events and caveats.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import cline
+from .core import ConfigMalformed, ConfigUnwritable, FileChange, InstallError, Listing, Result, apply, read_bytes
+from .harnesses import JSON_HARNESSES, JsonHarness
+from .jsonconfig import dump, found, hooks_of, is_leftover, merge, parse
+
+HARNESSES = ["claude-code", "codex", "gemini-cli", "cursor", "copilot", "vscode", "cline", "openhands"]
+SCOPES = ["user", "project"]
+
+__all__ = [
+    "HARNESSES", "SCOPES", "ConfigMalformed", "ConfigUnwritable", "InstallError", "Listing", "Result",
+    "install", "uninstall", "list_installed", "scopes_of",
+]
+
+
+def scopes_of(harness: str) -> list[str]:
+    _check_harness(harness)
+    if harness == cline.NAME:
+        return list(SCOPES)
+    return [s for s in SCOPES if s in JSON_HARNESSES[harness].paths]
+
+
+def _check_harness(harness: str) -> None:
+    if harness not in HARNESSES:
+        raise InstallError(f"unknown harness {harness!r}; choose one of: {', '.join(HARNESSES)}")
+
+
+def _scope(harness: str, scope: str | None) -> str:
+    allowed = scopes_of(harness)
+    if scope is None:
+        return allowed[0]
+    if scope not in SCOPES:
+        raise InstallError(f"unknown scope {scope!r}; choose user or project")
+    if scope not in allowed:
+        raise InstallError(f"{harness} has no {scope}-scope hooks; use --scope {' or '.join(allowed)}")
+    return scope
+
+
+def install(harness: str, scope: str | None = None, project: Path | None = None, dry_run: bool = False) -> Result:
+    """Merge agentwatch's hook entries into `harness`'s config (or, with dry_run, say what would change)."""
+    return _run(harness, scope, project, dry_run, install=True)
+
+
+def uninstall(harness: str, scope: str | None = None, project: Path | None = None, dry_run: bool = False) -> Result:
+    """Remove exactly agentwatch's hook entries from `harness`'s config."""
+    return _run(harness, scope, project, dry_run, install=False)
+
+
+def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, install: bool) -> Result:
+    _check_harness(harness)
+    scope = _scope(harness, scope)
+    project = Path(project) if project is not None else Path.cwd()
+    if harness == cline.NAME:
+        changes, existing = cline.plan(scope, project, install)
+        had = bool(existing)
+        events = list(cline.EVENTS) if install else sorted(existing)
+        command = cline.command_line("EVENT") if install else ""
+        notes = list(cline.NOTES) if install else []
+    else:
+        spec = JSON_HARNESSES[harness]
+        change, had_found = _json_change(spec, spec.paths[scope](project), install)
+        changes, had = [change], bool(had_found)
+        events = list(spec.events) if install else list(had_found)
+        command = spec.command("EVENT" if spec.event_arg else None) if install else ""
+        notes = spec.notes_for(scope) if install else []
+    changed = any(c.action != "unchanged" for c in changes)
+    if install:
+        status = "already_installed" if not changed else ("updated" if had else "installed")
+    else:
+        status = "uninstalled" if had else "not_installed"
+    result = Result(harness, scope, "install" if install else "uninstall", status, dry_run, changes, events,
+                    command, notes)
+    if not dry_run:
+        for change in changes:
+            apply(change)
+    return result
+
+
+def _json_change(spec: JsonHarness, path: Path, install: bool) -> tuple[FileChange, dict]:
+    before = read_bytes(path)
+    doc = parse(path, before)
+    hooks_of(path, doc, spec.events, spec.layout)
+    had = found(doc, spec.layout, spec.is_ours)
+    new = merge(doc, spec.expected() if install else {}, spec.layout, spec.is_ours)
+    if new == doc:
+        after = before  # nothing to do: not even reformatting
+    elif not install and is_leftover(new, spec.layout):
+        after = None  # a file only agentwatch wrote, now empty: remove it
+    else:
+        after = dump(new, before)
+    return FileChange(path, before, after), had
+
+
+def list_installed(project: Path | None = None) -> list[Listing]:
+    """Per harness and scope: is agentwatch installed there, in which file, for which events, with what command."""
+    project = Path(project) if project is not None else Path.cwd()
+    rows: list[Listing] = []
+    for harness in HARNESSES:
+        for scope in scopes_of(harness):
+            if harness == cline.NAME:
+                rows.append(cline.listing(scope, project))
+            else:
+                rows.append(_json_listing(JSON_HARNESSES[harness], scope, project))
+    return rows
+
+
+def _json_listing(spec: JsonHarness, scope: str, project: Path) -> Listing:
+    path = spec.paths[scope](project)
+    try:
+        doc = parse(path, read_bytes(path))
+        hooks_of(path, doc, spec.events, spec.layout)
+    except (ConfigMalformed, ConfigUnwritable) as exc:
+        return Listing(spec.name, scope, str(path), "error", [], [], str(exc))
+    mine = found(doc, spec.layout, spec.is_ours)
+    commands = list(dict.fromkeys(h.get(spec.layout.command_key) for hs in mine.values() for h in hs))
+    if not mine:
+        state = "not_installed"
+    else:
+        try:
+            exact = merge(doc, spec.expected(), spec.layout, spec.is_ours) == doc
+        except InstallError:
+            exact = False  # no usable interpreter to compare with
+        state = "installed" if exact else "outdated"
+    return Listing(spec.name, scope, str(path), state, list(mine), commands)
+

@@ -1,0 +1,111 @@
+"""Cline: one executable per event, named after the event, in a hooks directory.
+
+Cline passes the event only through the executable's name, so each script
+runs the client with `--event <Event>`. A script is agentwatch's when it
+carries the MARKER comment; a file of that name without it is someone
+else's hook and is never overwritten (install refuses and names it) nor
+removed. When the client cannot run at all (agentwatch removed, interpreter
+gone) the script still replies `{"cancel":false}`, the neutral answer, and
+exits 0.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from . import command as cmd
+from .core import FileChange, InstallError, Listing, read_bytes
+
+NAME = "cline"
+EVENTS = ["TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "UserPromptSubmit", "PostToolUse", "PreCompact"]
+MARKER = "# agentwatch: managed hook"
+NEUTRAL = '{"cancel":false}'
+SCRIPT_MODE = 0o755
+NOTES = ["if Cline does not run these scripts, check that hooks are enabled in its settings"]
+
+
+def hooks_dir(scope: str, project: Path) -> Path:
+    if scope == "user":
+        return Path.home() / "Documents" / "Cline" / "Hooks"
+    return project / ".clinerules" / "hooks"
+
+
+def command_line(event: str) -> str:
+    return f"{cmd.shell_words(cmd.argv(NAME, event))} || printf '%s\\n' {shlex.quote(NEUTRAL)}"
+
+
+def script(event: str) -> bytes:
+    return (
+        "#!/bin/sh\n"
+        f"{MARKER} (agentwatch install cline); `agentwatch uninstall cline` removes it.\n"
+        f"# Records Cline's {event} event; always exits 0 and replies {NEUTRAL}.\n"
+        f"{command_line(event)}\n"
+    ).encode("utf-8")
+
+
+def is_ours(data: bytes | None) -> bool:
+    if data is None:
+        return False
+    head = data[:4096].decode("utf-8", "replace").splitlines()[:3]
+    return any(line.startswith(MARKER) for line in head)
+
+
+def _scripts(directory: Path) -> dict[str, bytes]:
+    """{event name: bytes} of agentwatch's scripts in `directory`."""
+    found: dict[str, bytes] = {}
+    try:
+        entries = sorted(p for p in directory.iterdir() if p.is_file())
+    except (FileNotFoundError, NotADirectoryError):
+        return found
+    except OSError:
+        return found
+    for path in entries:
+        if "." in path.name:
+            continue  # event names have no dots; backups and temporary files do
+        data = read_bytes(path)
+        if is_ours(data):
+            found[path.name] = data
+    return found
+
+
+def plan(scope: str, project: Path, install: bool) -> tuple[list[FileChange], dict[str, bytes]]:
+    """The file changes for install (or uninstall), and agentwatch's scripts as found."""
+    directory = hooks_dir(scope, project)
+    existing = _scripts(directory)
+    changes: list[FileChange] = []
+    if install:
+        for event in EVENTS:
+            path = directory / event
+            if path.is_dir():
+                raise InstallError(f"refusing to install: {path} is a directory, expected Cline's {event} hook file")
+            before = read_bytes(path)
+            if before is not None and not is_ours(before):
+                raise InstallError(
+                    f"refusing to overwrite {path}: it exists and is not agentwatch's (no {MARKER!r} line); "
+                    "move it away or merge it by hand"
+                )
+            changes.append(FileChange(path, before, script(event), mode=SCRIPT_MODE))
+    for name, data in existing.items():
+        if not install or name not in EVENTS:
+            changes.append(FileChange(directory / name, data, None))
+    return changes, existing
+
+
+def listing(scope: str, project: Path) -> Listing:
+    directory = hooks_dir(scope, project)
+    existing = _scripts(directory)
+    events = [e for e in EVENTS if e in existing] + sorted(e for e in existing if e not in EVENTS)
+    commands = []
+    for event in events:
+        lines = existing[event].decode("utf-8", "replace").splitlines()
+        commands += [line for line in lines if line and not line.startswith("#")][:1]
+    if not existing:
+        state = "not_installed"
+    else:
+        try:
+            exact = all(existing.get(e) == script(e) for e in EVENTS) and len(existing) == len(EVENTS)
+        except InstallError:
+            exact = False
+        state = "installed" if exact else "outdated"
+    return Listing(NAME, scope, str(directory), state, events, commands)

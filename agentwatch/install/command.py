@@ -1,0 +1,127 @@
+"""The command a harness hook runs, and how to recognise it later.
+
+    /abs/python -I -S /abs/site-packages/agentwatch/hook.py HARNESS [--event NAME] || true
+
+- The interpreter is the one agentwatch runs under, by absolute path: a venv's
+  python is fine (the client needs no site-packages, `-S` skips them anyway),
+  a pyenv/asdf shim is not (a shell script that costs tens of milliseconds
+  and can resolve to another Python later); when sys.executable is a shim the
+  real binary behind it is used, and if none can be found install refuses.
+- `-I -S`: no PYTHON* environment, no user site, no site-packages: start-up
+  is a few milliseconds (docs/hook.md).
+- `|| true`: the client always exits 0, but Python itself exits 2 when it
+  cannot open the script (agentwatch uninstalled or moved, a venv rebuilt),
+  and exit 2 means "block" to Claude Code, Codex, Gemini CLI, Cursor, VS Code
+  and OpenHands. Every harness here runs the command through a POSIX shell
+  (Codex through `$SHELL -lc`), where `|| true` turns any failure into 0.
+
+agentwatch's entries are recognised by their shape, never by position: the
+command's words contain a path ending in `agentwatch/hook.py` followed by the
+harness name.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from .core import InstallError
+
+HOOK_SUFFIX = "agentwatch/hook.py"
+GUARD = "|| true"
+# Characters that quote differently across sh, bash, zsh and fish (Codex runs $SHELL).
+_UNQUOTABLE = ("\n", "\r", "\0", "\\")
+
+
+def hook_file() -> str:
+    """Absolute path of the stdlib-only client file (agentwatch/hook.py)."""
+    from .. import hook
+
+    path = os.path.abspath(hook.__file__)
+    if not os.path.isfile(path):
+        raise InstallError(f"the hook client {path} is not a file (agentwatch installed as a zip?)")
+    return path
+
+
+def is_shim(path: str) -> bool:
+    """True when `path` is not a real interpreter binary: a script (pyenv/asdf shims are) or under a shims dir."""
+    if "shims" in Path(path).parts:
+        return True
+    real = os.path.realpath(path)
+    if "shims" in Path(real).parts:
+        return True
+    try:
+        with open(real, "rb") as fh:
+            return fh.read(2) == b"#!"
+    except OSError:
+        return True  # missing or unreadable: unusable either way
+
+
+def _stable_name(path: str) -> str:
+    """`python3` (or `python`) beside `path` when it is the same binary: the same command however agentwatch ran."""
+    real = os.path.realpath(path)
+    for name in ("python3", "python"):
+        sibling = os.path.join(os.path.dirname(path), name)
+        if os.path.realpath(sibling) == real and os.access(sibling, os.X_OK):
+            return sibling
+    return path
+
+
+def interpreter() -> str:
+    """Absolute path of a real Python binary to run the client with."""
+    candidates = [sys.executable, getattr(sys, "_base_executable", None)]
+    for candidate in candidates:
+        if not candidate:
+            continue
+        path = os.path.abspath(candidate)
+        if os.access(path, os.X_OK) and not is_shim(path):
+            return _stable_name(path)
+        real = os.path.realpath(path)
+        if os.access(real, os.X_OK) and not is_shim(real):
+            return _stable_name(real)
+    base = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
+    if os.access(base, os.X_OK) and not is_shim(base):
+        return _stable_name(base)
+    raise InstallError(
+        f"cannot find a real Python binary behind {sys.executable!r} (a shim?); "
+        "run agentwatch from an interpreter installed by absolute path or from a venv"
+    )
+
+
+def _quote(word: str) -> str:
+    if any(ch in word for ch in _UNQUOTABLE):
+        raise InstallError(f"path {word!r} contains characters that cannot be quoted for every shell")
+    return shlex.quote(word)
+
+
+def argv(harness: str, event: str | None = None, python: str | None = None, hook: str | None = None) -> list[str]:
+    words = [python or interpreter(), "-I", "-S", hook or hook_file(), harness]
+    if event is not None:
+        words += ["--event", event]
+    return words
+
+
+def shell_words(words: list[str]) -> str:
+    """`words` as one POSIX shell command line, each quoted only when it needs it."""
+    return " ".join(_quote(w) for w in words)
+
+
+def command(harness: str, event: str | None = None, python: str | None = None, hook: str | None = None) -> str:
+    """The shell command line a harness hook runs (with the `|| true` guard)."""
+    return shell_words(argv(harness, event, python, hook)) + " " + GUARD
+
+
+def is_ours(text: object, harness: str) -> bool:
+    """True when a command string is agentwatch's hook client for `harness`."""
+    if not isinstance(text, str) or HOOK_SUFFIX not in text:
+        return False
+    try:
+        words = shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        return False
+    for i, word in enumerate(words[:-1]):
+        if (word == HOOK_SUFFIX or word.endswith("/" + HOOK_SUFFIX)) and words[i + 1] == harness:
+            return True
+    return False

@@ -1,0 +1,636 @@
+"""agentwatch install / uninstall / install --list, for every harness, in a temp HOME and project.
+
+The expected event sets and command shapes below are the contract: changing
+what install writes means changing them here too. Our entries are found in
+the written files by this test's own walk (a command naming
+agentwatch/hook.py followed by the harness), not by the library's helpers.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentwatch.cli import app
+from agentwatch.install import cline as cline_mod
+from agentwatch.install import command as command_mod
+
+runner = CliRunner()
+
+EVENTS = {
+    "claude-code": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
+                    "SubagentStop", "PreCompact", "Notification"],
+    "codex": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse", "PermissionRequest", "PreCompact",
+              "Stop", "SubagentStart", "SubagentStop"],
+    "gemini-cli": ["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "AfterTool", "PreCompress",
+                   "Notification"],
+    "cursor": ["sessionStart", "sessionEnd", "beforeSubmitPrompt", "afterShellExecution", "afterMCPExecution",
+               "afterFileEdit", "afterAgentResponse", "stop"],
+    "copilot": ["sessionStart", "sessionEnd", "userPromptSubmitted", "postToolUse", "errorOccurred", "agentStop",
+                "subagentStop"],
+    "vscode": ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "SubagentStart", "SubagentStop",
+               "Stop"],
+    "openhands": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"],
+    "cline": ["TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "UserPromptSubmit", "PostToolUse",
+              "PreCompact"],
+}
+GROUPED = {"claude-code", "codex", "gemini-cli", "openhands"}
+COMMAND_KEY = {"copilot": "bash"}
+EVENT_ARG = {"copilot", "cline"}  # the payload does not name the event
+# Handler fields besides type and command, per harness.
+FIELDS = {
+    "claude-code": {"async": True, "timeout": 10},
+    "codex": {"timeout": 10},  # no async: shipped Codex builds skip async hooks
+    "gemini-cli": {"name": "agentwatch", "timeout": 10000},
+    "cursor": {},
+    "copilot": {"timeoutSec": 10},
+    "vscode": {"timeout": 10},
+    "openhands": {"async": True, "timeout": 10},
+}
+STDOUT = {"gemini-cli": b"{}", "cline": b'{"cancel":false}'}
+
+
+def config_path(harness: str, scope: str, home: Path, project: Path) -> Path:
+    user = {
+        "claude-code": home / ".claude/settings.json",
+        "codex": home / ".codex/hooks.json",
+        "gemini-cli": home / ".gemini/settings.json",
+        "cursor": home / ".cursor/hooks.json",
+        "copilot": home / ".copilot/hooks/agentwatch.json",
+        "vscode": home / ".copilot/hooks/agentwatch.json",
+        "cline": home / "Documents/Cline/Hooks",
+    }
+    proj = {
+        "claude-code": project / ".claude/settings.json",
+        "codex": project / ".codex/hooks.json",
+        "gemini-cli": project / ".gemini/settings.json",
+        "cursor": project / ".cursor/hooks.json",
+        "copilot": project / ".github/hooks/agentwatch.json",
+        "vscode": project / ".github/hooks/agentwatch.json",
+        "cline": project / ".clinerules/hooks",
+        "openhands": project / ".openhands/hooks.json",
+    }
+    return user[harness] if scope == "user" else proj[harness]
+
+
+# Someone else's config, as a user might have it: unrelated keys and hooks, 4-space indent.
+EXISTING = {
+    "claude-code": {
+        "model": "opus",
+        "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
+        "hooks": {
+            "PostToolUse": [
+                {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write"}]}
+            ],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./gate.sh", "timeout": 5}]}],
+        },
+        "env": {"FOO": "bar"},
+    },
+    "codex": {
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "python3 ~/.codex/stop.py", "timeout": 30}]}],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}],
+        }
+    },
+    "gemini-cli": {
+        "theme": "GitHub",
+        "tools": {"enableHooks": True},
+        "hooks": {
+            "enabled": True,
+            "disabled": ["old-hook"],
+            "AfterTool": [
+                {"matcher": "write_file", "hooks": [{"type": "command", "command": "./lint.sh", "name": "lint"}]}
+            ],
+        },
+    },
+    "cursor": {
+        "version": 1,
+        "hooks": {
+            "beforeShellExecution": [{"command": "./gate.sh"}],
+            "afterFileEdit": [{"command": "./format.sh"}],
+        },
+    },
+    "copilot": {"version": 1, "hooks": {"postToolUse": [{"type": "command", "bash": "./audit.sh", "timeoutSec": 5}]}},
+    "vscode": {"version": 1, "hooks": {"PostToolUse": [{"type": "command", "command": "npx prettier --write ."}]}},
+    "openhands": {
+        "hooks": {"PreToolUse": [{"matcher": "terminal", "hooks": [{"type": "command", "command": "./block.sh"}]}]}
+    },
+}
+JSON_HARNESSES = list(EXISTING)
+SCOPES = [(h, s) for h in JSON_HARNESSES for s in ("user", "project") if not (h == "openhands" and s == "user")]
+
+
+def cli(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    path = tmp_path / "project"
+    path.mkdir()
+    monkeypatch.chdir(path)
+    return path
+
+
+@pytest.fixture
+def home(isolated_env):
+    return Path(isolated_env)
+
+
+def is_ours(text, harness) -> bool:
+    if not isinstance(text, str):
+        return False
+    words = shlex.split(text)
+    return any(w.endswith("/agentwatch/hook.py") and words[i + 1] == harness for i, w in enumerate(words[:-1]))
+
+
+def ours(doc: dict, harness: str) -> dict[str, list[dict]]:
+    """{event: [our handlers]} by this test's own walk of the file."""
+    key = COMMAND_KEY.get(harness, "command")
+    found: dict[str, list[dict]] = {}
+    for event, entries in (doc.get("hooks") or {}).items():
+        if not isinstance(entries, list):
+            continue
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue  # Gemini's hooks.disabled is a list of names
+            handlers = entry["hooks"] if harness in GROUPED else [entry]
+            found.setdefault(event, []).extend(h for h in handlers if is_ours(h.get(key), harness))
+    return {e: hs for e, hs in found.items() if hs}
+
+
+def without_ours(doc: dict, harness: str) -> dict:
+    """The document with our handlers (and the groups and event lists only they filled) taken out."""
+    key = COMMAND_KEY.get(harness, "command")
+    doc = copy.deepcopy(doc)
+    hooks = doc.get("hooks") or {}
+    for event in list(hooks):
+        if not isinstance(hooks[event], list):
+            continue
+        kept = []
+        for entry in hooks[event]:
+            if not isinstance(entry, dict):
+                kept.append(entry)
+            elif harness in GROUPED:
+                entry["hooks"] = [h for h in entry["hooks"] if not is_ours(h.get(key), harness)]
+                if entry["hooks"]:
+                    kept.append(entry)
+            elif not is_ours(entry.get(key), harness):
+                kept.append(entry)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    return doc
+
+
+def expected_command(harness: str, event: str) -> str:
+    words = [command_mod.interpreter(), "-I", "-S", command_mod.hook_file(), harness]
+    if harness in EVENT_ARG:
+        words += ["--event", event]
+    return " ".join(shlex.quote(w) for w in words) + " || true"
+
+
+def write_json(path: Path, doc: dict, indent=4) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(doc, indent=indent) + "\n").encode()
+    path.write_bytes(data)
+    return data
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".agentwatch-backup-*"))
+
+
+def leftovers(directory: Path) -> list[Path]:
+    return [p for p in directory.rglob("*") if "agentwatch-tmp" in p.name]
+
+
+# ---------------------------------------------------------------- install, JSON harnesses
+
+
+@pytest.mark.parametrize("harness,scope", SCOPES)
+def test_install_merges_exactly_our_entries_and_keeps_a_backup(harness, scope, home, project):
+    path = config_path(harness, scope, home, project)
+    original = write_json(path, EXISTING[harness])
+    result = cli("install", harness, "--scope", scope, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["status"] == "installed"
+    assert report["files"] == [{"path": str(path), "action": "modified", "backup": report["files"][0]["backup"]}]
+
+    doc = json.loads(path.read_text())
+    mine = ours(doc, harness)
+    assert list(mine) == [e for e in doc["hooks"] if e in mine]
+    assert sorted(mine) == sorted(EVENTS[harness])
+    key = COMMAND_KEY.get(harness, "command")
+    for event, handlers in mine.items():
+        assert handlers == [{"type": "command", key: expected_command(harness, event), **FIELDS[harness]}]
+    assert without_ours(doc, harness) == EXISTING[harness]  # everything else untouched
+    assert list(doc) == list(EXISTING[harness])  # top-level key order kept
+    assert path.read_text().startswith("{\n    ")  # the file's own indentation kept
+    [backup] = backups(path)
+    assert backup.read_bytes() == original
+    assert str(backup) == report["files"][0]["backup"]
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert leftovers(path.parent) == []
+
+
+@pytest.mark.parametrize("harness,scope", SCOPES)
+def test_second_install_changes_nothing(harness, scope, home, project):
+    path = config_path(harness, scope, home, project)
+    write_json(path, EXISTING[harness])
+    assert cli("install", harness, "--scope", scope).exit_code == 0
+    installed = path.read_bytes()
+    again = cli("install", harness, "--scope", scope, "--json")
+    assert again.exit_code == 0
+    report = json.loads(again.stdout)
+    assert report["status"] == "already_installed"
+    assert report["files"] == [{"path": str(path), "action": "unchanged", "backup": None}]
+    assert path.read_bytes() == installed
+    assert len(backups(path)) == 1  # only the first install's
+
+
+@pytest.mark.parametrize("harness,scope", SCOPES)
+def test_uninstall_removes_exactly_ours(harness, scope, home, project):
+    path = config_path(harness, scope, home, project)
+    write_json(path, EXISTING[harness])
+    assert cli("install", harness, "--scope", scope).exit_code == 0
+    installed = path.read_bytes()
+    result = cli("uninstall", harness, "--scope", scope, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["status"] == "uninstalled"
+    assert sorted(report["events"]) == sorted(EVENTS[harness])
+    assert json.loads(path.read_text()) == EXISTING[harness]
+    assert ours(json.loads(path.read_text()), harness) == {}
+    assert [b.read_bytes() for b in backups(path)][-1] == installed
+    again = cli("uninstall", harness, "--scope", scope, "--json")
+    assert json.loads(again.stdout)["status"] == "not_installed"
+
+
+@pytest.mark.parametrize("harness", JSON_HARNESSES)
+def test_install_into_a_missing_file_creates_it(harness, home, project):
+    scope = "project" if harness == "openhands" else "user"
+    path = config_path(harness, scope, home, project)
+    result = cli("install", harness, "--json")  # default scope
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["files"] == [{"path": str(path), "action": "created", "backup": None}]
+    doc = json.loads(path.read_text())
+    assert sorted(ours(doc, harness)) == sorted(EVENTS[harness])
+    skeleton = {"version": 1} if harness in ("cursor", "copilot", "vscode") else {}
+    assert without_ours(doc, harness) == {**skeleton, "hooks": {}}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_umask()
+    assert backups(path) == []
+    assert cli("uninstall", harness).exit_code == 0
+    if harness in ("copilot", "vscode"):  # .copilot/hooks/agentwatch.json: only agentwatch writes it
+        assert not path.exists()
+    else:  # a harness's own config file stays, as empty as it started
+        assert json.loads(path.read_text()) == skeleton
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+MALFORMED = [
+    (b'{"hooks": {', "not valid JSON"),
+    (b'{\n  // my settings\n  "hooks": {}\n}\n', "comments"),
+    (b'[1, 2]', "top level is a JSON array"),
+    (b'{"hooks": []}', "`hooks` is a JSON array"),
+    (b'{"hooks": {"a": 1}, "hooks": {}}', "twice"),
+    (b'{"x": NaN}', "NaN"),
+    (b'\xff\xfe{}', "not UTF-8"),
+]
+
+
+@pytest.mark.parametrize("harness", JSON_HARNESSES)
+@pytest.mark.parametrize("data,problem", MALFORMED)
+def test_malformed_config_is_refused_and_left_byte_identical(harness, data, problem, home, project):
+    path = config_path(harness, "project", home, project)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    for args in (["install", harness, "--scope", "project"], ["uninstall", harness, "--scope", "project"]):
+        result = cli(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert str(path) in result.stderr and problem in result.stderr
+        assert path.read_bytes() == data
+    assert backups(path) == [] and leftovers(path.parent) == []
+
+
+@pytest.mark.parametrize("harness", JSON_HARNESSES)
+def test_wrong_types_at_an_event_we_write_are_refused(harness, home, project):
+    path = config_path(harness, "project", home, project)
+    event = EVENTS[harness][0]
+    for hooks, problem in (
+        ({event: {"command": "x"}}, f"`hooks.{event}` is a JSON object, expected an array"),
+        ({event: ["echo hi"]}, f"`hooks.{event}[0]` is a JSON string, expected an object"),
+    ):
+        data = write_json(path, {"hooks": hooks})
+        result = cli("install", harness, "--scope", "project")
+        assert result.exit_code == 2 and problem in result.stderr, result.output
+        assert path.read_bytes() == data
+    if harness in GROUPED:
+        data = write_json(path, {"hooks": {event: [{"hooks": "echo hi"}]}})
+        result = cli("install", harness, "--scope", "project")
+        assert result.exit_code == 2 and f"`hooks.{event}[0].hooks` is a JSON string" in result.stderr
+        assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("harness,scope", SCOPES)
+def test_dry_run_prints_a_diff_and_writes_nothing(harness, scope, home, project):
+    path = config_path(harness, scope, home, project)
+    original = write_json(path, EXISTING[harness])
+    result = cli("install", harness, "--scope", scope, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"--- {path}\n+++ {path}\n@@ ")
+    added = [line for line in result.stdout.splitlines() if line.startswith("+") and "agentwatch/hook.py" in line]
+    assert len(added) == len(EVENTS[harness])
+    assert not any(line.startswith("-") and not line.startswith("---") for line in result.stdout.splitlines())
+    assert path.read_bytes() == original and backups(path) == [] and leftovers(path.parent) == []
+    # uninstall --dry-run after a real install: a diff of removals only, nothing written
+    assert cli("install", harness, "--scope", scope).exit_code == 0
+    installed = path.read_bytes()
+    result = cli("uninstall", harness, "--scope", scope, "--dry-run", "--json")
+    report = json.loads(result.stdout)
+    assert report["dry_run"] and report["status"] == "uninstalled"
+    assert "-" in report["diff"] and path.read_bytes() == installed and len(backups(path)) == 1
+
+
+def test_dry_run_creates_no_directories(home, project):
+    result = cli("install", "claude-code", "--scope", "project", "--dry-run")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("--- /dev/null\n+++ ")
+    assert list(project.iterdir()) == []
+
+
+# ---------------------------------------------------------------- the command itself
+
+
+@pytest.mark.parametrize("harness", list(EVENTS))
+def test_the_command_runs_a_real_interpreter_isolated(harness, home, project):
+    assert cli("install", harness, "--scope", "project").exit_code == 0
+    for command in installed_commands(harness, home, project).values():
+        words = shlex.split(command)
+        python, hook = words[0], words[3]
+        assert os.path.isabs(python) and os.path.isfile(python) and os.access(python, os.X_OK)
+        assert not command_mod.is_shim(python)
+        assert Path(os.path.realpath(python)).read_bytes()[:2] != b"#!"
+        assert words[1:3] == ["-I", "-S"]
+        assert os.path.isabs(hook) and hook.endswith("/agentwatch/hook.py") and os.path.isfile(hook)
+        assert words[4] == harness
+        assert "uv run" not in command and "npx" not in command
+
+
+def installed_commands(harness: str, home: Path, project: Path, scope: str = "project") -> dict[str, str]:
+    """{event: the command line the harness would run} as found in the written files."""
+    path = config_path(harness, scope, home, project)
+    if harness == "cline":
+        out = {}
+        for event in EVENTS["cline"]:
+            lines = (path / event).read_text().splitlines()
+            out[event] = [line for line in lines if line and not line.startswith("#")][0]
+        return out
+    key = COMMAND_KEY.get(harness, "command")
+    return {e: hs[0][key] for e, hs in ours(json.loads(path.read_text()), harness).items()}
+
+
+@pytest.mark.parametrize("harness", list(EVENTS))
+def test_the_installed_command_records_one_spooled_record_per_run(harness, home, project, tmp_path):
+    assert cli("install", harness, "--scope", "project").exit_code == 0
+    spool = tmp_path / "spool"
+    env = dict(os.environ, AGENTWATCH_SPOOL=str(spool), AGENTWATCH_SOCKET=str(tmp_path / "no-daemon" / "s.sock"))
+    commands = installed_commands(harness, home, project)
+    assert sorted(commands) == sorted(EVENTS[harness])
+    for event, command in commands.items():
+        payload = json.dumps({"hook_event_name": event, "session_id": "s-1", "cwd": str(project)}).encode()
+        if harness == "cline":  # Cline runs the executable itself
+            argv = [str(config_path("cline", "project", home, project) / event)]
+        elif harness == "copilot":  # the `bash` field
+            argv = [shutil.which("bash") or "/bin/sh", "-c", command]
+        else:
+            argv = ["/bin/sh", "-c", command]
+        done = subprocess.run(argv, input=payload, capture_output=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == STDOUT.get(harness, b""), done.stdout
+        assert done.stderr == b""
+    files = sorted((spool / "new").iterdir())
+    assert len(files) == len(commands)
+    records = [json.loads(f.read_bytes()) for f in files]
+    assert {r["harness"] for r in records} == {harness}
+    if harness in EVENT_ARG:
+        assert sorted(r["event"] for r in records) == sorted(commands)
+    assert sorted(json.loads(r["payload_text"])["hook_event_name"] for r in records) == sorted(commands)
+
+
+def test_the_guard_turns_a_missing_client_into_exit_0(home, project, tmp_path):
+    """Python exits 2 when it cannot open the script; 2 means block to several harnesses."""
+    command = command_mod.command("claude-code", hook=str(tmp_path / "gone" / "agentwatch" / "hook.py"))
+    bare = subprocess.run(["/bin/sh", "-c", command.replace(" || true", "")], input=b"{}", capture_output=True)
+    assert bare.returncode == 2
+    guarded = subprocess.run(["/bin/sh", "-c", command], input=b"{}", capture_output=True)
+    assert guarded.returncode == 0 and guarded.stdout == b""
+
+
+def test_shims_are_not_used(tmp_path, monkeypatch):
+    shim = tmp_path / ".pyenv" / "shims" / "python3"
+    shim.parent.mkdir(parents=True)
+    shim.write_text('#!/usr/bin/env bash\nexec pyenv exec python3 "$@"\n')
+    shim.chmod(0o755)
+    script = tmp_path / "bin" / "python3"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nexec python3 \"$@\"\n")
+    script.chmod(0o755)
+    assert command_mod.is_shim(str(shim)) and command_mod.is_shim(str(script))
+    real = command_mod.interpreter()
+    monkeypatch.setattr(sys, "executable", str(shim))
+    monkeypatch.setattr(sys, "_base_executable", real, raising=False)
+    assert command_mod.interpreter() == real
+    monkeypatch.setattr(sys, "_base_executable", str(script), raising=False)
+    monkeypatch.setattr(sys, "base_prefix", str(tmp_path / "nowhere"))
+    with pytest.raises(command_mod.InstallError, match="shim"):
+        command_mod.interpreter()
+
+
+def test_paths_that_need_quoting_are_quoted(tmp_path):
+    hook = tmp_path / "dir with 'quote' and space" / "agentwatch" / "hook.py"
+    command = command_mod.command("codex", hook=str(hook))
+    assert shlex.split(command)[3] == str(hook)
+    assert command_mod.is_ours(command, "codex") and not command_mod.is_ours(command, "claude-code")
+    with pytest.raises(command_mod.InstallError, match="cannot be quoted"):
+        command_mod.command("codex", hook=str(tmp_path / "back\\slash" / "agentwatch" / "hook.py"))
+
+
+# ---------------------------------------------------------------- update, list, exit codes
+
+
+def test_an_outdated_entry_is_replaced_where_it_stands(home, project):
+    """Codex keys hook trust by position: our group must not move, nor shift anyone else's."""
+    path = config_path("codex", "project", home, project)
+    stale = {"type": "command", "command": "/old/venv/bin/python -I -S /old/agentwatch/hook.py codex"}
+    theirs = {"hooks": [{"type": "command", "command": "./after.sh"}]}
+    doc = {"hooks": {"PostToolUse": [{"hooks": [stale]}, theirs],
+                     "Interrupt": [{"hooks": [dict(stale)]}]}}  # an event agentwatch no longer registers
+    write_json(path, doc)
+    listed = {(r["harness"], r["scope"]): r for r in json.loads(cli("install", "--list", "--json").stdout)}
+    assert listed[("codex", "project")]["state"] == "outdated"
+    result = cli("install", "codex", "--scope", "project", "--json")
+    assert json.loads(result.stdout)["status"] == "updated"
+    new = json.loads(path.read_text())
+    post = new["hooks"]["PostToolUse"]
+    assert post[0]["hooks"][0]["command"] == expected_command("codex", "PostToolUse") and post[1] == theirs
+    assert "Interrupt" not in new["hooks"]
+    assert sorted(ours(new, "codex")) == sorted(EVENTS["codex"])
+
+
+def test_ours_inside_someone_elses_group_is_taken_out_alone(home, project):
+    path = config_path("claude-code", "user", home, project)
+    mine = {"type": "command", "command": expected_command("claude-code", "Stop"), "async": True, "timeout": 10}
+    theirs = {"type": "command", "command": "say done"}
+    write_json(path, {"hooks": {"Stop": [{"matcher": "", "hooks": [theirs, mine]}]}})
+    assert cli("uninstall", "claude-code").exit_code == 0
+    assert json.loads(path.read_text()) == {"hooks": {"Stop": [{"matcher": "", "hooks": [theirs]}]}}
+
+
+def test_list_reports_state_file_events_and_command(home, project):
+    result = cli("install", "--list", "--json")
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)
+    assert len(rows) == 15 and all(r["state"] == "not_installed" and not r["installed"] for r in rows)
+    assert cli("install", "claude-code").exit_code == 0
+    assert cli("install", "cline", "--scope", "project").exit_code == 0
+    broken = config_path("cursor", "user", home, project)
+    broken.parent.mkdir(parents=True)
+    broken.write_text("{oops")
+    rows = {(r["harness"], r["scope"]): r for r in json.loads(cli("install", "--list", "--json").stdout)}
+    claude = rows[("claude-code", "user")]
+    assert claude["installed"] and claude["state"] == "installed"
+    assert claude["path"] == str(config_path("claude-code", "user", home, project))
+    assert claude["events"] == EVENTS["claude-code"]
+    assert claude["commands"] == [expected_command("claude-code", "x")]
+    cline = rows[("cline", "project")]
+    assert cline["state"] == "installed" and cline["events"] == EVENTS["cline"] and len(cline["commands"]) == 7
+    assert rows[("cursor", "user")]["state"] == "error" and "not valid JSON" in rows[("cursor", "user")]["error"]
+    assert sum(r["installed"] for r in rows.values()) == 2
+    table = cli("install", "--list")
+    assert table.exit_code == 0 and "claude-code" in table.stdout and "installed" in table.stdout
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "cline", "codex"])
+def test_an_unwritable_location_exits_3_and_changes_nothing(harness, home, project):
+    first = {"claude-code": ".claude", "cline": ".clinerules", "codex": ".codex"}[harness]
+    (project / first).write_text("a file where a directory should be\n")
+    result = cli("install", harness, "--scope", "project")
+    assert result.exit_code == 3, result.output
+    assert "agentwatch:" in result.stderr
+    assert (project / first).read_text() == "a file where a directory should be\n"
+
+
+def test_usage_errors_exit_2(home, project):
+    for args, message in (
+        (["install", "aider"], "unknown harness"),
+        (["install", "openhands", "--scope", "user"], "no user-scope hooks"),
+        (["install", "codex", "--scope", "global"], "unknown scope"),
+        (["install"], "missing HARNESS"),
+        (["install", "codex", "--list"], "--list takes no HARNESS"),
+    ):
+        result = cli(*args)
+        assert result.exit_code == 2 and message in result.stderr, (args, result.output)
+    assert list(project.iterdir()) == [] and not (home / ".codex").exists()
+
+
+def test_mode_and_symlinks_are_kept(home, project, tmp_path):
+    dotfiles = tmp_path / "dotfiles" / "settings.json"
+    original = write_json(dotfiles, EXISTING["claude-code"])
+    dotfiles.chmod(0o600)
+    link = config_path("claude-code", "user", home, project)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    assert cli("install", "claude-code").exit_code == 0
+    assert link.is_symlink() and os.readlink(link) == str(dotfiles)
+    assert sorted(ours(json.loads(dotfiles.read_text()), "claude-code")) == sorted(EVENTS["claude-code"])
+    assert stat.S_IMODE(dotfiles.stat().st_mode) == 0o600
+    assert [b.read_bytes() for b in backups(dotfiles)] == [original]
+
+
+def test_copilot_and_vscode_share_their_file_without_touching_each_other(home, project):
+    path = config_path("copilot", "project", home, project)
+    assert cli("install", "copilot", "--scope", "project").exit_code == 0
+    assert cli("install", "vscode", "--scope", "project").exit_code == 0
+    doc = json.loads(path.read_text())
+    assert sorted(ours(doc, "copilot")) == sorted(EVENTS["copilot"])
+    assert sorted(ours(doc, "vscode")) == sorted(EVENTS["vscode"])
+    assert cli("uninstall", "copilot", "--scope", "project").exit_code == 0
+    doc = json.loads(path.read_text())
+    assert ours(doc, "copilot") == {} and sorted(ours(doc, "vscode")) == sorted(EVENTS["vscode"])
+    result = cli("uninstall", "vscode", "--scope", "project", "--json")
+    assert json.loads(result.stdout)["files"][0]["action"] == "deleted"  # only agentwatch ever wrote it
+    assert not path.exists() and len(backups(path)) == 3
+
+
+def test_gemini_non_event_keys_under_hooks_are_left_alone(home, project):
+    path = config_path("gemini-cli", "user", home, project)
+    write_json(path, EXISTING["gemini-cli"])
+    assert cli("install", "gemini-cli").exit_code == 0
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks["enabled"] is True and hooks["disabled"] == ["old-hook"]
+    assert hooks["AfterTool"][0] == EXISTING["gemini-cli"]["hooks"]["AfterTool"][0]
+
+
+# ---------------------------------------------------------------- Cline scripts
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_cline_scripts(scope, home, project):
+    directory = config_path("cline", scope, home, project)
+    directory.mkdir(parents=True)
+    foreign = directory / "PreToolUse"
+    foreign.write_text("#!/bin/sh\necho '{\"cancel\":false}'\n")
+    result = cli("install", "cline", "--scope", scope, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["status"] == "installed"
+    for event in EVENTS["cline"]:
+        script = directory / event
+        assert stat.S_IMODE(script.stat().st_mode) == 0o755
+        lines = script.read_text().splitlines()
+        assert lines[0] == "#!/bin/sh" and lines[1].startswith(cline_mod.MARKER)
+        words = shlex.split(lines[-1])
+        assert words[:7] == shlex.split(expected_command("cline", event))[:7]
+        assert words[7:] == ["||", "printf", "%s\\n", '{"cancel":false}']
+    snapshot = {p.name: p.read_bytes() for p in directory.iterdir()}
+    again = cli("install", "cline", "--scope", scope, "--json")
+    assert json.loads(again.stdout)["status"] == "already_installed"
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == snapshot
+    assert cli("uninstall", "cline", "--scope", scope).exit_code == 0
+    remaining = sorted(p.name for p in directory.iterdir() if ".agentwatch-backup-" not in p.name)
+    assert remaining == ["PreToolUse"]
+    assert foreign.read_text() == "#!/bin/sh\necho '{\"cancel\":false}'\n"
+    kept = sorted(p.name for p in directory.iterdir() if ".agentwatch-backup-" in p.name)
+    assert len(kept) == 7 and all(stat.S_IMODE((directory / n).stat().st_mode) == 0o600 for n in kept)
+    # backups carry the marker too, but are never taken for hooks: reinstalling leaves them be
+    assert json.loads(cli("install", "cline", "--scope", scope, "--json").stdout)["status"] == "installed"
+    assert sorted(p.name for p in directory.iterdir() if ".agentwatch-backup-" in p.name) == kept
+
+
+def test_cline_refuses_to_overwrite_a_hook_that_is_not_ours(home, project):
+    directory = config_path("cline", "project", home, project)
+    directory.mkdir(parents=True)
+    theirs = directory / "PostToolUse"
+    theirs.write_bytes(b"#!/bin/sh\n./my-audit.sh\n")
+    result = cli("install", "cline", "--scope", "project")
+    assert result.exit_code == 2
+    assert f"refusing to overwrite {theirs}" in result.stderr
+    assert theirs.read_bytes() == b"#!/bin/sh\n./my-audit.sh\n"
+    assert sorted(p.name for p in directory.iterdir()) == ["PostToolUse"]  # nothing else written either
