@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from agentwatch import normalize
 from agentwatch.adapters import HARNESSES, _common, adapter_for
+from test_adapters import empty_values
 
 # Every field name any adapter reads, so random payloads hit the typed paths too.
 FIELDS = [
@@ -53,6 +54,7 @@ def test_any_json_normalizes_and_appends(harness, payload, hint):
     assert fields["event"]["kind"] in _common.KINDS
     if "tool" in fields:
         assert fields["tool"]["category"] in _common.CATEGORIES
+    assert list(empty_values(fields)) == []  # compact: only keys that have values
 
     env = {"record_id": "r-1", "harness": harness, "payload": payload, "ppid": 7}
     if hint is not None:
