@@ -166,7 +166,8 @@ def tool(
         out["mcp_server"] = server
     if input is not None:
         out["input"] = input
-        out["input_sha256"] = digest(input)
+        if "call_id" not in out:  # the FIFO pairing key; a call id makes it unnecessary
+            out["input_sha256"] = digest(input)
     if response is not None:
         out["response"] = response
     if isinstance(is_error, bool):
