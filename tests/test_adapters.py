@@ -162,3 +162,12 @@ def test_codex_notify_payload_comes_from_the_last_argument_only_when_stdin_is_em
     assert doc["raw"] == notify and "payload_error" not in doc
     doc = normalize.record_document({"record_id": "r", "harness": "codex", "payload_text": "", "argv": ["x", "not json"]})
     assert doc["payload_error"].startswith("payload is not valid JSON")
+
+
+def test_a_json_string_nested_too_deep_to_parse_stays_a_string():
+    deep = "[" * 100_000 + "]" * 100_000
+    payload = {"hook_event_name": "beforeMCPExecution", "conversation_id": "c", "tool_name": "q", "tool_input": deep}
+    doc = normalize.record_document({"record_id": "r", "harness": "cursor", "payload": payload})
+    assert doc["tool"]["input"] == deep
+    assert doc["tool"]["input_sha256"].startswith("sha256:")
+    normalize.to_append({"record_id": "r", "harness": "cursor", "payload": payload})

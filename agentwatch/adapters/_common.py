@@ -84,7 +84,7 @@ def maybe_json(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
             return value
     return value
 
@@ -94,12 +94,16 @@ def maybe_json(value: Any) -> Any:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def digest(value: Any) -> str:
-    """`sha256:<hex>` of a JSON value's canonical bytes (escaped text if it has none)."""
+def digest(value: Any) -> str | None:
+    """`sha256:<hex>` of a JSON value's canonical bytes (escaped text if it has none);
+    None for a value nested too deeply to encode."""
     try:
-        data = _CANONICAL.encode(value).encode("utf-8")
-    except (ValueError, TypeError, UnicodeEncodeError):
-        data = json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=True, default=repr).encode()
+        try:
+            data = _CANONICAL.encode(value).encode("utf-8")
+        except (ValueError, TypeError):  # NaN, lone surrogates
+            data = json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=True, default=repr).encode()
+    except RecursionError:
+        return None
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -167,7 +171,7 @@ def tool(
     if input is not None:
         out["input"] = input
         if "call_id" not in out:  # the FIFO pairing key; a call id makes it unnecessary
-            out["input_sha256"] = digest(input)
+            put(out, "input_sha256", digest(input))
     if response is not None:
         out["response"] = response
     if isinstance(is_error, bool):
