@@ -28,8 +28,12 @@ def _refuse_symlink(path: Path) -> None:
         raise StoreUnreachable(f"{path}: store path is a symlink; refusing to follow it")
 
 
-def open_writer(path: Path, *, create: bool = True) -> apsw.Connection:
-    """The write connection: WAL, synchronous=FULL, schema migrated to the latest."""
+def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> apsw.Connection:
+    """The write connection: WAL, synchronous=FULL, schema migrated to the latest.
+
+    `vfs` names a registered SQLite VFS to open through (fault-injection tests
+    use agentwatch.testing.faultvfs); None is SQLite's default.
+    """
     path = Path(path)
     _refuse_symlink(path)
     if not path.exists():
@@ -41,18 +45,21 @@ def open_writer(path: Path, *, create: bool = True) -> apsw.Connection:
         flags |= apsw.SQLITE_OPEN_CREATE
     old_umask = os.umask(0o077)  # store, WAL and shm readable by the owner only
     try:
-        conn = _connect(path, flags)
-        _configure(conn)
+        conn = _connect(path, flags, vfs)
         try:
+            _configure(conn)
             if conn.pragma("journal_mode", "wal") != "wal":
                 raise StoreUnreachable(f"{path}: could not switch the store to WAL mode")
             # Every commit that precedes an acknowledgement is durable.
             conn.pragma("synchronous", "FULL")
             migrations.migrate(conn)
-        except apsw.NotADBError:
-            raise SchemaError(f"{path}: not a SQLite database") from None
-        except apsw.BusyError:
-            raise StoreUnreachable(f"{path}: store is locked by another writer") from None
+        except BaseException as exc:
+            _close_quietly(conn)
+            if isinstance(exc, apsw.NotADBError):
+                raise SchemaError(f"{path}: not a SQLite database") from None
+            if isinstance(exc, apsw.BusyError):
+                raise StoreUnreachable(f"{path}: store is locked by another writer") from None
+            raise
     finally:
         os.umask(old_umask)
     return conn
@@ -65,20 +72,32 @@ def open_reader(path: Path) -> apsw.Connection:
     if not path.exists():
         raise StoreUnreachable(f"{path}: store does not exist")
     conn = _connect(path, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
-    _configure(conn)
-    conn.pragma("query_only", True)
     try:
+        _configure(conn)
+        conn.pragma("query_only", True)
         migrations.check_readable(conn, path)
-    except apsw.NotADBError:
-        raise SchemaError(f"{path}: not a SQLite database") from None
+    except BaseException as exc:
+        _close_quietly(conn)
+        if isinstance(exc, apsw.NotADBError):
+            raise SchemaError(f"{path}: not a SQLite database") from None
+        raise
     return conn
 
 
-def _connect(path: Path, flags: int) -> apsw.Connection:
+def _connect(path: Path, flags: int, vfs: str | None = None) -> apsw.Connection:
     try:
-        return apsw.Connection(str(path), flags=flags)
+        return apsw.Connection(str(path), flags=flags, vfs=vfs)
     except apsw.CantOpenError as exc:
         raise StoreUnreachable(f"{path}: cannot open store ({exc})") from None
+
+
+def _close_quietly(conn: apsw.Connection) -> None:
+    """Close a connection that failed to open fully, now: left to the garbage collector,
+    it would keep the store's files and locks until some unknown later moment."""
+    try:
+        conn.close()
+    except apsw.Error:
+        pass  # the files are closed even when the close reports an I/O error
 
 
 def store_id(conn: apsw.Connection) -> bytes:

@@ -53,6 +53,8 @@ def line_to_append(line: bytes, harness: str) -> Append:
         raise ValueError(f"not valid UTF-8 (byte {exc.start})") from None
     try:
         obj = json.loads(text)
+    except RecursionError:
+        raise ValueError("not valid JSON here: nested too deeply to parse") from None
     except ValueError as exc:
         raise ValueError(f"not valid JSON: {exc}") from None
     if is_envelope(obj):

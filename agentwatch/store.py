@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Sequence
 
@@ -24,6 +26,22 @@ _INSERT = (
 )
 _EXISTING = "SELECT record_id, seq FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
 
+# The schema's generated columns read every payload with SQLite's JSON functions,
+# which refuse nesting deeper than this (JSON_MAX_DEPTH). Such a row would fail
+# the INSERT and with it every other row of its batch, so it is refused up front.
+MAX_JSON_DEPTH = 1000
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def json_nesting_exceeds(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether JSON text nests arrays and objects more than `limit` deep (strings ignored)."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False  # the common case: too few brackets to nest that deep
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
+
 
 @dataclass(frozen=True, slots=True)
 class Append:
@@ -42,6 +60,8 @@ class Append:
             raise ValueError(f"record_id longer than {MAX_RECORD_ID_BYTES} bytes")
         if not self.record_id.isprintable():
             raise ValueError("record_id must be printable text")
+        if json_nesting_exceeds(self.payload):
+            raise ValueError(f"payload is nested too deeply to store (more than {MAX_JSON_DEPTH} levels)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +74,14 @@ class Appended:
 class Store:
     """The one writer's connection. Not thread-safe: one thread owns it."""
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, *, vfs: str | None = None):
         self.path = Path(path)
-        self.conn = db.open_writer(self.path)
-        self.store_id = db.store_id(self.conn)
+        self.conn = db.open_writer(self.path, vfs=vfs)
+        try:
+            self.store_id = db.store_id(self.conn)
+        except BaseException:
+            self.conn.close()
+            raise
 
     def close(self) -> None:
         self.conn.close()
