@@ -15,9 +15,13 @@ from typing import Any
 
 from .adapters import adapter_for
 from .chain import MAX_RECORD_ID_BYTES, canonical_json
-from .store import Append
+from .store import Append, json_nesting_exceeds
 
 SCHEMA_VERSION = 1
+# A payload nested deeper is stored as the text it came as, unparsed: normalizing
+# and redacting walk every level, and the store's JSON functions stop at 1000.
+MAX_PAYLOAD_DEPTH = 256
+_TOO_DEEP = f"payload is nested more than {MAX_PAYLOAD_DEPTH} levels deep; stored as text, not parsed"
 _CLIENT_FIELDS = ("pid", "ppid", "uid", "ts_observed_ns", "ts_mono_ns", "delivery")
 
 
@@ -63,9 +67,20 @@ def decode_payload(env: dict) -> tuple[Any, str | None, bytes | None]:
         text = env["payload_text"]
         raw = None
     try:
-        return json.loads(text), None, raw
+        value = json.loads(text)
+    except RecursionError:  # deeper than the parser goes
+        return text, _TOO_DEEP, raw
     except ValueError as exc:
         return text, f"payload is not valid JSON: {exc}", raw
+    if _too_deep(text):
+        return text, _TOO_DEEP, raw
+    return value, None, raw
+
+
+def _too_deep(text: str) -> bool:
+    if text.count("[") + text.count("{") <= MAX_PAYLOAD_DEPTH:
+        return False
+    return json_nesting_exceeds(text.encode("utf-8", "surrogatepass"), MAX_PAYLOAD_DEPTH)
 
 
 def record_document(env: dict, *, uid: int | None = None, peer_pid: int | None = None) -> dict:
@@ -138,9 +153,9 @@ def _argv_payload(env: dict, payload: Any, error: str | None) -> tuple[Any, str 
     if isinstance(argv, list) and argv and isinstance(argv[-1], str):
         try:
             value = json.loads(argv[-1])
-        except ValueError:
+        except (ValueError, RecursionError):
             return payload, error
-        if isinstance(value, dict):
+        if isinstance(value, dict) and not _too_deep(argv[-1]):
             return value, None
     return payload, error
 
@@ -150,13 +165,21 @@ def to_append(env: dict, *, uid: int | None = None, peer_pid: int | None = None)
     check_envelope(env)
     doc = record_document(env, uid=uid, peer_pid=peer_pid)
     try:
-        payload = canonical_json(doc)
+        payload = _encode(doc)
+    except RecursionError:
+        # Deeper than the JSON encoder's recursion limit (about 1000 levels): a rejection, not a crash.
+        raise ValueError("a value in the envelope is nested too deeply to store") from None
+    return Append(env["record_id"], "event", payload)
+
+
+def _encode(doc: dict) -> bytes:
+    try:
+        return canonical_json(doc)
     except ValueError:
         # A value JSON cannot carry exactly (lone surrogate, NaN): keep it, escaped.
         doc["raw"] = json.dumps(doc.get("raw"), ensure_ascii=True, allow_nan=True)
         doc["payload_error"] = "payload has values JSON cannot carry exactly; stored as escaped text"
-        payload = canonical_json(_scrub(doc))
-    return Append(env["record_id"], "event", payload)
+        return canonical_json(_scrub(doc))
 
 
 def _scrub(value: Any) -> Any:
