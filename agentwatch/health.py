@@ -1,0 +1,102 @@
+"""Asking a running daemon how it is: `ping` and `health` over the socket.
+
+A small blocking client with a deadline and a clear "cannot connect"
+message; the `health` command and the daemon's own stale-socket check use it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+from .errors import AgentwatchError
+
+DEFAULT_TIMEOUT = 5.0
+
+
+class DaemonUnreachable(AgentwatchError):
+    """No daemon answers on the socket (absent, refused, or silent past the deadline)."""
+
+    exit_code = 3
+
+
+def request(socket_path: Path | str, message: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """Send one request line and return the reply object."""
+    deadline = time.monotonic() + timeout
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(socket_path))
+        except FileNotFoundError:
+            raise DaemonUnreachable(f"cannot connect to {socket_path}: no daemon socket there") from None
+        except OSError as exc:
+            raise DaemonUnreachable(f"cannot connect to {socket_path}: {exc.strerror or exc}") from None
+        data = bytearray()
+        try:
+            sock.sendall(json.dumps(message).encode("utf-8") + b"\n")
+            while b"\n" not in data:
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except socket.timeout:
+            raise DaemonUnreachable(f"{socket_path}: no answer within {timeout:g} s") from None
+        except OSError as exc:
+            raise DaemonUnreachable(f"{socket_path}: {exc.strerror or exc}") from None
+    finally:
+        sock.close()
+    line, newline, _ = bytes(data).partition(b"\n")
+    if not newline:
+        raise DaemonUnreachable(f"{socket_path}: connection closed without an answer")
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise DaemonUnreachable(f"{socket_path}: answer is not JSON") from None
+    if not isinstance(reply, dict):
+        raise DaemonUnreachable(f"{socket_path}: answer is not a JSON object")
+    return reply
+
+
+def answers(socket_path: Path | str, timeout: float = 1.0) -> bool:
+    """True when a daemon answers a ping on `socket_path`."""
+    try:
+        return request(socket_path, {"op": "ping"}, timeout).get("ok") is True
+    except DaemonUnreachable:
+        return False
+
+
+def query(socket_path: Path | str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    reply = request(socket_path, {"op": "health"}, timeout)
+    if reply.get("ok") is not True:
+        raise DaemonUnreachable(f"{socket_path}: health refused: {reply.get('error')}: {reply.get('message')}")
+    return reply
+
+
+def problems(health: dict) -> list[str]:
+    """What an operator should look at; empty when the daemon is well."""
+    found = []
+    writer = health.get("writer", {})
+    if writer.get("state") != "ok":
+        found.append(f"writer is failing since {writer.get('failing_since')}: {writer.get('last_error')}")
+    if health.get("spool", {}).get("bad"):
+        found.append(f"{health['spool']['bad']} spool file(s) quarantined in {health.get('spool_path')}/bad")
+    return found
+
+
+def format_text(health: dict) -> list[str]:
+    """Plain lines for a terminal: `key: value`, nested keys dotted."""
+    lines: list[str] = []
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for key in value:
+                walk(f"{prefix}.{key}" if prefix else key, value[key])
+        else:
+            lines.append(f"{prefix}: {value}")
+
+    walk("", {k: v for k, v in health.items() if k not in ("ok", "op")})
+    return lines

@@ -1,0 +1,342 @@
+"""`agentwatch serve`: the daemon that turns socket frames into committed rows.
+
+Threads: the asyncio event loop reads sockets, parses and normalizes each
+line (all before the queue) and writes replies; one writer thread
+(`writer.Writer`) owns the store and commits in groups. In-flight records are
+bounded: when the bound is reached the loop stops reading sockets
+(backpressure) and nothing is dropped. An ack goes out only after COMMIT
+returned. docs/daemon.md describes the whole design.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import signal
+import socket
+import sys
+import time
+import uuid
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import apsw
+
+from . import __version__, health, normalize, runfiles
+from .chain import canonical_json, format_hash
+from .connection import Connection
+from .drain import SpoolDrainer
+from .errors import AgentwatchError, StoreUnreachable
+from .store import Append, Appended, Store
+from .writer import DEFAULT_MAX_BATCH, Job, Writer
+
+MAX_LINE = 1 << 20  # bytes per request line, newline excluded (docs/protocol.md)
+REJECT_REASONS = ("bad_json", "bad_utf8", "too_large", "unknown_op", "bad_request")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    store: Path
+    socket: Path
+    spool: Path
+    attest_interval: float = 60.0  # seconds between periodic attestations; 0 turns them off
+    idle_timeout: float = 30.0  # seconds without a complete line before a connection is closed
+    max_batch: int = DEFAULT_MAX_BATCH  # rows per group commit
+    # Records read but not yet answered: across all connections, and per connection,
+    # so one bulk client cannot hold every slot while a hook waits behind it.
+    max_inflight: int = 2048
+    max_inflight_per_connection: int = 1000
+    max_line: int = MAX_LINE
+    spool_poll: float = 0.5  # seconds between looks at spool/new
+    drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
+    drain_max: float = 10.0  # ... or this long at most
+
+    def digest(self) -> str:
+        doc = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()}
+        doc["version"] = __version__
+        return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
+
+
+@dataclass
+class Counters:
+    """Since the daemon started. Mutated on the event loop; read anywhere."""
+
+    accepted: int = 0  # event rows newly stored (socket and spool)
+    duplicates: int = 0  # appends acknowledged as already stored
+    rejected: dict = field(default_factory=lambda: dict.fromkeys(REJECT_REASONS, 0))
+    unavailable: int = 0  # appends answered `unavailable` after a failed commit
+    replayed_from_spool: int = 0  # spool files committed (new or duplicate) and deleted
+    spool_duplicates: int = 0
+    spool_quarantined: int = 0
+    connections: int = 0
+    peers_refused: int = 0
+    timeouts: int = 0
+
+    def snapshot(self, writer: Optional[Writer]) -> dict:
+        doc = asdict(self)
+        doc["rejected"] = dict(self.rejected)
+        doc["commit_failures"] = writer.stats.commit_failures if writer else 0
+        doc["gaps_recorded"] = writer.stats.gaps_recorded if writer else 0
+        return doc
+
+
+class Server:
+    def __init__(self, config: ServeConfig):
+        self.config = config
+        self.uid = os.getuid()
+        self.pid = os.getpid()
+        self.counters = Counters()
+        self.started_ns = time.time_ns()
+        self.writer: Optional[Writer] = None
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.conns: set[Connection] = set()
+        self.inflight = 0  # records handed to the writer and not yet answered
+        self.waiting: deque[Connection] = deque()  # paused until capacity frees
+        self.last_data = 0.0  # monotonic time of the last bytes read from any socket
+        self.draining = False
+        self._dirty: set[Connection] = set()
+        self._stop = None  # asyncio.Event, made on the loop
+        self.normalize = _normalizer()
+        self._config_digest = config.digest()
+        self.drainer = SpoolDrainer(self, config.spool, self.normalize)
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until SIGTERM/SIGINT; return the exit code. Raises AgentwatchError at startup."""
+        cfg = self.config
+        store_lock = sock_lock = store = listener = None
+        try:
+            cfg.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
+            runfiles.private_dir(cfg.socket.parent)
+            sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
+            runfiles.clear_socket_path(cfg.socket, health.answers)
+            self.drainer.prepare()
+            try:
+                store = Store(cfg.store)
+            except apsw.Error as exc:
+                raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
+            try:
+                store.append([self._attestation("start", store.head())])
+            except Exception as exc:
+                raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
+            listener = runfiles.bind_socket(cfg.socket)
+            self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch)
+            print(
+                f"agentwatch serve: pid {self.pid}, store {cfg.store}, socket {cfg.socket}, spool {cfg.spool}",
+                file=sys.stderr,
+                flush=True,
+            )
+            asyncio.run(self._serve(listener))
+            return self._finish()
+        finally:
+            if self.writer is not None:
+                self.writer.stop()  # no-op when it already ended; never leave it running
+            if listener is not None:
+                listener.close()
+                runfiles.remove_socket(cfg.socket)
+            if self.writer is not None and self.writer.store is not None:
+                self.writer.store.close()
+            elif store is not None and self.writer is None:
+                store.close()
+            for lock in (sock_lock, store_lock):
+                if lock is not None:
+                    lock.release()
+
+    def _finish(self) -> int:
+        """After the loop ended and the writer thread stopped: the stop attestation, in this thread."""
+        writer = self.writer
+        stop = Job(lambda w: self._attestation("stop", (w.head_seq, w.head_hash)), lambda r, e: None)
+        ((_, _, error),) = writer.commit_now([stop])
+        if error is not None:
+            print(f"agentwatch serve: could not write the stop attestation: {writer.stats.last_error}", file=sys.stderr)
+            return 3
+        print(f"agentwatch serve: stopped; {self.counters.accepted} accepted", file=sys.stderr, flush=True)
+        return 0
+
+    async def _serve(self, listener: socket.socket) -> None:
+        loop = self.loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stop.set)
+        self.writer.start()
+        server = await loop.create_unix_server(lambda: Connection(self), sock=listener, backlog=runfiles.BACKLOG)
+        tasks = [
+            asyncio.create_task(self._idle_sweep()),
+            asyncio.create_task(self.drainer.run()),
+        ]
+        if self.config.attest_interval > 0:
+            tasks.append(asyncio.create_task(self._attest_periodically()))
+        await self._stop.wait()
+        self.draining = True
+        server.close()  # stop accepting; clients now spool
+        await self.drainer.stop()
+        await self._finish_reading()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.writer.stop()
+        await asyncio.sleep(0)  # run the writer's last hand-overs before the loop closes
+
+    async def _finish_reading(self) -> None:
+        """Read what connections already sent, commit and answer it, then close them."""
+        cfg = self.config
+        give_up = time.monotonic() + cfg.drain_max
+        self.last_data = max(self.last_data, time.monotonic())
+        while time.monotonic() < give_up:
+            await asyncio.sleep(0.02)
+            quiet = time.monotonic() - self.last_data >= cfg.drain_quiet
+            if quiet and not any(c.paused for c in self.conns):
+                break
+        for conn in list(self.conns):
+            conn.stop_reading()
+        while self.inflight or any(c.has_work() for c in self.conns):
+            await asyncio.sleep(0.005)
+        for conn in list(self.conns):
+            conn.close()
+        give_up = time.monotonic() + 2.0  # a peer that never reads its replies cannot hold the exit
+        while self.conns and time.monotonic() < give_up:
+            await asyncio.sleep(0.01)
+        for conn in list(self.conns):
+            conn.abort()
+
+    # -- records in and out of the writer --------------------------------------------
+
+    def has_capacity(self) -> bool:
+        return self.inflight < self.config.max_inflight
+
+    def free_capacity(self) -> int:
+        return max(0, self.config.max_inflight - self.inflight)
+
+    def submit(self, jobs: list[Job]) -> None:
+        """Hand jobs to the writer; the caller has already counted them in `inflight`."""
+        if not self.writer.submit(jobs):
+            self._on_results([(job, None, "shutting_down") for job in jobs])
+
+    def _deliver_from_writer(self, outcomes: list) -> None:
+        # Runs on the writer thread: one hop onto the loop per batch.
+        self.loop.call_soon_threadsafe(self._on_results, outcomes)
+
+    def _on_results(self, outcomes: list) -> None:
+        for job, result, error in outcomes:
+            job.done(result, error)
+        self.inflight -= len(outcomes)
+        dirty, self._dirty = self._dirty, set()
+        for conn in dirty:
+            conn.flush()
+        waiting = self.waiting
+        for _ in range(len(waiting)):  # a connection that pauses again goes to the back
+            if not self.has_capacity():
+                break
+            waiting.popleft().resume()
+
+    def mark_dirty(self, conn: Connection) -> None:
+        self._dirty.add(conn)
+
+    # -- attestations -----------------------------------------------------------------
+
+    def _attestation(self, kind: str, head: tuple[int, bytes]) -> Append:
+        payload = {
+            "schema": 1,
+            "type": kind,
+            "version": __version__,
+            "pid": self.pid,
+            "started_at_ns": self.started_ns,
+            "config_digest": self._config_digest,
+            "head_seq": head[0],
+            "head_hash": format_hash(head[1]),
+            "counters": self.counters.snapshot(self.writer),
+        }
+        return Append(f"attest-{uuid.uuid4()}", "attestation", canonical_json(payload))
+
+    async def _attest_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.attest_interval)
+            # Built on the writer thread, so head_* is the head the writer sees just before it.
+            row = lambda w: self._attestation("periodic", (w.head_seq, w.head_hash))  # noqa: E731
+            self.inflight += 1
+            self.submit([Job(row, _ignore)])
+
+    # -- connections ------------------------------------------------------------------
+
+    async def _idle_sweep(self) -> None:
+        timeout = self.config.idle_timeout
+        while True:
+            await asyncio.sleep(min(1.0, timeout / 4))
+            now = time.monotonic()
+            for conn in list(self.conns):
+                if now - conn.last_line > timeout and conn.is_idle():
+                    self.counters.timeouts += 1
+                    conn.time_out(timeout)
+
+    def health(self) -> dict:
+        writer = self.writer
+        outage = writer.outage if writer else None
+        stats = writer.stats if writer else None
+        cfg = self.config
+        return {
+            "ok": True,
+            "op": "health",
+            "version": __version__,
+            "pid": self.pid,
+            "uptime_s": round((time.time_ns() - self.started_ns) / 1e9, 3),
+            "store": str(cfg.store),
+            "socket": str(cfg.socket),
+            "spool_path": str(cfg.spool),
+            "config_digest": self._config_digest,
+            "head_seq": writer.head_seq if writer else None,
+            "head_hash": format_hash(writer.head_hash) if writer else None,
+            "writer": {
+                "state": "ok" if outage is None else "failing",
+                "failing_since_ns": outage.first_ns if outage else None,
+                "failing_since": _iso(outage.first_ns) if outage else None,
+                "last_error": stats.last_error if stats else None,
+                "commits": stats.commits if stats else 0,
+                "rows_committed": stats.rows_committed if stats else 0,
+                "largest_batch": stats.batch_max if stats else 0,
+                "last_commit_ns": stats.last_commit_ns if stats else 0,
+                "queued": writer.queued() if writer else 0,
+            },
+            "inflight": self.inflight,
+            "max_inflight": cfg.max_inflight,
+            "max_inflight_per_connection": cfg.max_inflight_per_connection,
+            "connections_open": len(self.conns),
+            "draining": self.draining,
+            "spool": self.drainer.stats(),
+            "counters": self.counters.snapshot(writer),
+            "limits": {
+                "max_line_bytes": cfg.max_line,
+                "idle_timeout_s": cfg.idle_timeout,
+                "attest_interval_s": cfg.attest_interval,
+                "max_batch": cfg.max_batch,
+            },
+        }
+
+
+def _normalizer() -> Callable[..., Append]:
+    """The envelope-to-row function every socket and spool record goes through."""
+    return normalize.to_append
+
+
+def _ignore(result: Optional[Appended], error: Optional[str]) -> None:
+    pass
+
+
+def _iso(ns: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ns / 1e9))
+
+
+def serve(config: ServeConfig) -> int:
+    """Run the daemon in this process until SIGTERM/SIGINT. Returns the exit code."""
+    if config.idle_timeout <= 0:
+        raise AgentwatchError("idle timeout must be positive")
+    if config.attest_interval < 0:
+        raise AgentwatchError("attest interval must be zero (off) or positive")
+    return Server(config).run()
+
+
+__all__ = ["MAX_LINE", "ServeConfig", "Server", "serve", "Counters"]

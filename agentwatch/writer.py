@@ -1,0 +1,215 @@
+"""The daemon's one writer: a thread that owns the store and commits in groups.
+
+Everything else (socket reading, parsing, normalization, spool reading) runs
+elsewhere and hands finished rows to `Writer.submit`. The writer takes
+whatever is queued, up to `max_batch`, appends it in one `Store.append`
+transaction and reports every outcome back to the event loop in one call,
+only after COMMIT returned. Its critical section is O(batch): it never waits
+on background work.
+
+A commit that fails fails closed: every job of the batch is told so (its
+sender is answered `unavailable` and spools), the writer keeps going, and the
+first batch that commits again carries a `gap` row describing the outage.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence, Union
+
+from .normalize import gap_append
+from .store import Append, Appended, Store
+
+DEFAULT_MAX_BATCH = 1000
+
+# A job's row, or a function the writer calls just before the commit to build
+# it (attestations, which need the head as the writer sees it).
+RowSource = Union[Append, Callable[["Writer"], Append]]
+
+
+class Job:
+    """One row to commit and the callback (run on the event loop) told how it went."""
+
+    __slots__ = ("row", "done")
+
+    def __init__(self, row: RowSource, done: Callable[[Optional[Appended], Optional[str]], None]):
+        self.row = row
+        self.done = done  # done(result, None) after commit; done(None, error) when refused
+
+
+@dataclass
+class Outage:
+    """Commits that failed since the last one that succeeded."""
+
+    first_ns: int
+    last_ns: int
+    error: str
+    failed_commits: int = 0
+    rows_refused: int = 0
+
+    def gap_row(self) -> Append:
+        return gap_append(
+            f"gap-{uuid.uuid4()}",
+            "commit_failed",
+            {
+                "error": self.error,
+                "first_failure_ns": self.first_ns,
+                "last_failure_ns": self.last_ns,
+                "failed_commits": self.failed_commits,
+                # Their senders were answered `unavailable`; their clients spool and resend them.
+                "rows_refused": self.rows_refused,
+            },
+        )
+
+
+@dataclass
+class WriterStats:
+    commits: int = 0
+    rows_committed: int = 0
+    commit_failures: int = 0
+    gaps_recorded: int = 0
+    last_commit_ns: int = 0
+    last_error: Optional[str] = None
+    batch_max: int = 0
+
+
+class Writer:
+    """Owns `store` from `start()` until `stop()`; nothing else may touch it meanwhile.
+
+    `deliver(pairs)` is called (from the writer thread) with a list of
+    (job, result, error) for each finished batch; the server passes a function
+    that hops onto its event loop with `call_soon_threadsafe`.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        deliver: Callable[[list], None],
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        reopen: Optional[Callable[[], Store]] = None,
+    ):
+        self.store: Optional[Store] = store
+        self._deliver = deliver
+        self._reopen = reopen or (lambda: Store(Path(store.path)))
+        self.max_batch = max_batch
+        self._queue: deque[Job] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="agentwatch-writer", daemon=True)
+        self.outage: Optional[Outage] = None
+        self.stats = WriterStats()
+        self.head_seq, self.head_hash = store.head()
+
+    # -- called from other threads -------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, jobs: Sequence[Job]) -> bool:
+        """Queue jobs for the next group commit. False when the writer is stopping."""
+        with self._cond:
+            if self._stopping:
+                return False
+            self._queue.extend(jobs)
+            self._cond.notify()
+        return True
+
+    def queued(self) -> int:
+        return len(self._queue)
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Commit what is queued, then end the thread. The caller closes the store."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+
+    def commit_now(self, jobs: Sequence[Job]) -> list:
+        """Commit on the calling thread: only while the writer thread is not running."""
+        if self._thread.is_alive():
+            raise RuntimeError("the writer thread owns the store")
+        return self._commit(list(jobs))
+
+    # -- the writer thread ----------------------------------------------------------
+
+    def _run(self) -> None:
+        queue = self._queue
+        while True:
+            with self._cond:
+                while not queue and not self._stopping:
+                    self._cond.wait()
+                if not queue:
+                    return
+                n = min(len(queue), self.max_batch)
+                jobs = [queue.popleft() for _ in range(n)]
+            try:
+                self._deliver(self._commit(jobs))
+            except BaseException as exc:  # the writer thread must never die silently
+                print(f"agentwatch serve: writer: unexpected {exc!r}", file=sys.stderr)
+
+    def _commit(self, jobs: list[Job]) -> list:
+        rows: list[Append] = []
+        try:
+            for job in jobs:
+                row = job.row
+                rows.append(row if isinstance(row, Append) else row(self))
+            if self.store is None:
+                self.store = self._reopen()
+            gap = self.outage.gap_row() if self.outage is not None else None
+            results = self.store.append([gap, *rows] if gap is not None else rows)
+        except Exception as exc:
+            return self._failed(jobs, exc)
+        now = time.time_ns()
+        stats = self.stats
+        if gap is not None:
+            results = results[1:]
+            stats.gaps_recorded += 1
+            self.outage = None
+        stats.commits += 1
+        stats.rows_committed += len(rows)
+        stats.last_commit_ns = now
+        if len(rows) > stats.batch_max:
+            stats.batch_max = len(rows)
+        if gap is not None or not all(r.duplicate for r in results):
+            self.head_seq, self.head_hash = self.store.head()
+        return [(job, result, None) for job, result in zip(jobs, results)]
+
+    def _failed(self, jobs: list[Job], exc: Exception) -> list:
+        now = time.time_ns()
+        error = f"{type(exc).__name__}: {exc}"
+        stats = self.stats
+        stats.commit_failures += 1
+        stats.last_error = error
+        if self.outage is None:
+            self.outage = Outage(now, now, error)
+            print(f"agentwatch serve: commit failed, answering unavailable until it succeeds: {error}", file=sys.stderr)
+        outage = self.outage
+        outage.last_ns = now
+        outage.error = error
+        outage.failed_commits += 1
+        outage.rows_refused += len(jobs)
+        self._recover_connection()
+        return [(job, None, "unavailable") for job in jobs]
+
+    def _recover_connection(self) -> None:
+        """Leave no transaction open; drop a connection that cannot even roll back."""
+        store = self.store
+        if store is None:
+            return
+        try:
+            if not store.conn.getautocommit():
+                store.conn.execute("ROLLBACK")
+        except Exception:
+            try:
+                store.close()
+            except Exception:
+                pass
+            self.store = None  # reopened before the next batch

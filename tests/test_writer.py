@@ -1,0 +1,153 @@
+"""The daemon's group-commit writer, in process: fail closed, then a gap row."""
+
+from __future__ import annotations
+
+import json
+import queue
+
+import apsw
+
+from agentwatch.chain import canonical_json
+from agentwatch.store import Append, Store
+from agentwatch.writer import Job, Writer
+
+
+def event(record_id: str) -> Append:
+    return Append(record_id, "event", canonical_json({"harness": "test", "n": record_id}))
+
+
+class FlakyStore(Store):
+    """A real store whose next `fail` appends raise, as a full disk would."""
+
+    fail = 0
+
+    def append(self, batch):
+        if self.fail:
+            self.fail -= 1
+            raise apsw.FullError("database or disk is full")
+        return super().append(batch)
+
+
+def run_batches(writer: Writer, answers: queue.Queue, *batches: list[Append]) -> list[list]:
+    """Submit each batch after the previous one was answered; return the answers."""
+    out = []
+    for batch in batches:
+        got = []
+        writer.submit([Job(row, lambda r, e, got=got: got.append((r, e))) for row in batch])
+        for _ in batch:
+            answers.get(timeout=30)
+        out.append(got)
+    return out
+
+
+def make_writer(store: Store) -> tuple[Writer, queue.Queue]:
+    answers: queue.Queue = queue.Queue()
+
+    def deliver(outcomes):  # the server hops onto its loop here; the test answers in place
+        for job, result, error in outcomes:
+            job.done(result, error)
+            answers.put(1)
+
+    return Writer(store, deliver, max_batch=100), answers
+
+
+def rows(path) -> list[tuple]:
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return [(seq, rid, kind, json.loads(p)) for seq, rid, kind, p in conn.execute(
+            "SELECT seq, record_id, kind, payload FROM records ORDER BY seq"
+        )]  # fmt: skip
+    finally:
+        conn.close()
+
+
+def test_failed_commit_is_refused_whole_then_a_gap_row_leads_the_next_commit(store_path):
+    store = FlakyStore(store_path)
+    writer, answers = make_writer(store)
+    writer.start()
+    try:
+        (ok,) = run_batches(writer, answers, [event("a")])
+        store.fail = 2
+        refused1, refused2 = run_batches(writer, answers, [event("b"), event("c")], [event("d")])
+        assert writer.outage is not None and writer.outage.failed_commits == 2
+        (after,) = run_batches(writer, answers, [event("e")])
+    finally:
+        writer.stop()
+        store.close()
+    assert ok[0][1] is None and ok[0][0].seq == 1
+    assert [e for _, e in refused1 + refused2] == ["unavailable"] * 3
+    assert all(r is None for r, _ in refused1 + refused2)
+    assert after == [(after[0][0], None)] and after[0][0].seq == 3
+    stored = rows(store_path)
+    assert [(seq, rid, kind) for seq, rid, kind, _ in stored] == [
+        (1, "a", "event"),
+        (2, stored[1][1], "gap"),
+        (3, "e", "event"),
+    ]
+    gap = stored[1][3]
+    assert gap["reason"] == "commit_failed"
+    assert gap["failed_commits"] == 2
+    assert gap["rows_refused"] == 3
+    assert "FullError" in gap["error"]
+    assert gap["first_failure_ns"] <= gap["last_failure_ns"]
+    assert writer.outage is None
+    assert writer.stats.commit_failures == 2
+    assert writer.stats.gaps_recorded == 1
+    assert writer.head_seq == 3
+
+
+def test_a_connection_that_cannot_roll_back_is_reopened(store_path):
+    store = Store(store_path)
+    writer, answers = make_writer(store)
+    reopened = []
+
+    def reopen():
+        reopened.append(True)
+        return Store(store_path)
+
+    writer._reopen = reopen
+    writer.start()
+    try:
+        run_batches(writer, answers, [event("a")])
+        store.conn.close()  # whatever broke it, the next commit fails ...
+        (refused,) = run_batches(writer, answers, [event("b")])
+        (after,) = run_batches(writer, answers, [event("c")])  # ... and the one after works again
+    finally:
+        writer.stop()
+        if writer.store is not None:
+            writer.store.close()
+    assert refused[0] == (None, "unavailable")
+    assert after[0][1] is None
+    assert reopened == [True]
+    assert [kind for _, _, kind, _ in rows(store_path)] == ["event", "gap", "event"]
+
+
+def test_row_built_on_the_writer_thread_sees_the_head(store_path):
+    store = Store(store_path)
+    writer, answers = make_writer(store)
+    writer.start()
+    seen = []
+
+    def attestation(w: Writer) -> Append:
+        seen.append(w.head_seq)
+        return Append("attest-x", "attestation", canonical_json({"head_seq": w.head_seq}))
+
+    try:
+        run_batches(writer, answers, [event("a"), event("b")])
+        got = []
+        writer.submit([Job(attestation, lambda r, e: got.append((r, e)))])
+        answers.get(timeout=30)
+    finally:
+        writer.stop()
+        store.close()
+    assert seen == [2]
+    assert got[0][0].seq == 3
+
+
+def test_submit_after_stop_is_refused(store_path):
+    store = Store(store_path)
+    writer, _ = make_writer(store)
+    writer.start()
+    writer.stop()
+    store.close()
+    assert writer.submit([Job(event("late"), lambda r, e: None)]) is False
