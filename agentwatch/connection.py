@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Optional
 
 from . import __version__
 from .store import Appended
-from .writer import Job
+from .writer import Job, Refusal
 
 if TYPE_CHECKING:
     from .server import Server
@@ -48,7 +48,7 @@ class Slot:
         self.conn = conn
         self.reply = reply
 
-    def done(self, result: Optional[Appended], error: Optional[str]) -> None:
+    def done(self, result: Optional[Appended], error: Optional[Refusal]) -> None:
         """Called on the event loop by Server._on_results."""
         conn = self.conn
         counters = conn.server.counters
@@ -63,11 +63,11 @@ class Slot:
                 _TRUE_FALSE[result.duplicate],
             )
         else:
-            counters.unavailable += 1
-            if error == "shutting_down":
-                self.reply = error_line(error, "the daemon is stopping; spool the record")
+            if error.code == "bad_request":
+                counters.rejected["bad_request"] += 1
             else:
-                self.reply = error_line("unavailable", "the store cannot commit now; spool the record and retry later")
+                counters.unavailable += 1
+            self.reply = error_line(error.code, error.message)
         conn.server.mark_dirty(conn)
 
 

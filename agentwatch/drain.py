@@ -7,8 +7,10 @@ worker thread, hands the rows to the writer like any socket request, waits
 for the answers, and only then touches the files, again on a worker thread:
 a committed record (or a duplicate of one) deletes its file; a file that
 cannot become a record was recorded as a `gap` row (reason, size, sha256) and
-is moved to `spool/bad/` once that row is committed. A refused commit leaves
-the file for a later pass. Nothing leaves the spool without a committed row.
+is moved to `spool/bad/` once that row is committed; so is a file whose
+record the store itself refused (`bad_request` from the writer). A commit
+refused as `unavailable` leaves the file for a later pass. Nothing leaves the
+spool without a committed row.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from .normalize import gap_append
 from .spool import Spool, SpoolFile
 from .store import Append, Appended
-from .writer import Job
+from .writer import Job, Refusal
 
 if TYPE_CHECKING:
     from .server import Server
@@ -40,7 +42,7 @@ class Spooled:
     row: Append
     error: Optional[str]  # why the file is unusable (then `row` is the gap row), else None
     result: Optional[Appended] = None
-    refused: bool = False
+    refusal: Optional[Refusal] = None
 
 
 class SpoolDrainer:
@@ -49,6 +51,7 @@ class SpoolDrainer:
         self.spool = Spool(root)
         self._normalize = normalize  # normalize.to_append, bound to the daemon's redaction policy
         self.inflight: set[str] = set()  # file names handed to the writer and not yet settled
+        self.refused_by_store: dict[str, str] = {}  # file name -> why the writer refused its row
         self._stats: dict = {}
         self._stats_at = 0.0
         self._stopping = False
@@ -101,9 +104,12 @@ class SpoolDrainer:
         answered = loop.create_future()
         outstanding = len(items)
 
-        def answer(item: Spooled, result: Optional[Appended], error: Optional[str]) -> None:
+        def answer(item: Spooled, result: Optional[Appended], refusal: Optional[Refusal]) -> None:
             nonlocal outstanding
-            item.result, item.refused = result, error is not None
+            item.result, item.refusal = result, refusal
+            if refusal is not None and refusal.code == "bad_request" and item.error is None:
+                # The store will never take this record: next pass records the file as a gap.
+                self.refused_by_store[item.file.path.name] = refusal.message
             outstanding -= 1
             if outstanding == 0:
                 answered.set_result(None)
@@ -159,6 +165,10 @@ class SpoolDrainer:
 
     def _row(self, file: SpoolFile) -> Spooled:
         error = file.error
+        refused = self.refused_by_store.pop(file.path.name, None)
+        if error is None and refused is not None:
+            error = refused
+            return Spooled(file, gap_append(file.gap_record_id, "spool_refused", file.gap_detail(error)), error)
         if error is None:
             envelope = dict(file.envelope)
             envelope["delivery"] = "spool"

@@ -31,7 +31,7 @@ from .connection import Connection
 from .drain import SpoolDrainer
 from .errors import AgentwatchError, StoreUnreachable
 from .store import Append, Appended, Store
-from .writer import DEFAULT_MAX_BATCH, Job, Writer
+from .writer import DEFAULT_MAX_BATCH, Job, Refusal, Writer
 
 MAX_LINE = 1 << 20  # bytes per request line, newline excluded (docs/protocol.md)
 REJECT_REASONS = ("bad_json", "bad_utf8", "too_large", "unknown_op", "bad_request")
@@ -215,7 +215,8 @@ class Server:
     def submit(self, jobs: list[Job]) -> None:
         """Hand jobs to the writer; the caller has already counted them in `inflight`."""
         if not self.writer.submit(jobs):
-            self._on_results([(job, None, "shutting_down") for job in jobs])
+            refusal = Refusal("shutting_down", "the daemon is stopping; spool the record")
+            self._on_results([(job, None, refusal) for job in jobs])
 
     def _deliver_from_writer(self, outcomes: list) -> None:
         # Runs on the writer thread: one hop onto the loop per batch.
@@ -298,6 +299,7 @@ class Server:
                 "commits": stats.commits if stats else 0,
                 "rows_committed": stats.rows_committed if stats else 0,
                 "largest_batch": stats.batch_max if stats else 0,
+                "rows_refused_by_store": stats.rows_refused_by_store if stats else 0,
                 "last_commit_ns": stats.last_commit_ns if stats else 0,
                 "queued": writer.queued() if writer else 0,
             },
@@ -322,7 +324,7 @@ def _normalizer() -> Callable[..., Append]:
     return normalize.to_append
 
 
-def _ignore(result: Optional[Appended], error: Optional[str]) -> None:
+def _ignore(result: Optional[Appended], error: Optional[Refusal]) -> None:
     pass
 
 

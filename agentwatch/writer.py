@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
+import apsw
+
 from .normalize import gap_append
 from .store import Append, Appended, Store
 
@@ -33,14 +35,28 @@ DEFAULT_MAX_BATCH = 1000
 RowSource = Union[Append, Callable[["Writer"], Append]]
 
 
+# Errors that belong to a row, not to the store: the same row fails the same way
+# every time. Everything else (disk full, I/O, busy, a closed connection) is
+# the store's, and refuses the whole group as `unavailable`.
+ROW_ERRORS = (apsw.SQLError, apsw.ConstraintError, apsw.TooBigError, apsw.MismatchError, ValueError, TypeError)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a job was not committed: `unavailable` (retry later), `bad_request` (never), `shutting_down`."""
+
+    code: str
+    message: str
+
+
 class Job:
     """One row to commit and the callback (run on the event loop) told how it went."""
 
     __slots__ = ("row", "done")
 
-    def __init__(self, row: RowSource, done: Callable[[Optional[Appended], Optional[str]], None]):
+    def __init__(self, row: RowSource, done: Callable[[Optional[Appended], Optional[Refusal]], None]):
         self.row = row
-        self.done = done  # done(result, None) after commit; done(None, error) when refused
+        self.done = done  # done(result, None) after commit; done(None, refusal) when not committed
 
 
 @dataclass
@@ -77,6 +93,7 @@ class WriterStats:
     last_commit_ns: int = 0
     last_error: Optional[str] = None
     batch_max: int = 0
+    rows_refused_by_store: int = 0  # single rows the store refused (answered bad_request)
 
 
 class Writer:
@@ -156,15 +173,30 @@ class Writer:
                 print(f"agentwatch serve: writer: unexpected {exc!r}", file=sys.stderr)
 
     def _commit(self, jobs: list[Job]) -> list:
-        rows: list[Append] = []
         try:
-            for job in jobs:
-                row = job.row
-                rows.append(row if isinstance(row, Append) else row(self))
+            rows = [job.row if isinstance(job.row, Append) else job.row(self) for job in jobs]
+        except Exception as exc:  # a row builder's bug: refuse the group rather than lose the thread
+            return self._failed(jobs, exc)
+        return self._commit_rows(jobs, rows)
+
+    def _commit_rows(self, jobs: list[Job], rows: list[Append]) -> list:
+        try:
             if self.store is None:
                 self.store = self._reopen()
             gap = self.outage.gap_row() if self.outage is not None else None
             results = self.store.append([gap, *rows] if gap is not None else rows)
+        except ROW_ERRORS as exc:
+            # Something about one row (a payload SQLite's JSON functions refuse, a CHECK)
+            # fails the whole transaction. Split the group so the one poisoned row is
+            # refused alone instead of turning every record beside it away, forever.
+            self._recover_connection()
+            if len(jobs) == 1:
+                self.stats.rows_refused_by_store += 1
+                message = f"the store refused this record ({type(exc).__name__}: {exc})"
+                print(f"agentwatch serve: {message}: {rows[0].record_id!r}", file=sys.stderr)
+                return [(jobs[0], None, Refusal("bad_request", message))]
+            half = len(jobs) // 2
+            return self._commit_rows(jobs[:half], rows[:half]) + self._commit_rows(jobs[half:], rows[half:])
         except Exception as exc:
             return self._failed(jobs, exc)
         now = time.time_ns()
@@ -197,7 +229,8 @@ class Writer:
         outage.failed_commits += 1
         outage.rows_refused += len(jobs)
         self._recover_connection()
-        return [(job, None, "unavailable") for job in jobs]
+        refusal = Refusal("unavailable", "the store cannot commit now; spool the record and retry later")
+        return [(job, None, refusal) for job in jobs]
 
     def _recover_connection(self) -> None:
         """Leave no transaction open; drop a connection that cannot even roll back."""

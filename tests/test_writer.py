@@ -75,7 +75,7 @@ def test_failed_commit_is_refused_whole_then_a_gap_row_leads_the_next_commit(sto
         writer.stop()
         store.close()
     assert ok[0][1] is None and ok[0][0].seq == 1
-    assert [e for _, e in refused1 + refused2] == ["unavailable"] * 3
+    assert [e.code for _, e in refused1 + refused2] == ["unavailable"] * 3
     assert all(r is None for r, _ in refused1 + refused2)
     assert after == [(after[0][0], None)] and after[0][0].seq == 3
     stored = rows(store_path)
@@ -116,7 +116,7 @@ def test_a_connection_that_cannot_roll_back_is_reopened(store_path):
         writer.stop()
         if writer.store is not None:
             writer.store.close()
-    assert refused[0] == (None, "unavailable")
+    assert refused[0][0] is None and refused[0][1].code == "unavailable"
     assert after[0][1] is None
     assert reopened == [True]
     assert [kind for _, _, kind, _ in rows(store_path)] == ["event", "gap", "event"]
@@ -151,3 +151,25 @@ def test_submit_after_stop_is_refused(store_path):
     writer.stop()
     store.close()
     assert writer.submit([Job(event("late"), lambda r, e: None)]) is False
+
+
+def test_a_row_the_store_refuses_is_refused_alone(store_path):
+    # Malformed JSON passes Append's checks but fails the generated columns at INSERT,
+    # which fails the whole transaction: the writer must split the group.
+    poison = Append("poison", "event", b'{"harness": ')
+    store = Store(store_path)
+    writer, answers = make_writer(store)
+    writer.start()
+    try:
+        (got,) = run_batches(writer, answers, [event("a"), event("b"), poison, event("c"), event("d")])
+    finally:
+        writer.stop()
+        store.close()
+    refused = [(r, e) for r, e in got if e is not None]
+    assert len(refused) == 1 and refused[0][1].code == "bad_request"
+    assert "SQLError" in refused[0][1].message
+    stored = rows(store_path)
+    assert [(seq, rid) for seq, rid, _, _ in stored] == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+    assert writer.outage is None
+    assert writer.stats.commit_failures == 0
+    assert writer.stats.rows_refused_by_store == 1
