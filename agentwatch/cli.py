@@ -131,6 +131,13 @@ def serve_cmd(
     idle_timeout: float = typer.Option(
         30.0, "--idle-timeout", min=0.1, metavar="SECONDS", help="Close a connection that sends no complete line for this long."
     ),
+    verify_interval: float = typer.Option(
+        5.0,
+        "--verify-interval",
+        min=0,
+        metavar="SECONDS",
+        help="Seconds between background chain verification rounds (new rows only); 0 turns it off.",
+    ),
 ) -> None:
     """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -150,6 +157,7 @@ def serve_cmd(
         spool=Path(spool) if spool else paths.default_spool(),
         attest_interval=attest_interval,
         idle_timeout=idle_timeout,
+        verify_interval=verify_interval,
     )
     try:
         code = serve(config)
@@ -166,8 +174,9 @@ def health_cmd(
 ) -> None:
     """Ask the running daemon how it is: writer state, counters, spool, head.
 
-    Exit 0 when healthy, 1 when it reports a problem (failing commits,
-    quarantined spool files), 3 when no daemon answers on the socket.
+    Exit 0 when healthy, 1 when it reports a problem (failing commits, a
+    chain break found by the background verifier, quarantined spool files),
+    3 when no daemon answers on the socket.
     """
     from . import health
 

@@ -82,6 +82,12 @@ def problems(health: dict) -> list[str]:
     writer = health.get("writer", {})
     if writer.get("state") != "ok":
         found.append(f"writer is failing since {writer.get('failing_since')}: {writer.get('last_error')}")
+    sweeper = health.get("sweeper", {})
+    if sweeper.get("state") == "broken":
+        finding = sweeper.get("finding") or {}
+        found.append(f"chain verification found {finding.get('kind')} at seq {finding.get('seq')}: {finding.get('detail')}")
+    elif sweeper.get("state") == "error":
+        found.append(f"chain verification cannot run: {sweeper.get('last_error')}")
     if health.get("spool", {}).get("bad"):
         found.append(f"{health['spool']['bad']} spool file(s) quarantined in {health.get('spool_path')}/bad")
     return found

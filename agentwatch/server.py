@@ -31,6 +31,7 @@ from .connection import Connection
 from .drain import SpoolDrainer
 from .errors import AgentwatchError, StoreUnreachable
 from .store import Append, Appended, Store
+from .sweeper import Sweeper
 from .writer import DEFAULT_MAX_BATCH, Job, Refusal, Writer
 
 MAX_LINE = 1 << 20  # bytes per request line, newline excluded (docs/protocol.md)
@@ -51,6 +52,7 @@ class ServeConfig:
     max_inflight_per_connection: int = 1000
     max_line: int = MAX_LINE
     spool_poll: float = 0.5  # seconds between looks at spool/new
+    verify_interval: float = 5.0  # seconds between sweeper rounds (incremental verify); 0 turns it off
     drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
     drain_max: float = 10.0  # ... or this long at most
 
@@ -91,6 +93,7 @@ class Server:
         self.counters = Counters()
         self.started_ns = time.time_ns()
         self.writer: Optional[Writer] = None
+        self.sweeper: Optional[Sweeper] = None
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.conns: set[Connection] = set()
         self.inflight = 0  # records handed to the writer and not yet answered
@@ -164,6 +167,10 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
         self.writer.start()
+        if self.config.verify_interval > 0:
+            writer = self.writer
+            self.sweeper = Sweeper(self.config.store, lambda: writer.head_seq, interval=self.config.verify_interval)
+            self.sweeper.start()
         server = await loop.create_unix_server(lambda: Connection(self), sock=listener, backlog=runfiles.BACKLOG)
         tasks = [
             asyncio.create_task(self._idle_sweep()),
@@ -174,6 +181,8 @@ class Server:
         await self._stop.wait()
         self.draining = True
         server.close()  # stop accepting; clients now spool
+        if self.sweeper is not None:
+            await asyncio.to_thread(self.sweeper.stop)
         await self.drainer.stop()
         await self._finish_reading()
         for task in tasks:
@@ -309,11 +318,13 @@ class Server:
             "connections_open": len(self.conns),
             "draining": self.draining,
             "spool": self.drainer.stats(),
+            "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),
             "limits": {
                 "max_line_bytes": cfg.max_line,
                 "idle_timeout_s": cfg.idle_timeout,
                 "attest_interval_s": cfg.attest_interval,
+                "verify_interval_s": cfg.verify_interval,
                 "max_batch": cfg.max_batch,
             },
         }
@@ -336,6 +347,8 @@ def serve(config: ServeConfig) -> int:
     """Run the daemon in this process until SIGTERM/SIGINT. Returns the exit code."""
     if config.idle_timeout <= 0:
         raise AgentwatchError("idle timeout must be positive")
+    if config.verify_interval < 0:
+        raise AgentwatchError("verify interval must be zero (off) or positive")
     if config.attest_interval < 0:
         raise AgentwatchError("attest interval must be zero (off) or positive")
     return Server(config).run()

@@ -122,6 +122,7 @@ class Daemon:
         spool: Optional[Path] = None,
         attest_interval: float = 0,
         idle_timeout: float = 30.0,
+        verify_interval: float = 5.0,
         extra_args: Iterable[str] = (),
     ):
         self.root = Path(root)
@@ -130,6 +131,7 @@ class Daemon:
         self.spool = spool or self.root / "data" / "spool"
         self.attest_interval = attest_interval
         self.idle_timeout = idle_timeout
+        self.verify_interval = verify_interval
         self.extra_args = list(extra_args)
         self.proc: Optional[subprocess.Popen] = None
         self.log = self.root / f"daemon-{uuid.uuid4().hex[:8]}.log"
@@ -142,6 +144,7 @@ class Daemon:
             "--spool", str(self.spool),
             "--attest-interval", str(self.attest_interval),
             "--idle-timeout", str(self.idle_timeout),
+            "--verify-interval", str(self.verify_interval),
             *self.extra_args,
         ]  # fmt: skip
 

@@ -408,6 +408,54 @@ def test_spool_is_drained_at_start_and_while_serving(tmp_path):
     assert d.count("gap") == 1
 
 
+# -- background verification ---------------------------------------------------------------
+
+
+def test_sweeper_verifies_new_rows_as_they_come(tmp_path):
+    d = Daemon(tmp_path, verify_interval=0.1).start()
+    try:
+        with d.client() as client:
+            client.send(b"".join(line(envelope(f"v-{i}")) for i in range(300)))
+            last = [client.reply() for _ in range(300)][-1]["seq"]
+
+        def caught_up():
+            sweeper = d.health()["sweeper"]
+            return sweeper if sweeper["verified_seq"] >= last else None
+
+        sweeper = wait_for(caught_up, "the sweeper to verify up to the last ack")
+        assert sweeper["state"] == "ok"
+        assert sweeper["started_from"] == "genesis"
+        assert sweeper["finding"] is None
+    finally:
+        assert d.stop() == 0
+
+
+def test_sweeper_reports_a_tampered_row_and_recording_goes_on(tmp_path):
+    from chain_tamper import build_store, flip_payload_byte, tamper
+
+    d = Daemon(tmp_path, verify_interval=0.1)
+    d.store.parent.mkdir(parents=True)
+    build_store(d.store, rows=12)
+    with tamper(d.store) as con:
+        flip_payload_byte(con, 5)
+    d.start()
+    try:
+        sweeper = wait_for(lambda: (s := d.health()["sweeper"])["state"] == "broken" and s, "the sweeper's finding")
+        assert sweeper["finding"]["seq"] == 5
+        assert sweeper["finding"]["kind"] == "payload_edited"
+        assert sweeper["verified_seq"] == 4
+        out = subprocess.run(
+            [sys.executable, "-m", "agentwatch.cli", "health", "--socket", str(d.socket)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert out.returncode == 1
+        assert "payload_edited at seq 5" in out.stderr
+        assert d.request(envelope("still-recorded"))["ok"] is True
+    finally:
+        assert d.stop() == 0
+    assert "found payload_edited at seq 5" in d.output()
+
+
 # -- fail closed -------------------------------------------------------------------------
 
 
