@@ -366,6 +366,71 @@ def uninstall_cmd(
     render.emit_install(result, json_out)
 
 
+config_app = typer.Typer(name="config", help="Show the effective configuration.", no_args_is_help=True)
+app.add_typer(config_app)
+
+
+@config_app.command("show")
+def config_show_cmd(
+    store: Optional[Path] = typer.Option(None, "--store", help="Store path, as the other commands take it."),
+    socket_path: Optional[Path] = typer.Option(None, "--socket", help="Daemon socket, as the other commands take it."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Print every configuration key, its effective value and where it came from.
+
+    Sources: default, file:PATH ($XDG_CONFIG_HOME/agentwatch/config.toml or
+    AGENTWATCH_CONFIG), env:AGENTWATCH_*, flag:--NAME, project:PATH (a
+    .agentwatch.toml in this directory or a parent, which may only tighten).
+    Exit 2 when a file, variable or flag is invalid. See docs/config.md.
+    """
+    from . import config
+
+    try:
+        cfg = config.load({"store": store, "socket": socket_path})
+    except AgentwatchError as exc:
+        fail(exc)
+    if json_out:
+        doc = {"config": cfg.as_dict(), "sources": dict(cfg.sources), "files": list(cfg.files), "digest": cfg.digest()}
+        print(json.dumps(doc, indent=2))
+        return
+    width = max(map(len, cfg.values))
+    for key, value in cfg.as_dict().items():
+        print(f"{key:<{width}}  {json.dumps(value)}  ({cfg.sources[key]})")
+    print(f"{'digest':<{width}}  {cfg.digest()}")
+
+
+service_app = typer.Typer(name="service", help="Run the recorder as a login service.", no_args_is_help=True)
+app.add_typer(service_app)
+
+
+@service_app.command("print")
+def service_print_cmd(
+    kind: str = typer.Argument(..., metavar="systemd|launchd", help="systemd user unit or launchd LaunchAgent."),
+    store: Optional[Path] = StoreOpt,
+    socket_path: Optional[Path] = SocketOpt,
+) -> None:
+    """Print a service definition that runs `agentwatch serve` with this installation.
+
+    The definition runs the current interpreter (`python -m agentwatch.cli
+    serve`), restarts it when it fails, and sets AGENTWATCH_STORE and
+    AGENTWATCH_SOCKET to the effective store and socket. Where to save it goes
+    to stderr. Nothing is installed or started.
+    """
+    from . import config, service
+
+    if kind not in ("systemd", "launchd"):
+        fail(f"unknown service kind {kind!r} (expected systemd or launchd)", 2)
+    try:
+        cfg = config.load({"store": store, "socket": socket_path})
+    except AgentwatchError as exc:
+        fail(exc)
+    path, explicit = config.user_config_path()
+    config_file = path if explicit else None
+    render_fn = service.systemd_unit if kind == "systemd" else service.launchd_plist
+    sys.stdout.write(render_fn(cfg.store, cfg.socket, config_file=config_file))
+    print(f"agentwatch: {service.install_hint(kind)}", file=sys.stderr)
+
+
 def main() -> None:
     app()
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 from typing import Any
 
+from . import redact
 from .adapters import adapter_for
 from .chain import MAX_RECORD_ID_BYTES, canonical_json
 from .store import Append, json_nesting_exceeds
@@ -160,26 +161,35 @@ def _argv_payload(env: dict, payload: Any, error: str | None) -> tuple[Any, str 
     return payload, error
 
 
-def to_append(env: dict, *, uid: int | None = None, peer_pid: int | None = None) -> Append:
-    """Check, normalize and serialize one envelope. Raises BadEnvelope or ValueError."""
+def to_append(
+    env: dict, *, uid: int | None = None, peer_pid: int | None = None, policy: redact.Policy | None = None
+) -> Append:
+    """Check, normalize, redact and serialize one envelope. Raises BadEnvelope or ValueError.
+
+    `policy` decides what the stored document may keep (docs/redaction.md); by
+    default the `redacted` mode with the per-install salt, so no path to the
+    store skips redaction.
+    """
     check_envelope(env)
     doc = record_document(env, uid=uid, peer_pid=peer_pid)
+    if policy is None:
+        policy = redact.default_policy()
     try:
-        payload = _encode(doc)
+        payload = _encode(doc, policy)
     except RecursionError:
         # Deeper than the JSON encoder's recursion limit (about 1000 levels): a rejection, not a crash.
         raise ValueError("a value in the envelope is nested too deeply to store") from None
     return Append(env["record_id"], "event", payload)
 
 
-def _encode(doc: dict) -> bytes:
+def _encode(doc: dict, policy: redact.Policy) -> bytes:
     try:
-        return canonical_json(doc)
+        return policy.encode(doc)
     except ValueError:
         # A value JSON cannot carry exactly (lone surrogate, NaN): keep it, escaped.
         doc["raw"] = json.dumps(doc.get("raw"), ensure_ascii=True, allow_nan=True)
         doc["payload_error"] = "payload has values JSON cannot carry exactly; stored as escaped text"
-        return canonical_json(_scrub(doc))
+        return policy.encode(_scrub(doc))
 
 
 def _scrub(value: Any) -> Any:

@@ -1,0 +1,303 @@
+"""Configuration: defaults, a TOML file, AGENTWATCH_* variables and flags (docs/config.md).
+
+Precedence, lowest first: defaults < config file < environment < flags. A
+project file (`.agentwatch.toml` in the current directory or a parent) comes
+last and may only tighten: a stricter privacy mode, more redaction patterns,
+durability `full`. Anything else in it, or an attempt to weaken, is refused.
+
+Every problem is a ConfigError (exit 2) naming the file or variable and the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from . import paths, redact
+from .chain import canonical_json
+from .errors import UsageError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = None  # type: ignore[assignment]
+
+CONFIG_VERSION = 1
+FILE_NAME = "config.toml"
+PROJECT_FILE_NAME = ".agentwatch.toml"
+DURABILITY = ("full",)
+
+
+class ConfigError(UsageError):
+    """A configuration file, variable or flag is unusable (exit 2)."""
+
+
+# --- value parsers: (value, where) -> value, raising ValueError with the reason ---------------
+
+def _path(value: Any, where: str) -> Path:
+    if not isinstance(value, str) or not value:
+        raise ValueError("must be a non-empty string (a path)")
+    path = Path(value).expanduser()
+    if where in ("file", "project") and not path.is_absolute():
+        raise ValueError("must be an absolute path (or start with ~)")
+    return path
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[Any, str], str]:
+    def parse(value: Any, where: str) -> str:
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(map(repr, options))}, not {value!r}")
+        return value
+    return parse
+
+
+def _durability(value: Any, where: str) -> str:
+    if value not in DURABILITY:
+        raise ValueError(f"only 'full' is supported (every commit before an acknowledgement is durable), not {value!r}")
+    return value
+
+
+def _number(lo: float, hi: float, *, integer: bool) -> Callable[[Any, str], Any]:
+    def parse(value: Any, where: str) -> Any:
+        if isinstance(value, str) and where in ("env", "flag"):
+            try:
+                value = int(value) if integer else float(value)
+            except ValueError:
+                raise ValueError(f"must be {'an integer' if integer else 'a number'}, not {value!r}") from None
+        kinds = (int,) if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise ValueError(f"must be {'an integer' if integer else 'a number'}, not {value!r}")
+        if not lo <= value <= hi or value != value:
+            raise ValueError(f"must be between {lo:g} and {hi:g}, not {value!r}")
+        return value
+    return parse
+
+
+def _patterns(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) and where in ("env", "flag"):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError("must be a JSON list of regular expressions") from None
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise ValueError("must be a list of regular expressions (strings)")
+    if len(value) > 64:
+        raise ValueError("at most 64 patterns")
+    for i, pattern in enumerate(value):
+        if len(pattern) > 1000:
+            raise ValueError(f"pattern {i + 1} is longer than 1000 characters")
+        try:
+            redact.validate_pattern(pattern)
+        except Exception as exc:  # re.error or ValueError
+            raise ValueError(f"pattern {i + 1} ({pattern!r}) is not usable: {exc}") from None
+    return tuple(value)
+
+
+# --- the keys ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Key:
+    name: str  # dotted, as in the file
+    parse: Callable[[Any, str], Any]
+    default: Callable[[], Any]
+    doc: str
+    project: str | None = None  # None: not in a project file; "tighten"; "add"
+
+    @property
+    def env(self) -> str:
+        return "AGENTWATCH_" + self.name.replace(".", "_").upper()
+
+
+KEYS: dict[str, Key] = {k.name: k for k in (
+    Key("store", _path, lambda: paths.data_dir() / "store.db", "the store (SQLite database)"),
+    Key("socket", _path, lambda: paths.runtime_dir() / "agentwatch.sock", "the daemon's Unix socket"),
+    Key("spool", _path, lambda: paths.data_dir() / "spool", "where hooks spool records the daemon did not ack"),
+    Key("privacy", _choice(redact.MODES), lambda: redact.REDACTED,
+        "full | redacted | hashed | metadata-only (docs/redaction.md)", project="tighten"),
+    Key("durability", _durability, lambda: "full", "only 'full': the commit before an ack is durable",
+        project="tighten"),
+    Key("redaction.salt_file", _path, redact.default_salt_file, "per-install salt for masks and hashes (0600)"),
+    Key("redaction.extra_patterns", _patterns, tuple, "more regular expressions to mask", project="add"),
+    Key("serve.attest_interval_s", _number(0, 86400, integer=False), lambda: 60.0,
+        "seconds between attestation rows (0: only at start and stop)"),
+    Key("serve.batch_max", _number(1, 100_000, integer=True), lambda: 1000, "rows per group commit at most"),
+    Key("hook.timeout_ms", _number(1, 60_000, integer=True), lambda: 250,
+        "how long a hook waits for the daemon's ack before it spools"),
+)}
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> tuple[Path, bool]:
+    """The config file and whether it was named explicitly (AGENTWATCH_CONFIG)."""
+    env = os.environ if env is None else env
+    explicit = env.get("AGENTWATCH_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser(), True
+    base = env.get("XDG_CONFIG_HOME")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
+    return root / paths.APP / FILE_NAME, False
+
+
+def find_project_file(cwd: Path | None = None) -> Path | None:
+    here = Path(cwd or os.getcwd()).absolute()
+    for directory in (here, *here.parents):
+        candidate = directory / PROJECT_FILE_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+# --- the effective configuration -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Config:
+    values: Mapping[str, Any]
+    sources: Mapping[str, str]  # key -> default | file:<path> | env:<VAR> | flag:<--name> | project:<path>
+    files: tuple[str, ...] = field(default=())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @property
+    def store(self) -> Path:
+        return self.values["store"]
+
+    @property
+    def socket(self) -> Path:
+        return self.values["socket"]
+
+    @property
+    def spool(self) -> Path:
+        return self.values["spool"]
+
+    @property
+    def privacy(self) -> str:
+        return self.values["privacy"]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready values, keyed by their dotted names."""
+        return {k: _jsonable(v) for k, v in self.values.items()}
+
+    def digest(self) -> str:
+        """sha256 of the effective configuration's canonical JSON; stable across runs and key order."""
+        doc = {"config_version": CONFIG_VERSION, "values": self.as_dict()}
+        return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
+
+    def policy(self) -> redact.Policy:
+        """The redaction policy this configuration asks for (reads or creates the salt file)."""
+        mode = self.values["privacy"]
+        salt = b"" if mode == redact.FULL else redact.load_salt(self.values["redaction.salt_file"])
+        return redact.Policy(mode, salt, self.values["redaction.extra_patterns"])
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def load(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    project: bool = True,
+) -> Config:
+    """The effective configuration. `flags` maps dotted keys to values given on the command
+    line (None = not given). Raises ConfigError."""
+    env = os.environ if env is None else env
+    values = {name: key.default() for name, key in KEYS.items()}
+    sources = dict.fromkeys(KEYS, "default")
+    files: list[str] = []
+
+    path, explicit = user_config_path(env)
+    if explicit or path.is_file():
+        for name, raw in _read_toml(path).items():
+            values[name] = _parse(name, raw, "file", str(path))
+            sources[name] = f"file:{path}"
+        files.append(str(path))
+    for name, key in KEYS.items():
+        if env.get(key.env):
+            values[name] = _parse(name, env[key.env], "env", f"environment variable {key.env}")
+            sources[name] = f"env:{key.env}"
+    for name, raw in (flags or {}).items():
+        if raw is None:
+            continue
+        if name not in KEYS:
+            raise ConfigError(f"unknown configuration key {name!r} given as a flag")
+        flag = "--" + name.replace(".", "-").replace("_", "-")
+        values[name] = _parse(name, str(raw) if isinstance(raw, Path) else raw, "flag", f"option {flag}")
+        sources[name] = f"flag:{flag}"
+
+    project_path = find_project_file(cwd) if project else None
+    if project_path is not None:
+        _apply_project(project_path, values, sources)
+        files.append(str(project_path))
+    return Config(values, sources, tuple(files))
+
+
+def _parse(name: str, raw: Any, where: str, label: str) -> Any:
+    """`where` is file, project, env or flag; `label` names it in the error."""
+    try:
+        return KEYS[name].parse(raw, where)
+    except ValueError as exc:
+        raise ConfigError(f"{label}: key {name!r}: {exc}") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """Flattened to dotted keys; unknown keys refused."""
+    if tomllib is None:
+        raise ConfigError(f"{path}: reading TOML needs Python 3.11 or later")
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file does not exist (AGENTWATCH_CONFIG names it)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    flat: dict[str, Any] = {}
+    _flatten(doc, "", flat, path)
+    return flat
+
+
+def _flatten(table: dict, prefix: str, out: dict, path: Path) -> None:
+    for key, value in table.items():
+        name = prefix + key
+        if isinstance(value, dict) and any(k.startswith(name + ".") for k in KEYS):
+            _flatten(value, name + ".", out, path)
+        elif name in KEYS:
+            out[name] = value
+        else:
+            known = ", ".join(KEYS)
+            raise ConfigError(f"{path}: unknown key {name!r} (known keys: {known})")
+
+
+def _apply_project(path: Path, values: dict, sources: dict) -> None:
+    for name, raw in _read_toml(path).items():
+        rule = KEYS[name].project
+        if rule is None:
+            allowed = ", ".join(n for n, k in KEYS.items() if k.project)
+            raise ConfigError(f"{path}: key {name!r} cannot be set in a project file (only {allowed}: "
+                              "a project may tighten the recorder, never redirect or weaken it)")
+        value = _parse(name, raw, "project", str(path))
+        if name == "privacy":
+            current = values[name]
+            if redact.STRICTNESS[value] < redact.STRICTNESS[current]:
+                raise ConfigError(f"{path}: key 'privacy': a project file may only tighten privacy; "
+                                  f"{value!r} is weaker than the effective {current!r} "
+                                  f"(order: {' < '.join(redact.MODES)})")
+            if value != current:
+                values[name], sources[name] = value, f"project:{path}"
+        elif rule == "add":
+            merged = tuple(dict.fromkeys((*values[name], *value)))
+            if merged != values[name]:
+                values[name] = merged
+                sources[name] = f"{sources[name]}+project:{path}" if sources[name] != "default" else f"project:{path}"
+        # durability: the parser already refused anything but the one (strongest) value.

@@ -1,0 +1,169 @@
+"""Synthetic secrets for the redaction self-test and the test suite.
+
+Every secret here is fake: made at run time from a fixed seed, shaped like the
+real format (prefix, alphabet, length) so the rules must catch it, and never a
+credential anyone issued. They are assembled from parts so that this file
+holds no literal token a secret scanner would flag.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from functools import lru_cache
+
+UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+LOWER = "abcdefghijklmnopqrstuvwxyz"
+DIGITS = "0123456789"
+ALNUM = UPPER + LOWER + DIGITS
+B64 = ALNUM + "+/"
+B64URL = ALNUM + "-_"
+HEX = "0123456789abcdef"
+BASE32 = UPPER + "234567"
+
+
+def fake(label: str, alphabet: str, n: int) -> str:
+    """n characters of `alphabet`, deterministic in `label`, with every class mixed in."""
+    out: list[str] = []
+    counter = 0
+    while len(out) < n:
+        block = hashlib.sha256(f"agentwatch-fake:{label}:{counter}".encode()).digest()
+        out.extend(alphabet[b % len(alphabet)] for b in block)
+        counter += 1
+    chars = out[:n]
+    # Guarantee the classes a real token of this alphabet shows (upper, lower, digit).
+    for i, cls in enumerate((UPPER, LOWER, DIGITS)):
+        if n > 8 and not any(c in cls for c in chars) and any(c in alphabet for c in cls):
+            chars[3 + i] = next(c for c in cls if c in alphabet)
+    return "".join(chars)
+
+
+def _b64url(data: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _pem(kind: str, label: str, lines: int = 6, end: bool = True) -> str:
+    head = f"-----BEGIN {kind}PRIVATE KEY-----"
+    body = [fake(f"{label}{i}", B64, 64) for i in range(lines)]
+    tail = [f"-----END {kind}PRIVATE KEY-----"] if end else []
+    return "\n".join([head, *body, *tail])
+
+
+@lru_cache(maxsize=1)
+def secrets_corpus() -> tuple[tuple[str, str, str], ...]:
+    """(kind, secret, text containing it): the kind is the mask the rules must give."""
+    s: list[tuple[str, str, str]] = []
+
+    def add(kind: str, secret: str, *texts: str) -> None:
+        for text in texts or (secret,):
+            s.append((kind, secret, text.replace("{s}", secret)))
+
+    aws_id = "AK" + "IA" + fake("aws-id", BASE32, 16)
+    add("aws_access_key_id", aws_id, "{s}", "aws_access_key_id = {s}", "export AWS_ACCESS_KEY_ID={s}")
+    add("aws_access_key_id", "AS" + "IA" + fake("aws-sts", BASE32, 16), "creds: {s} (session)")
+    aws_secret = fake("aws-secret", B64, 40)
+    add("assignment", aws_secret, "aws_secret_access_key = {s}", "AWS_SECRET_ACCESS_KEY={s}",
+        '{"SecretAccessKey": "x", "aws_secret_access_key": "{s}"}')
+    add("private_key", _pem("", "gcp"), json.dumps({"type": "service_account", "private_key": "{s}"}),
+        "key file:\n{s}\n")
+    add("private_key", _pem("RSA ", "rsa"), "{s}")
+    add("private_key", _pem("OPENSSH ", "ssh"), "cat id_ed25519\n{s}")
+    add("private_key", _pem("EC ", "ec", end=False), "truncated: {s}")
+    add("google_api_key", "AI" + "za" + fake("gapi", B64URL, 35), "{s}", "https://maps.example.com/api?key={s}&q=1")
+    add("assignment", fake("azure-acct", B64, 86) + "==",
+        "DefaultEndpointsProtocol=https;AccountName=devstore;AccountKey={s};EndpointSuffix=core.windows.net")
+    add("assignment", fake("azure-sas", ALNUM, 43), "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig={s}")
+    add("azure_client_secret", fake("az-a", ALNUM, 3) + "8Q" + "~" + fake("az-b", ALNUM + "_-", 34),
+        "AZURE_CLIENT_SECRET_VALUE {s}")
+    for prefix in ("ghp", "gho", "ghu", "ghs", "ghr"):
+        add("github_token", prefix + "_" + fake(prefix, ALNUM, 36), "{s}", "git clone https://x-access:{s}@github.com/o/r")
+    add("github_token", "github" + "_pat_" + fake("ghpat1", ALNUM, 22) + "_" + fake("ghpat2", ALNUM, 59),
+        "GH_TOKEN is {s}")
+    add("gitlab_token", "gl" + "pat-" + fake("glpat", ALNUM + "_-", 20), "curl -H 'PRIVATE-TOKEN: {s}' https://gl")
+    add("openai_key", "sk" + "-" + fake("oai", ALNUM, 48), "{s}", "client = OpenAI(api_key='{s}')")
+    add("openai_key", "sk" + "-proj-" + fake("oaiproj", B64URL, 120), "OPENAI key {s} end")
+    add("anthropic_key", "sk" + "-ant-api03-" + fake("ant", B64URL, 93) + "AA", "{s}", "x-api-key: {s}")
+    add("openrouter_key", "sk" + "-or-v1-" + fake("or", HEX, 64), "{s}")
+    add("huggingface_token", "hf" + "_" + fake("hf", UPPER + LOWER, 34), "{s}", "huggingface-cli login --token {s}")
+    add("groq_key", "gs" + "k_" + fake("groq", ALNUM, 52), "{s}")
+    add("xai_key", "xa" + "i-" + fake("xai", ALNUM, 80), "{s}")
+    add("perplexity_key", "pp" + "lx-" + fake("pplx", ALNUM, 48), "{s}")
+    add("replicate_token", "r8" + "_" + fake("r8", ALNUM, 37), "{s}")
+    add("slack_token", "xo" + "xb-" + fake("sl1", DIGITS, 12) + "-" + fake("sl2", DIGITS, 13) + "-"
+        + fake("sl3", ALNUM, 24), "{s}", "SLACK_BOT={s}")
+    add("slack_token", "xo" + "xp-" + fake("slp", DIGITS, 12) + "-" + fake("slp2", ALNUM, 32), "{s}")
+    add("stripe_key", "sk" + "_live_" + fake("stripe", ALNUM, 24), "{s}", "Stripe.api_key = '{s}'")
+    add("stripe_key", "rk" + "_test_" + fake("stripe-rk", ALNUM, 24), "{s}")
+    add("stripe_webhook_secret", "wh" + "sec_" + fake("whsec", ALNUM, 32), "{s}")
+    add("npm_token", "np" + "m_" + fake("npm", ALNUM, 36), "//registry.npmjs.org/:_authToken={s}")
+    add("pypi_token", "py" + "pi-AgEIcHlwaS5vcmc" + fake("pypi", B64URL, 60), "{s}")
+    add("docker_token", "dc" + "kr_pat_" + fake("dckr", B64URL, 27), "{s}")
+    add("sendgrid_key", "SG" + "." + fake("sg1", B64URL, 22) + "." + fake("sg2", B64URL, 43), "{s}")
+    add("digitalocean_token", "do" + "p_v1_" + fake("do", HEX, 64), "{s}")
+    add("linear_key", "lin" + "_api_" + fake("lin", ALNUM, 40), "{s}")
+    header = _b64url({"alg": "HS256", "typ": "JWT"})
+    claims = _b64url({"sub": fake("jwt-sub", DIGITS, 10), "name": "Test User", "iat": 1700000000})
+    add("jwt", f"{header}.{claims}.{fake('jwt-sig', B64URL, 43)}", "{s}", "id_token {s} end")
+    url_pw = fake("urlpw", ALNUM, 14) + "!x"
+    add("url_password", url_pw, "postgres://admin:{s}@db.internal:5432/app", "DATABASE_URL is redis://:{s}@cache:6379/0")
+    add("assignment", fake("envpw", ALNUM, 18), "PASSWORD={s}", "DB_PASSWORD='{s}'", "SECRET_KEY: {s}",
+        'api_key="{s}"', "  password: {s}\n", '{"password":"{s}"}', "token={s}&user=alice",
+        "spring.datasource.password={s}")
+    add("authorization", fake("bearer", B64URL, 40), "Authorization: Bearer {s}",
+        'curl -H "Authorization: token {s}" https://api.example.com')
+    add("authorization", base64.b64encode(b"alice:" + fake("basic", ALNUM, 12).encode()).decode(),
+        "Authorization: Basic {s}")
+    add("cli_flag", fake("flagpw", ALNUM, 16), "mysql --password {s} -h db", "tool --token={s}", "curl -u alice:{s} https://x")
+    add("cookie", "session=" + fake("cookie", ALNUM, 32), "Cookie: {s}")
+    add("high_entropy", fake("entropy", ALNUM, 40), "the value is {s} in the log")
+    add("high_entropy", fake("entropy64", B64, 64), "blob {s}")
+    return tuple(s)
+
+
+def benign_corpus() -> tuple[str, ...]:
+    """Text the rules must leave alone: digests, ids, paths, code, prose."""
+    digest = hashlib.sha256(b"agentwatch").hexdigest()
+    return (
+        "sha256:" + digest,
+        "hmac-sha256:" + digest[:32],
+        digest[:40],
+        str(uuid.UUID(int=0x0190F1C27A3B7C1D9E2F3A4B5C6D7E8F)),
+        str(uuid.UUID(int=0x0190F1C27A3B7C1D9E2F3A4B5C6D7E8F)).upper(),
+        "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+        "/home/alice/src/agentwatch/agentwatch/normalize.py",
+        "/Users/Alice/Library/Application Support/Code/User/settings.json",
+        "src/agentwatch/adapters/claude_code.py",
+        "~/.claude/projects/-home-alice-src-app/0190f1c2-7a3b-7c1d-9e2f-3a4b5c6d7e8f.jsonl",
+        "/home/alice/.cache/pip/http/d/1/2/3/4f8a9c0b1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c",
+        "toolu_01" + fake("toolu", ALNUM, 22),
+        "call_" + fake("call", ALNUM, 24),
+        "sha512-" + base64.b64encode(hashlib.sha512(b"pkg").digest()).decode(),
+        "getUserAccountSettings2",
+        "AbstractSingletonProxyFactoryBean",
+        "def login(password: str, token: Optional[str] = None) -> bool:",
+        "password = os.environ['DB_PASSWORD']",
+        "client(api_key=api_key, secret=None)",
+        "token = get_token()",
+        "headers = {'Authorization': f'Bearer {token}'}",
+        "PASSWORD=${DB_PASSWORD}",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "max_tokens: 4096, input_tokens=1200",
+        "sorted(items, key=len)",
+        '{"key": "ArrowUp", "keyCode": 38}',
+        "PWD=/home/alice/src OLDPWD=/home/alice",
+        "alice@example.com wrote https://alice@example.com/path?q=1",
+        "git@github.com:agentwatch/agentwatch.git",
+        "https://example.com/a/b?page=2&sort=desc",
+        *(f"[REDACTED:{kind}:hmac-sha256:1a2b3c4d5e6f]" for kind in (
+            "github_token", "authorization", "cookie", "assignment", "secret_field", "private_key", "cli_flag",
+            "url_password", "high_entropy", "custom")),
+        "Authorization: [REDACTED:authorization:hmac-sha256:1a2b3c4d5e6f]",
+        "password=[REDACTED:assignment:hmac-sha256:1a2b3c4d5e6f]",
+        "PostToolUse", "Bash", "git status --short && ls -la src/",
+        "The quick brown fox jumps over the lazy dog; nothing secret here.",
+    )
+
+
+BENIGN = benign_corpus()

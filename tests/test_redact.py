@@ -1,0 +1,357 @@
+"""Redaction before store: every fake secret, in every field position, never reaches the store."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentwatch import normalize, redact
+from agentwatch.chain import canonical_json
+from agentwatch.redact_corpus import BENIGN, secrets_corpus
+from agentwatch.store import Store
+
+SALT = bytes(range(32))
+POLICY = redact.Policy(redact.REDACTED, SALT)
+CORPUS = secrets_corpus()
+SECRETS = sorted({secret for _, secret, _ in CORPUS})
+
+
+def forms(secret: str) -> list[bytes]:
+    """The byte forms a leaked secret could take in a row: as is, JSON-escaped, and its long lines."""
+    out = {secret.encode(), json.dumps(secret)[1:-1].encode()}
+    out.update(line.encode() for line in secret.splitlines() if len(line) >= 16)
+    return sorted(out)
+
+
+def leaked(data: bytes, secrets=SECRETS) -> list[str]:
+    return [s[:8] + "…" for s in secrets if any(f in data for f in forms(s))]
+
+
+@pytest.mark.parametrize("kind,secret,text", CORPUS, ids=[f"{i}-{k}" for i, (k, _, _) in enumerate(CORPUS)])
+def test_every_corpus_secret_is_masked_with_its_kind(kind, secret, text):
+    out = POLICY.redact_text(text)
+    assert secret not in out
+    assert f"[REDACTED:{kind}:hmac-sha256:" in out
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_look_alikes_are_left_alone(text):
+    assert POLICY.redact_text(text) == text
+
+
+def test_mask_is_stable_per_salt_and_differs_across_salts():
+    kind, secret, text = CORPUS[0]
+    first, again = POLICY.redact_text(text), POLICY.redact_text(f"again: {text}")
+    mask = POLICY.mask(kind, secret)
+    assert mask in first and mask in again
+    assert len(mask.rsplit(":", 1)[1]) == redact.MASK_HEX + 1  # 12 hex and "]"
+    other = redact.Policy(redact.REDACTED, bytes(32))
+    assert other.mask(kind, secret) != mask
+
+
+def test_redaction_is_idempotent():
+    for _, _, text in CORPUS:
+        once = POLICY.redact_text(text)
+        assert POLICY.redact_text(once) == once
+
+
+def test_self_test_passes_and_reports_without_echoing_secrets(monkeypatch):
+    result = redact.self_test()
+    assert result.ok and result.failures == () and result.checked == len(CORPUS) + len(BENIGN)
+    assert result.as_dict()["ok"] is True
+    # A broken rule set is reported, and the report never contains a secret.
+    monkeypatch.setattr(redact, "redact_string", lambda text, mask, extra=None: text)
+    broken = redact.self_test()
+    assert not broken.ok and broken.failures
+    assert not leaked("\n".join(broken.failures).encode())
+
+
+# --- whole documents --------------------------------------------------------------------------
+
+
+def envelopes_for(secret_text: str, n: int) -> list[dict]:
+    """One secret in every field position an envelope can carry it."""
+    rid = f"0190f1c2-0000-7000-8000-{n:012d}"
+    base = {"harness": "claude-code", "ts_observed_ns": 1, "pid": 2, "ppid": 3}
+    claude = {"session_id": "s-1", "cwd": "/home/alice/src", "transcript_path": "/tmp/t.jsonl"}
+    return [
+        {**base, "record_id": rid + "a", "payload": {**claude, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                                                     "tool_use_id": "toolu_01x",
+                                                     "tool_input": {"command": f"run {secret_text}"},
+                                                     "tool_response": {"stdout": secret_text, "stderr": ""}}},
+        {**base, "record_id": rid + "b", "payload": {**claude, "hook_event_name": "UserPromptSubmit",
+                                                     "prompt": f"use this: {secret_text}"}},
+        {**base, "record_id": rid + "c", "payload": {"deep": [{"deeper": {"deepest": [[secret_text]]}}]}},
+        {**base, "record_id": rid + "d", "payload": {"env": {"DB_PASSWORD": secret_text, "API_TOKEN": secret_text}}},
+        {**base, "record_id": rid + "e", "payload": {secret_text: "the secret is a key", "k": {secret_text: 1}}},
+        {**base, "record_id": rid + "f", "payload": {**claude, "hook_event_name": "PreToolUse", "tool_name": "WebFetch",
+                                                     "tool_input": {"url": f"https://example.com/?q={secret_text}"}}},
+        {**base, "record_id": rid + "g", "payload_text": json.dumps({"line": secret_text})},
+        {**base, "record_id": rid + "h", "harness": "codex", "payload_text": "", "argv": ["notify", json.dumps(
+            {"type": "agent-turn-complete", "last-assistant-message": secret_text})]},
+        {**base, "record_id": rid + "i", "payload_b64": base64.b64encode(b"\xff\xfe " + secret_text.encode()).decode()},
+        {**base, "record_id": rid + "j", "payload_text": "not json " + secret_text},
+        {**base, "record_id": rid + "k", "harness": "cursor",
+         "payload": {"hook_event_name": "beforeMCPExecution", "tool_name": "db",
+                     "tool_input": json.dumps({"password": secret_text, "query": "select 1"})}},
+    ]
+
+
+def all_envelopes() -> list[dict]:
+    return [env for n, (_, _, text) in enumerate(CORPUS) for env in envelopes_for(text, n)]
+
+
+def test_every_field_position_is_redacted_by_to_append():
+    for env in all_envelopes():
+        row = normalize.to_append(env, policy=POLICY)
+        assert not leaked(row.payload), env["record_id"]
+        json.loads(row.payload)
+
+
+def test_to_append_redacts_by_default_with_the_install_salt(isolated_env):
+    _, secret, text = CORPUS[0]
+    env = {"record_id": "r1", "harness": "claude-code", "payload": {"prompt": text}}
+    row = normalize.to_append(env)
+    assert secret.encode() not in row.payload and b"[REDACTED:" in row.payload
+    salt_file = redact.default_salt_file()
+    assert salt_file.is_file() and stat.S_IMODE(salt_file.stat().st_mode) == 0o600
+    assert normalize.to_append(env, policy=redact.Policy(redact.FULL)).payload != row.payload
+
+
+def test_store_files_never_hold_a_secret_before_or_after_checkpoint(tmp_path):
+    """The whole corpus through to_append + Store: main db, -wal and -shm, byte for byte."""
+    path = tmp_path / "store.db"
+    envs = all_envelopes()
+    store = Store(path)
+    try:
+        for i in range(0, len(envs), 50):
+            store.append([normalize.to_append(env, policy=POLICY) for env in envs[i:i + 50]])
+        wal = path.with_name(path.name + "-wal")
+        shm = path.with_name(path.name + "-shm")
+        assert wal.stat().st_size > 0, "the rows should still be in the WAL"
+        files = [path, wal, shm]
+        for f in files:
+            assert not leaked(f.read_bytes()), f.name
+        assert b"[REDACTED:" in wal.read_bytes()  # the rows really are there
+        store.conn.pragma("wal_checkpoint(TRUNCATE)")
+        for f in files:
+            if f.exists():
+                assert not leaked(f.read_bytes()), f.name
+        count = store.conn.execute("SELECT count(*) FROM records").fetchone()[0]
+    finally:
+        store.close()
+    assert count == len(envs)
+    for f in tmp_path.iterdir():
+        assert not leaked(f.read_bytes()), f.name
+    assert b"[REDACTED:" in path.read_bytes()
+
+
+def test_content_digests_are_rekeyed_when_content_was_masked():
+    _, secret, text = next(c for c in CORPUS if c[0] == "assignment")
+    doc = {"tool": {"name": "Bash", "input": {"command": text}, "input_sha256": "sha256:" + "ab" * 32},
+           "prompt": {"sha256": "sha256:" + "cd" * 32, "length": 3}, "raw": {"prompt": text}}
+    out = POLICY.apply(doc)
+    assert out["tool"]["input_sha256"].startswith("hmac-sha256:")
+    assert out["prompt"]["sha256"].startswith("hmac-sha256:")
+    clean = {"tool": {"name": "Bash", "input": {"command": "ls"}, "input_sha256": "sha256:" + "ab" * 32}}
+    assert POLICY.apply(clean) == clean
+    # Only the digest of what changed: a secret in the response leaves the input's digest
+    # as the pre event has it, so pre/post pairing by input digest still works.
+    post = {"tool": {"input": {"command": "ls"}, "input_sha256": "sha256:" + "ab" * 32, "response": text}}
+    assert POLICY.apply(post)["tool"]["input_sha256"] == "sha256:" + "ab" * 32
+    assert doc["tool"]["input_sha256"].startswith("sha256:"), "the caller's document is not modified"
+
+
+def test_sensitive_keys_mask_their_string_values_only():
+    doc = {"password": "hunter2", "db": {"client_secret": "abc", "apiKey": "x1"}, "token": ["t1", "t2"],
+           "max_tokens": "4096", "auth": {"type": "none"}, "PWD": "/home/alice", "password_ref": "ok",
+           "secret": "${FROM_ENV}", "access_token": 42}
+    out = POLICY.apply(doc)
+    assert out["password"].startswith("[REDACTED:secret_field:")
+    assert out["db"]["client_secret"].startswith("[REDACTED:secret_field:")
+    assert out["db"]["apiKey"].startswith("[REDACTED:secret_field:")
+    assert all(t.startswith("[REDACTED:secret_field:") for t in out["token"])
+    assert out["max_tokens"] == "4096" and out["auth"] == {"type": "none"} and out["PWD"] == "/home/alice"
+    assert out["password_ref"] == "ok" and out["secret"] == "${FROM_ENV}" and out["access_token"] == 42
+
+
+def test_extra_patterns_mask_custom_secrets():
+    policy = redact.Policy(redact.REDACTED, SALT, ("ACME-[0-9]{6}",))
+    assert "ACME-123456" not in policy.redact_text("id ACME-123456 here")
+    grouped = redact.Policy(redact.REDACTED, SALT, (r"employee=(?P<secret>\d+)",))
+    out = grouped.redact_text("employee=4242 ok")
+    assert out.startswith("employee=[REDACTED:custom:") and "4242" not in out
+    assert grouped.encode({"a": "employee=4242"}) == canonical_json(grouped.apply({"a": "employee=4242"}))
+    with pytest.raises(ValueError):
+        redact.validate_pattern("x*")
+
+
+def test_lone_surrogates_take_the_escaped_path_and_are_still_redacted():
+    _, secret, text = next(c for c in CORPUS if c[0] == "github_token")
+    env = {"record_id": "r2", "harness": "claude-code", "payload": {"prompt": "\ud800 " + text}}
+    row = normalize.to_append(env, policy=POLICY)
+    assert secret.encode() not in row.payload
+    assert json.loads(row.payload)["payload_error"].startswith("payload has values")
+
+
+# --- privacy modes: exact output -----------------------------------------------------------------
+
+DOC = {
+    "schema": 1, "harness": "claude-code",
+    "event": {"name": "PostToolUse", "kind": "tool_post"},
+    "session_id": "s-1", "cwd": "/w",
+    "tool": {"name": "Bash", "category": "shell", "call_id": "toolu_01",
+             "input": {"command": "echo PASSWORD=hunter2x"}, "input_sha256": "sha256:" + "00" * 32,
+             "response": {"stdout": "ok", "exit": 0}},
+    "decision": {"value": "deny", "reason": "blocked"},
+    "client": {"pid": 7},
+    "raw": {"tool_input": {"command": "echo PASSWORD=hunter2x"}, "n": 1},
+}
+
+
+def test_mode_full_keeps_everything():
+    policy = redact.Policy(redact.FULL)
+    assert policy.apply(DOC) is DOC and policy.encode(DOC) == canonical_json(DOC)
+
+
+def test_mode_redacted_exact():
+    mask = "[REDACTED:assignment:hmac-sha256:152fe9449c1c]"
+    expected = json.loads(json.dumps(DOC))
+    expected["tool"]["input"]["command"] = f"echo PASSWORD={mask}"
+    expected["raw"]["tool_input"]["command"] = f"echo PASSWORD={mask}"
+    expected["tool"]["input_sha256"] = "hmac-sha256:7a32d55cedf09a6326c8ac7cac0d1897"
+    assert POLICY.mask("assignment", "hunter2x") == mask
+    assert POLICY.apply(DOC) == expected
+    assert POLICY.encode(DOC) == canonical_json(expected)
+
+
+def test_mode_hashed_exact():
+    policy = redact.Policy(redact.HASHED, SALT)
+    h = policy.keyed  # pinned below against a stdlib hmac computation
+    expected = json.loads(json.dumps(DOC))
+    expected["tool"]["input"] = {"command": h("echo PASSWORD=hunter2x")}
+    expected["tool"]["response"] = {"stdout": h("ok"), "exit": 0}
+    expected["tool"]["input_sha256"] = h("sha256:" + "00" * 32)
+    expected["decision"]["reason"] = h("blocked")
+    expected["raw"] = {"tool_input": {"command": h("echo PASSWORD=hunter2x")}, "n": 1}
+    expected["privacy"] = {"mode": "hashed"}
+    assert h("ok") == "hmac-sha256:13ee23720bc78fddc4521bd0b80700bf"
+    assert policy.apply(DOC) == expected
+    assert policy.encode(DOC) == canonical_json(expected)
+
+
+def test_mode_metadata_only_exact():
+    policy = redact.Policy(redact.METADATA_ONLY, SALT)
+    expected = {
+        "schema": 1, "harness": "claude-code",
+        "event": {"name": "PostToolUse", "kind": "tool_post"},
+        "session_id": "s-1", "cwd": "/w",
+        "tool": {"name": "Bash", "category": "shell", "call_id": "toolu_01",
+                 "input_sha256": "hmac-sha256:7a32d55cedf09a6326c8ac7cac0d1897"},
+        "decision": {"value": "deny"},
+        "client": {"pid": 7},
+        "privacy": {"mode": "metadata-only", "dropped": {
+            "tool.input": {"bytes": 36, "digest": "hmac-sha256:3dd5f935b7150e17c75288ba73e908b7"},
+            "tool.response": {"bytes": 24, "digest": "hmac-sha256:d12999c9622716f372c49a356ee4a927"},
+            "decision.reason": {"bytes": 9, "digest": "hmac-sha256:585c9391fbc5f5e73b6e0bd59172d9d1"},
+            "raw": {"bytes": 57, "digest": "hmac-sha256:667e553464ad978a4d2b138b3bda2c7f"},
+        }},
+    }
+    assert policy.apply(DOC) == expected
+    assert policy.encode(DOC) == canonical_json(expected)
+
+
+def test_modes_are_ordered_weakest_to_strongest():
+    assert redact.MODES == ("full", "redacted", "hashed", "metadata-only")
+    with pytest.raises(ValueError):
+        redact.Policy("paranoid", SALT)
+    with pytest.raises(ValueError):
+        redact.Policy(redact.REDACTED, b"short")
+
+
+# --- the salt -----------------------------------------------------------------------------------------
+
+
+def test_salt_file_is_created_0600_and_reused(tmp_path):
+    path = tmp_path / "sub" / "salt"
+    first = redact.load_salt(path)
+    assert len(first) == 32 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert redact.load_salt(path) == first
+
+
+def test_salt_file_readable_by_others_is_refused(tmp_path):
+    path = tmp_path / "salt"
+    redact.load_salt(path)
+    os.chmod(path, 0o644)
+    with pytest.raises(redact.SaltError, match="chmod 600"):
+        redact.load_salt(path)
+
+
+@pytest.mark.parametrize("content", ["not hex", "abcd"])
+def test_malformed_salt_is_refused(tmp_path, content):
+    path = tmp_path / "salt"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, content.encode())
+    os.close(fd)
+    with pytest.raises(redact.SaltError, match="hex"):
+        redact.load_salt(path)
+
+
+def test_missing_salt_without_create_is_an_error(tmp_path):
+    with pytest.raises(redact.SaltError, match="cannot read"):
+        redact.load_salt(tmp_path / "none", create=False)
+
+
+# --- the fast path agrees with the full walk ---------------------------------------------------------
+
+FRAGMENTS = [text for _, _, text in CORPUS[::3]] + list(BENIGN[::2]) + [
+    "\n", "\t", '"', "'", "\\", "\\n", "=", ":", " ", "@", "://", "~", ".", "-", "_", "é", "\u2028", "\x00",
+    "password", "TOKEN", "key", "sk-", "AKIA", "eyJ", "--token ", "-u ", "-----BEGIN", "Q~", "SG.", "ya29.",
+]
+text_st = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=8), max_size=8).map("".join)
+json_st = st.recursive(
+    st.none() | st.booleans() | st.integers() | text_st,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(text_st, children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(text_st, json_st, max_size=5), st.sampled_from(redact.MODES[1:]))
+def test_fast_path_equals_full_walk(doc, mode):
+    policy = redact.Policy(mode, SALT)
+    assert policy.encode(doc) == canonical_json(policy.apply(doc))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text_st)
+def test_prefilter_never_misses_a_string_the_rules_would_change(text):
+    from agentwatch import redact_rules
+
+    if redact_rules.redact_string(text, POLICY.mask) != text:
+        assert redact_rules.suspicious(text.encode("utf-8", "surrogatepass"))
+        assert redact_rules.suspicious(canonical_json({"k": [text]}) if _jsonable(text) else b"\\")
+
+
+def _jsonable(text: str) -> bool:
+    try:
+        canonical_json(text)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("before", ["\n", "\t", '"', "\\", "\x01", "\u2028"])
+def test_secret_right_after_an_escaped_character(before):
+    """JSON escapes put letters (the n of \\n) next to a token in the bytes the fast path scans."""
+    for _, secret, text in CORPUS:
+        doc = {"k": before + text, before + text: [before + text + before]}
+        data = POLICY.encode(doc)
+        assert data == canonical_json(POLICY.apply(doc))
+        assert not leaked(data, [secret])
