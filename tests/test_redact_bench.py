@@ -39,10 +39,13 @@ def _doc(payload: dict) -> dict:
 
 
 CLEAN = _doc(CLAUDE_POST_BASH)
+SMALL = _doc({k: v for k, v in CLAUDE_POST_BASH.items() if k != "tool_response"} | {"hook_event_name": "PreToolUse"})
 WITH_SECRET = _doc({**CLAUDE_POST_BASH, "tool_input": {"command": "export DB_PASSWORD=hunter2x && ./migrate"}})
 
 CASES = {
     "baseline canonical_json": (None, CLEAN),
+    "baseline canonical_json, small event": (None, SMALL),
+    "redacted, small clean event (fast path)": (redact.Policy(redact.REDACTED, SALT), SMALL),
     "redacted, clean event (fast path)": (redact.Policy(redact.REDACTED, SALT), CLEAN),
     "redacted, event with a secret": (redact.Policy(redact.REDACTED, SALT), WITH_SECRET),
     "hashed, clean event": (redact.Policy(redact.HASHED, SALT), CLEAN),
