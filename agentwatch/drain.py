@@ -121,12 +121,12 @@ class SpoolDrainer:
         server.inflight += len(jobs)
         server.submit(jobs)
         await answered
+        self._count(items)  # committed is what counts; the files follow
         try:
             await asyncio.to_thread(self._settle, items)
         finally:
             for item in items:
                 self.inflight.discard(item.file.path.name)
-        self._count(items)
         return more
 
     def _count(self, items: list[Spooled]) -> None:

@@ -392,6 +392,7 @@ def test_spool_is_drained_at_start_and_while_serving(tmp_path):
         assert gap["payload"]["file"] == "broken.json"
         assert gap["payload"]["size"] == len(junk)
         assert gap["payload"]["sha256"] == "sha256:" + hashlib.sha256(junk).hexdigest()
+        wait_for(lambda: len(os.listdir(d.spool / "bad")) == 2, "the quarantined file and its reason note")
         assert sorted(os.listdir(d.spool / "bad")) == ["broken.json", "broken.json.reason"]
         assert (d.spool / "bad" / "broken.json").read_bytes() == junk
         counters = d.health()["counters"]
