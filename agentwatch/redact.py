@@ -163,10 +163,11 @@ class Policy:
                 return self.mask("secret_field", value)
             return self.redact_text(value) if len(value) >= _MIN_LEN else value
         if isinstance(value, dict):
-            return {
-                (self.redact_text(k) if len(k) >= _MIN_LEN else k): self._walk(v, _sensitive_key(k))
-                for k, v in value.items()
-            }
+            out = {}
+            for k, v in value.items():
+                key = self.redact_text(k) if len(k) >= _MIN_LEN else k
+                out[key] = self._walk(v, _sensitive_key(k, cache=key == k))
+            return out
         if isinstance(value, list):
             return [self._walk(v, sensitive) for v in value]
         return value
@@ -239,14 +240,15 @@ _MIN_LEN = 5  # the shortest string a rule can change ("sig=x")
 _SENSITIVE_CACHE: dict[str, bool] = {}
 
 
-def _sensitive_key(key: str) -> bool:
-    """Cached: the same few dozen keys recur in every record."""
+def _sensitive_key(key: str, *, cache: bool) -> bool:
+    """Cached for keys the rules found clean (the same few dozen recur in every record)."""
     hit = _SENSITIVE_CACHE.get(key)
     if hit is None:
         hit = sensitive_name(key)
-        if len(_SENSITIVE_CACHE) > 4096:
-            _SENSITIVE_CACHE.clear()
-        _SENSITIVE_CACHE[key] = hit
+        if cache and len(key) <= 256:
+            if len(_SENSITIVE_CACHE) >= 4096:
+                _SENSITIVE_CACHE.clear()
+            _SENSITIVE_CACHE[key] = hit
     return hit
 
 

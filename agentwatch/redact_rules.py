@@ -298,7 +298,7 @@ _PIECES_B = bytes(32 if chr(c) in "+/=.~" else c for c in range(256))  # where a
 _RUNS_B = bytes(32 if chr(c) in ".~" else c for c in range(256))  # a word's runs of [A-Za-z0-9+/=_-]
 _CORES_B = tuple(core.encode() for core in _CORES)
 assert {t for _, t, _ in DOTTED_TOKENS} == {"eyJ", "SG.", "ya29.", "Q~"}  # spelled out in _word_suspicious()
-_WORD_CACHE: dict[bytes, bool] = {}
+_WORD_CACHE: set[bytes] = set()
 
 
 def suspicious(text: bytes, *, json: bool = True) -> bool:
@@ -325,15 +325,15 @@ def suspicious(text: bytes, *, json: bool = True) -> bool:
         at = text.find(b"@", at + 1)
     cache = _WORD_CACHE
     for w in [w for w in text.translate(_KEEP_B if json else _KEEP_RAW_B).split() if len(w) >= RUN_MIN]:
-        verdict = cache.get(w)
-        if verdict is None:
-            verdict = _word_suspicious(w)
-            if len(w) <= 256:  # paths and ids recur from event to event; blobs do not
-                if len(cache) >= 4096:
-                    cache.clear()
-                cache[w] = verdict
-        if verdict:
+        if w in cache:
+            continue
+        if _word_suspicious(w):
             return True
+        # Only clean words are kept (never a secret): paths and ids recur from record to record.
+        if len(w) <= 256:
+            if len(cache) >= 4096:
+                cache.clear()
+            cache.add(w)
     return False
 
 
