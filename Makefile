@@ -20,9 +20,9 @@ serve: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not soak and not bench" -q
 
-## Long soaks (minutes).
+## Long soaks (minutes): soak/, and the soak profiles of properties in tests/.
 soak: $(STAMP)
-	$(BIN)/python -m pytest -m soak -q -s soak/
+	$(BIN)/python -m pytest -m soak -q -s soak/ tests/
 
 ## Benchmarks with figures (pytest-benchmark).
 bench: $(STAMP)
