@@ -125,8 +125,12 @@ def serve_cmd(
     spool: Optional[Path] = typer.Option(
         None, "--spool", envvar="AGENTWATCH_SPOOL", help="Spool directory to drain (default: $XDG_DATA_HOME/agentwatch/spool)."
     ),
-    attest_interval: float = typer.Option(
-        60.0, "--attest-interval", min=0, metavar="SECONDS", help="Seconds between periodic attestation rows; 0 turns them off."
+    attest_interval: Optional[float] = typer.Option(
+        None,
+        "--attest-interval",
+        min=0,
+        metavar="SECONDS",
+        help="Seconds between periodic attestation rows; 0 turns them off (config serve.attest_interval_s, 60).",
     ),
     idle_timeout: float = typer.Option(
         30.0, "--idle-timeout", min=0.1, metavar="SECONDS", help="Close a connection that sends no complete line for this long."
@@ -145,22 +149,20 @@ def serve_cmd(
     before acknowledging it, drains the spool, and writes attestation rows at
     start, periodically and at stop. On SIGTERM it stops accepting, commits and
     answers what was already sent, writes the stop attestation and exits 0.
-    Exit 3 when the store or socket is already served or cannot be opened,
-    2 for a configuration problem (e.g. a non-socket file at the socket path).
+    Paths, privacy mode, redaction and serve.* settings come from the
+    configuration (docs/config.md); flags override it. Exit 3 when the store
+    or socket is already served or cannot be opened, 2 for a configuration
+    problem (e.g. a non-socket file at the socket path, an unsafe salt file).
     See docs/daemon.md and docs/protocol.md.
     """
+    from . import config
     from .server import ServeConfig, serve
 
-    config = ServeConfig(
-        store=paths.resolve_store(store),
-        socket=Path(socket_path) if socket_path else paths.default_socket(),
-        spool=Path(spool) if spool else paths.default_spool(),
-        attest_interval=attest_interval,
-        idle_timeout=idle_timeout,
-        verify_interval=verify_interval,
-    )
     try:
-        code = serve(config)
+        cfg = config.load(
+            {"store": store, "socket": socket_path, "spool": spool, "serve.attest_interval_s": attest_interval}
+        )
+        code = serve(ServeConfig.from_config(cfg, idle_timeout=idle_timeout, verify_interval=verify_interval))
     except AgentwatchError as exc:
         fail(exc)
     raise typer.Exit(code)

@@ -11,6 +11,7 @@ returned. docs/daemon.md describes the whole design.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import os
 import signal
@@ -19,13 +20,13 @@ import sys
 import time
 import uuid
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import apsw
 
-from . import __version__, health, normalize, runfiles
+from . import __version__, health, normalize, redact, runfiles
 from .chain import canonical_json, format_hash
 from .connection import Connection
 from .drain import SpoolDrainer
@@ -33,6 +34,9 @@ from .errors import AgentwatchError, StoreUnreachable
 from .store import Append, Appended, Store
 from .sweeper import Sweeper
 from .writer import DEFAULT_MAX_BATCH, Job, Refusal, Writer
+
+if TYPE_CHECKING:
+    from . import config
 
 MAX_LINE = 1 << 20  # bytes per request line, newline excluded (docs/protocol.md)
 REJECT_REASONS = ("bad_json", "bad_utf8", "too_large", "unknown_op", "bad_request")
@@ -55,9 +59,30 @@ class ServeConfig:
     verify_interval: float = 5.0  # seconds between sweeper rounds (incremental verify); 0 turns it off
     drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
     drain_max: float = 10.0  # ... or this long at most
+    # The effective agentwatch configuration (config.Config.as_dict()) this daemon runs
+    # with, for the digest; and the redaction policy it asks for (None: the default).
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    policy: Optional[redact.Policy] = field(default=None, repr=False)
+
+    @classmethod
+    def from_config(cls, cfg: "config.Config", **daemon_options: Any) -> "ServeConfig":
+        return cls(
+            store=cfg.store,
+            socket=cfg.socket,
+            spool=cfg.spool,
+            attest_interval=cfg["serve.attest_interval_s"],
+            max_batch=cfg["serve.batch_max"],
+            settings=cfg.as_dict(),
+            policy=cfg.policy(),
+            **daemon_options,
+        )
 
     def digest(self) -> str:
-        doc = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()}
+        """sha256 of the effective configuration (the salt itself stays out; its file is in `settings`)."""
+        doc = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "policy"}
+        doc = {k: str(v) if isinstance(v, Path) else v for k, v in doc.items()}
+        doc["settings"] = dict(self.settings)
+        doc["privacy"] = (self.policy or redact.default_policy()).mode
         doc["version"] = __version__
         return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
 
@@ -102,7 +127,9 @@ class Server:
         self.draining = False
         self._dirty: set[Connection] = set()
         self._stop = None  # asyncio.Event, made on the loop
-        self.normalize = _normalizer()
+        # Loaded once: a per-record lookup of the salt file cost a third of normalization.
+        self.policy = config.policy or redact.default_policy()
+        self.normalize = _normalizer(self.policy)
         self._config_digest = config.digest()
         self.drainer = SpoolDrainer(self, config.spool, self.normalize)
 
@@ -330,9 +357,9 @@ class Server:
         }
 
 
-def _normalizer() -> Callable[..., Append]:
+def _normalizer(policy: redact.Policy) -> Callable[..., Append]:
     """The envelope-to-row function every socket and spool record goes through."""
-    return normalize.to_append
+    return functools.partial(normalize.to_append, policy=policy)
 
 
 def _ignore(result: Optional[Appended], error: Optional[Refusal]) -> None:

@@ -409,6 +409,38 @@ def test_spool_is_drained_at_start_and_while_serving(tmp_path):
     assert d.count("gap") == 1
 
 
+# -- configuration and redaction ------------------------------------------------------------
+
+
+def test_records_are_redacted_by_the_configured_policy(tmp_path, monkeypatch):
+    from agentwatch.redact_corpus import secrets_corpus
+
+    kind, secret, text = secrets_corpus()[1]
+    default = Daemon(tmp_path / "default").start()
+    try:
+        assert default.request(envelope("with-secret", tool_input={"command": text}))["ok"] is True
+    finally:
+        assert default.stop() == 0
+    stored = json.dumps(default.rows("event")[0]["payload"])
+    assert secret not in stored
+    assert f"[REDACTED:{kind}:" in stored
+
+    # The same store, socket and spool again, with only the privacy mode changed.
+    monkeypatch.setenv("AGENTWATCH_PRIVACY", "metadata-only")
+    strict = Daemon(tmp_path / "strict", store=default.store, socket_path=default.socket, spool=default.spool).start()
+    try:
+        assert strict.request(envelope("metadata-only", tool_input={"command": text}))["ok"] is True
+    finally:
+        assert strict.stop() == 0
+    first, second = strict.rows("event")
+    assert second["record_id"] == "metadata-only"
+    stored = json.dumps(second["payload"])
+    assert secret not in stored and "command" not in stored
+    starts = [row["payload"] for row in strict.rows("attestation") if row["payload"]["type"] == "start"]
+    assert len(starts) == 2
+    assert starts[0]["config_digest"] != starts[1]["config_digest"]  # privacy is part of the configuration
+
+
 # -- background verification ---------------------------------------------------------------
 
 
