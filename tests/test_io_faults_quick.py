@@ -65,3 +65,15 @@ def test_failed_commit_sync_is_never_acknowledged_and_resending_is_exactly_once(
     with Store(store_path, vfs=vfs.name) as reopened:
         assert reopened.head()[0] == 2
     assert verify_store(store_path, full=True).ok
+
+
+@pytest.mark.parametrize("kind, nth, existing", [("read", 3, True), ("write", 1, False), ("sync", 1, False)])
+def test_a_store_that_fails_to_open_leaves_no_file_open(vfs, store_path, kind, nth, existing):
+    if existing:
+        Store(store_path).close()
+    vfs.arm_fault(kind, nth, persist=True)
+    with pytest.raises(apsw.IOError) as failed:
+        Store(store_path, vfs=vfs.name)
+    # Even while the exception (and the frames it references) is alive: the half-opened
+    # connection was closed, not left to the garbage collector with the store's files and locks.
+    assert failed.value is not None and vfs.open_files == 0
