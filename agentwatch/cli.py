@@ -108,10 +108,11 @@ def import_cmd(
     lines are reported with their line numbers on stderr and do not stop the
     good ones; the exit code is 1 when any line was rejected.
     """
-    from . import importer, render
+    from . import config, importer, render
 
     try:
-        report = importer.import_lines(paths.resolve_store(store), source, harness=harness, batch_size=batch_size)
+        cfg = config.load({"store": store})
+        report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy())
     except AgentwatchError as exc:
         fail(exc)
     render.emit_import(report, json_out)

@@ -45,7 +45,7 @@ def is_envelope(obj: object) -> bool:
     return isinstance(obj, dict) and "record_id" in obj and "harness" in obj and any(k in obj for k in _PAYLOAD_KEYS)
 
 
-def line_to_append(line: bytes, harness: str) -> Append:
+def line_to_append(line: bytes, harness: str, policy=None) -> Append:
     """One input line to the row it becomes. Raises ValueError with a clear reason."""
     try:
         text = line.decode("utf-8")
@@ -62,7 +62,7 @@ def line_to_append(line: bytes, harness: str) -> Append:
     else:
         envelope = {"record_id": new_record_id(), "harness": harness, "payload": obj}
     try:
-        return to_append(envelope)
+        return to_append(envelope, policy=policy)
     except BadEnvelope as exc:
         raise ValueError(f"bad envelope: {exc}") from None
 
@@ -85,7 +85,10 @@ def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
-def import_lines(store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000) -> ImportReport:
+def import_lines(
+    store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000, policy=None
+) -> ImportReport:
+    """`policy` is the redaction policy (config.Config.policy()); None means the default mode."""
     if batch_size < 1:
         raise UsageError("batch size must be at least 1")
     stream = _open(source)
@@ -101,7 +104,7 @@ def import_lines(store_path: Path, source: str, *, harness: str = "unknown", bat
         for number, line in _lines(stream):
             report.lines += 1
             try:
-                batch.append(line_to_append(line, harness))
+                batch.append(line_to_append(line, harness, policy))
             except ValueError as exc:
                 report.rejected.append((number, str(exc)))
                 batch.append(_rejection(source, number, line, str(exc)))

@@ -176,3 +176,24 @@ def test_every_command_has_help():
         result = run(*path, "--help")
         assert result.exit_code == 0, path
         assert "Usage" in result.stdout
+
+
+def test_import_applies_the_configured_privacy_mode(isolated_env, tmp_path, store_path):
+    config_dir = isolated_env / "config" / "agentwatch"
+    config_dir.mkdir(parents=True)
+    (config_dir / "config.toml").write_text('privacy = "metadata-only"\n')
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"hook_event_name":"PreToolUse","session_id":"s1","tool_name":"Bash","tool_input":{"command":"cat notes-4471.txt"}}\n')
+    result = run("import", "--store", store_path, source, "--harness", "claude-code")
+    assert result.exit_code == 0, result.stderr
+    payload = sqlite3.connect(store_path).execute("SELECT payload FROM records").fetchone()[0]
+    assert "notes-4471" not in payload
+    assert json.loads(payload)["tool"]["name"] == "Bash"
+
+
+def test_import_default_mode_masks_secrets(tmp_path, store_path):
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"hook_event_name": "PreToolUse", "tool_input": {"command": f"git push https://x:{token}@example.com"}}) + "\n")
+    assert run("import", "--store", store_path, source, "--harness", "claude-code").exit_code == 0
+    assert token not in sqlite3.connect(store_path).execute("SELECT payload FROM records").fetchone()[0]
