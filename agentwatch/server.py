@@ -337,6 +337,8 @@ class Server:
                 "largest_batch": stats.batch_max if stats else 0,
                 "rows_refused_by_store": stats.rows_refused_by_store if stats else 0,
                 "last_commit_ns": stats.last_commit_ns if stats else 0,
+                "longest_commit_ms": round(stats.commit_max_ns / 1e6, 3) if stats else 0,
+                "longest_queue_wait_ms": round(stats.queue_wait_max_ns / 1e6, 3) if stats else 0,
                 "queued": writer.queued() if writer else 0,
             },
             "inflight": self.inflight,

@@ -52,11 +52,12 @@ class Refusal:
 class Job:
     """One row to commit and the callback (run on the event loop) told how it went."""
 
-    __slots__ = ("row", "done")
+    __slots__ = ("row", "done", "queued_ns")
 
     def __init__(self, row: RowSource, done: Callable[[Optional[Appended], Optional[Refusal]], None]):
         self.row = row
         self.done = done  # done(result, None) after commit; done(None, refusal) when not committed
+        self.queued_ns = 0  # monotonic time of submit, for stats.queue_wait_max_ns
 
 
 @dataclass
@@ -94,6 +95,11 @@ class WriterStats:
     last_error: Optional[str] = None
     batch_max: int = 0
     rows_refused_by_store: int = 0  # single rows the store refused (answered bad_request)
+    # How long the hot path was held up, for soaks and health: the longest group commit
+    # (BEGIN IMMEDIATE to COMMIT, fsync included), and the longest a record sat queued
+    # before the writer took its group (a stalled writer shows here first).
+    commit_max_ns: int = 0
+    queue_wait_max_ns: int = 0
 
 
 class Writer:
@@ -131,6 +137,9 @@ class Writer:
 
     def submit(self, jobs: Sequence[Job]) -> bool:
         """Queue jobs for the next group commit. False when the writer is stopping."""
+        now = time.monotonic_ns()
+        for job in jobs:
+            job.queued_ns = now
         with self._cond:
             if self._stopping:
                 return False
@@ -168,7 +177,12 @@ class Writer:
                 n = min(len(queue), self.max_batch)
                 jobs = [queue.popleft() for _ in range(n)]
             try:
-                self._deliver(self._commit(jobs))
+                began = time.monotonic_ns()
+                outcomes = self._commit(jobs)
+                stats = self.stats
+                stats.commit_max_ns = max(stats.commit_max_ns, time.monotonic_ns() - began)
+                stats.queue_wait_max_ns = max(stats.queue_wait_max_ns, began - jobs[0].queued_ns)
+                self._deliver(outcomes)
             except BaseException as exc:  # the writer thread must never die silently
                 print(f"agentwatch serve: writer: unexpected {exc!r}", file=sys.stderr)
 
