@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import paths
+from .errors import UsageError
 
 # A hook's envelope line is at most 1 MiB; a file far larger is not one of
 # ours (reading it whole would only cost memory).
@@ -115,13 +116,25 @@ class Spool:
         self.bad = self.root / "bad"
 
     def prepare(self) -> None:
-        """Create tmp/, new/ and bad/ owner-only if missing."""
+        """Create tmp/, new/ and bad/ owner-only if missing; refuse a symlink or a foreign directory.
+
+        A symlink planted at the root or at a subdirectory would make the drainer read,
+        delete and move files wherever it points.
+        """
+        directories = (self.root, self.tmp, self.new, self.bad)
+        for directory in directories:  # before mkdir, which would create inside the target
+            if os.path.islink(directory):
+                raise UsageError(f"{directory}: spool directory is a symlink; refusing to follow it")
         old = os.umask(0o077)
         try:
             for directory in (self.tmp, self.new, self.bad):
                 directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         finally:
             os.umask(old)
+        for directory in directories:
+            st = os.lstat(directory)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+                raise UsageError(f"{directory}: spool directory is not a directory of ours; refusing to use it")
 
     def ready(self, limit: Optional[int] = None, skip: frozenset = frozenset()) -> list[Path]:
         """Files waiting in new/, oldest first (by name), at most `limit`, names in `skip` left out."""

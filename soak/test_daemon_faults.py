@@ -1,0 +1,32 @@
+"""Daemon-level fault soaks: many SIGKILLs under load, SIGSTOP cycles, disk full cycles.
+
+    make soak
+    .venv/bin/python -m pytest -m soak -s soak/test_daemon_faults.py
+
+Short versions run in the default suite (tests/test_daemon_faults.py); the harness
+is tests/faultload.py. AGENTWATCH_SOAK_KILLS and AGENTWATCH_SOAK_SEED change the run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from daemon import Daemon  # noqa: E402
+from faultload import assert_gate, kill_under_load  # noqa: E402
+
+pytestmark = pytest.mark.soak
+
+
+def test_sigkill_many_times_under_load(tmp_path):
+    kills = int(os.environ.get("AGENTWATCH_SOAK_KILLS", "60"))
+    seed = int(os.environ.get("AGENTWATCH_SOAK_SEED", "20260"))
+    run = kill_under_load(tmp_path, kills=kills, seed=seed, socket_senders=3, hook_senders=2)
+    print(f"\nseed {seed}: {run.line()}")
+    assert_gate(run.figures, Daemon(tmp_path))
+    assert run.kills >= 50
