@@ -247,11 +247,13 @@ def tail_cmd(
     consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Durable named consumer: resume after its acknowledged seq, and acknowledge what is printed."),
     kind: Optional[list[str]] = typer.Option(None, "--kind", help="Only rows of this kind (event, attestation, gap); repeatable."),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per record (seq, record_id, kind, hash, payload)."),
+    socket_path: Optional[Path] = SocketOpt,
 ) -> None:
     """Print committed records in seq order, and follow new ones with -f.
 
-    Reads the store directly (read-only), never ahead of what is committed.
-    With --consumer NAME, each printed batch is logged and acknowledged in the
+    Subscribes on the daemon's socket when a daemon answers there (records are
+    pushed as they commit), else reads the store directly (read-only); either
+    way never ahead of what is committed. With --consumer NAME, each printed batch is logged and acknowledged in the
     consumer's durable cursor, so a killed consumer resumes after its last
     acknowledged seq (at-least-once delivery, exactly-once accounting by seq;
     see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
@@ -262,6 +264,7 @@ def tail_cmd(
         tail.run_tail(
             paths.resolve_store(store), follow=follow, from_seq=from_seq, consumer=consumer,
             kinds=kind, emit=render.tail_printer(json_out),
+            socket_path=Path(socket_path) if socket_path else paths.default_socket(),
         )
     except KeyboardInterrupt:
         raise typer.Exit(0)

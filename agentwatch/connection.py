@@ -17,12 +17,13 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Optional
 
-from . import __version__
+from . import __version__, subscriptions
 from .store import Appended
 from .writer import Job, Refusal
 
 if TYPE_CHECKING:
     from .server import Server
+    from .subscriptions import Subscription
 
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _TRUE_FALSE = (b"false", b"true")
@@ -87,6 +88,10 @@ class Connection(asyncio.Protocol):
         self.last_line = time.monotonic()
         self.peer_pid: Optional[int] = None
         self.peer_uid: Optional[int] = None
+        # After a `subscribe` request the connection only carries pushes (subscriptions.py):
+        # the request, then the live Subscription once earlier replies are out.
+        self.subscribe_request: Optional[dict] = None
+        self.subscription: Optional["Subscription"] = None
 
     # -- asyncio callbacks ----------------------------------------------------------
 
@@ -109,8 +114,8 @@ class Connection(asyncio.Protocol):
         server.conns.add(self)
 
     def data_received(self, data: bytes) -> None:
-        if self.closed:
-            return
+        if self.closed or self.subscribe_request is not None:
+            return  # a subscriber's further input is ignored (its EOF still closes it)
         self.server.last_data = time.monotonic()
         if self.discarding:
             newline = data.find(b"\n")
@@ -132,6 +137,8 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
         self.closed = True
+        if self.subscription is not None:
+            self.subscription.close()
         self.buf.clear()
         self.server.conns.discard(self)
 
@@ -141,6 +148,8 @@ class Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self.write_paused = False
+        if self.subscription is not None:
+            self.subscription.writable()
         self._update_reading()
         self._process()
 
@@ -156,7 +165,7 @@ class Connection(asyncio.Protocol):
         try:
             # Once reading stopped for exit, the buffered input is finite: answer all of it
             # even if the peer is slow to read.
-            while not self.closed and (not self.write_paused or self.reading_stopped):
+            while not self.closed and self.subscribe_request is None and (not self.write_paused or self.reading_stopped):
                 newline = buf.find(b"\n", pos)
                 if newline < 0:
                     if len(buf) - pos > max_line:
@@ -216,8 +225,14 @@ class Connection(asyncio.Protocol):
             self.pending.append(Slot(self, json.dumps(reply).encode("utf-8") + b"\n"))
         elif op == "health":
             self.pending.append(Slot(self, json.dumps(self.server.health()).encode("utf-8") + b"\n"))
+        elif op == "subscribe":
+            try:
+                subscriptions.parse_request(request)
+            except ValueError as exc:
+                return self._reject("bad_request", str(exc))
+            self.subscribe_request = request  # starts in flush(), after the replies owed before it
         else:
-            self._reject("unknown_op", f"unknown op {op!r} (append, ping, health)")
+            self._reject("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe)")
 
     def _reject(self, reason: str, message: str) -> None:
         self.server.counters.rejected[reason] += 1
@@ -234,10 +249,14 @@ class Connection(asyncio.Protocol):
                 out.append(pending.popleft().reply)
             if not self.closed:
                 self.transport.write(b"".join(out))
+        if self.subscribe_request is not None and self.subscription is None and not pending and not self.closed:
+            from_seq, kinds = subscriptions.parse_request(self.subscribe_request)
+            self.subscription = subscriptions.Subscription(self.server.subscriptions, self, from_seq, kinds)
+            self.subscription.start()
         self._finish_if_done()
 
     def _finish_if_done(self) -> None:
-        if self.eof and not self.closed and not self.pending and b"\n" not in self.buf:
+        if self.eof and not self.closed and not self.pending and (b"\n" not in self.buf or self.subscribe_request):
             self.close()
 
     # -- flow control -------------------------------------------------------------------
@@ -279,7 +298,7 @@ class Connection(asyncio.Protocol):
         return not self.closed and (bool(self.pending) or (b"\n" in self.buf and not self.discarding))
 
     def is_idle(self) -> bool:
-        return not self.pending and not self.paused
+        return not self.pending and not self.paused and self.subscribe_request is None
 
     def time_out(self, timeout: float) -> None:
         if not self.closed:

@@ -32,6 +32,7 @@ from .connection import Connection
 from .drain import SpoolDrainer
 from .errors import AgentwatchError, StoreUnreachable
 from .store import Append, Appended, Store
+from .subscriptions import DEFAULT_MAX_BUFFER, Hub
 from .sweeper import Sweeper
 from .writer import DEFAULT_MAX_BATCH, Job, Refusal, Writer
 
@@ -54,6 +55,7 @@ class ServeConfig:
     # so one bulk client cannot hold every slot while a hook waits behind it.
     max_inflight: int = 2048
     max_inflight_per_connection: int = 1000
+    subscriber_buffer: int = DEFAULT_MAX_BUFFER  # unsent bytes a live-tail subscriber may hold before catch-up
     max_line: int = MAX_LINE
     spool_poll: float = 0.5  # seconds between looks at spool/new
     verify_interval: float = 5.0  # seconds between sweeper rounds (incremental verify); 0 turns it off
@@ -119,6 +121,7 @@ class Server:
         self.started_ns = time.time_ns()
         self.writer: Optional[Writer] = None
         self.sweeper: Optional[Sweeper] = None
+        self.subscriptions: Optional[Hub] = None  # live-tail subscribers (subscriptions.py)
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.conns: set[Connection] = set()
         self.inflight = 0  # records handed to the writer and not yet answered
@@ -156,6 +159,7 @@ class Server:
                 raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
             listener = runfiles.bind_socket(cfg.socket)
             self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch)
+            self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
             print(
                 f"agentwatch serve: pid {self.pid}, store {cfg.store}, socket {cfg.socket}, spool {cfg.spool}",
                 file=sys.stderr,
@@ -255,8 +259,12 @@ class Server:
             self._on_results([(job, None, refusal) for job in jobs])
 
     def _deliver_from_writer(self, outcomes: list) -> None:
-        # Runs on the writer thread: one hop onto the loop per batch.
+        # Runs on the writer thread: one hop onto the loop per batch; then the committed
+        # rows go to live-tail subscribers, after the acks (the loop runs callbacks in order).
         self.loop.call_soon_threadsafe(self._on_results, outcomes)
+        committed = self.writer.take_committed()
+        if committed:
+            self.loop.call_soon_threadsafe(self.subscriptions.publish, committed)
 
     def _on_results(self, outcomes: list) -> None:
         for job, result, error in outcomes:
@@ -345,6 +353,7 @@ class Server:
             "max_inflight": cfg.max_inflight,
             "max_inflight_per_connection": cfg.max_inflight_per_connection,
             "connections_open": len(self.conns),
+            "subscriptions": self.subscriptions.health() if self.subscriptions is not None else None,
             "draining": self.draining,
             "spool": self.drainer.stats(),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},

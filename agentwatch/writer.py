@@ -27,6 +27,7 @@ import apsw
 
 from .normalize import gap_append
 from .store import Append, Appended, Store
+from .tail import TailRecord
 
 DEFAULT_MAX_BATCH = 1000
 
@@ -128,6 +129,7 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="agentwatch-writer", daemon=True)
         self.outage: Optional[Outage] = None
         self.stats = WriterStats()
+        self.committed: list[TailRecord] = []  # since the last take_committed()
         self.head_seq, self.head_hash = store.head()
 
     # -- called from other threads -------------------------------------------------
@@ -146,6 +148,11 @@ class Writer:
             self._queue.extend(jobs)
             self._cond.notify()
         return True
+
+    def take_committed(self) -> list[TailRecord]:
+        """The rows committed since the last call (writer thread: call it from `deliver`)."""
+        committed, self.committed = self.committed, []
+        return committed
 
     def queued(self) -> int:
         return len(self._queue)
@@ -215,6 +222,11 @@ class Writer:
             return self._failed(jobs, exc)
         now = time.time_ns()
         stats = self.stats
+        # Committed rows, in seq order, for live-tail subscribers (the server takes them).
+        self.committed.extend(
+            TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload)
+            for row, r in zip([gap, *rows] if gap is not None else rows, results) if not r.duplicate
+        )
         if gap is not None:
             results = results[1:]
             stats.gaps_recorded += 1
