@@ -143,6 +143,13 @@ def serve_cmd(
         metavar="SECONDS",
         help="Seconds between background chain verification rounds (new rows only); 0 turns it off.",
     ),
+    full_verify_interval: float = typer.Option(
+        3600.0,
+        "--full-verify-interval",
+        min=0,
+        metavar="SECONDS",
+        help="Seconds between full re-verification passes from genesis (a chunk per round); 0 turns them off.",
+    ),
 ) -> None:
     """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -163,7 +170,8 @@ def serve_cmd(
         cfg = config.load(
             {"store": store, "socket": socket_path, "spool": spool, "serve.attest_interval_s": attest_interval}
         )
-        code = serve(ServeConfig.from_config(cfg, idle_timeout=idle_timeout, verify_interval=verify_interval))
+        options = {"idle_timeout": idle_timeout, "verify_interval": verify_interval}
+        code = serve(ServeConfig.from_config(cfg, **options, full_verify_interval=full_verify_interval))
     except AgentwatchError as exc:
         fail(exc)
     raise typer.Exit(code)
@@ -175,26 +183,30 @@ def health_cmd(
     json_out: bool = JsonOpt,
     timeout: float = typer.Option(5.0, "--timeout", min=0.1, metavar="SECONDS", help="How long to wait for the daemon."),
 ) -> None:
-    """Ask the running daemon how it is: writer state, counters, spool, head.
+    """Ask the running daemon how it is: status, writer, sweeper, spool, WAL, counters.
 
-    Exit 0 when healthy, 1 when it reports a problem (failing commits, a
-    chain break found by the background verifier, quarantined spool files),
-    3 when no daemon answers on the socket.
+    `status` is recording (exit 0), degraded (exit 1: failing commits, a chain
+    break, quarantined or stale spool files, a failed redaction self-test; the
+    `reasons` say which) or stopped (exit 3: no daemon answers, or it is
+    shutting down). See docs/daemon.md ("Health").
     """
     from . import health
 
+    sock = Path(socket_path) if socket_path else paths.default_socket()
     try:
-        report = health.query(Path(socket_path) if socket_path else paths.default_socket(), timeout)
-    except AgentwatchError as exc:
-        fail(exc)
-    found = health.problems(report)
+        report = health.query(sock, timeout)
+    except health.DaemonUnreachable as exc:
+        report = health.unreachable(sock, str(exc))
+        print(f"agentwatch: {exc}", file=sys.stderr)
+    status = health.status_of(report)
     if json_out:
         print(json.dumps(report))
     else:
-        print("\n".join(health.format_text(report)))
-    for problem in found:
-        print(f"agentwatch: {problem}", file=sys.stderr)
-    raise typer.Exit(1 if found else 0)
+        print("\n".join(health.format_text({"status": status, **report})))
+    if report.get("reachable") is not False:
+        for problem in health.problems(report):
+            print(f"agentwatch: {problem}", file=sys.stderr)
+    raise typer.Exit(health.STATUS_EXIT.get(status, 1))
 
 
 @app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

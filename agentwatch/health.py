@@ -76,21 +76,62 @@ def query(socket_path: Path | str, timeout: float = DEFAULT_TIMEOUT) -> dict:
     return reply
 
 
-def problems(health: dict) -> list[str]:
-    """What an operator should look at; empty when the daemon is well."""
-    found = []
+# A spool file older than this while the daemon runs means the drain is stuck.
+SPOOL_STALE_S = 300.0
+
+RECORDING, DEGRADED, STOPPED = "recording", "degraded", "stopped"
+STATUS_EXIT = {RECORDING: 0, DEGRADED: 1, STOPPED: 3}
+
+
+def assess(health: dict) -> tuple[str, list[str]]:
+    """The top-level status of a health document and the reasons for it (empty when recording).
+
+    `stopped`: the daemon is draining for exit. `degraded`: it records, but
+    something needs the operator (failing commits, a chain break, a sweeper that
+    cannot run, quarantined or stale spool files, a failed redaction self-test).
+    """
+    reasons = []
     writer = health.get("writer", {})
-    if writer.get("state") != "ok":
-        found.append(f"writer is failing since {writer.get('failing_since')}: {writer.get('last_error')}")
+    if writer.get("state", "ok") != "ok":
+        reasons.append(f"writer is failing since {writer.get('failing_since')}: {writer.get('last_error')}")
     sweeper = health.get("sweeper", {})
     if sweeper.get("state") == "broken":
-        finding = sweeper.get("finding") or {}
-        found.append(f"chain verification found {finding.get('kind')} at seq {finding.get('seq')}: {finding.get('detail')}")
+        findings = sweeper.get("findings") or [sweeper.get("finding") or {}]
+        for finding in findings:
+            reasons.append(
+                f"chain verification found {finding.get('kind')} at seq {finding.get('seq')}: {finding.get('detail')}"
+            )
     elif sweeper.get("state") == "error":
-        found.append(f"chain verification cannot run: {sweeper.get('last_error')}")
-    if health.get("spool", {}).get("bad"):
-        found.append(f"{health['spool']['bad']} spool file(s) quarantined in {health.get('spool_path')}/bad")
-    return found
+        reasons.append(f"chain verification cannot run: {sweeper.get('last_error')}")
+    spool = health.get("spool", {})
+    if spool.get("bad"):
+        reasons.append(f"{spool['bad']} spool file(s) quarantined in {health.get('spool_path')}/bad")
+    oldest = spool.get("oldest_age_s")
+    if oldest is not None and oldest > SPOOL_STALE_S:
+        reasons.append(f"the oldest spool file waits for {oldest:.0f} s (over {SPOOL_STALE_S:g} s): the drain is stuck")
+    self_test = health.get("redaction", {}).get("self_test")
+    if self_test is not None and not self_test.get("ok"):
+        failures = self_test.get("failures") or []
+        reasons.append(f"redaction self-test failed ({len(failures)} failure(s), first: {failures[:1]})")
+    if health.get("draining"):
+        return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
+    return (DEGRADED if reasons else RECORDING), reasons
+
+
+def problems(health: dict) -> list[str]:
+    """What an operator should look at; empty when the daemon is recording and well."""
+    if "reasons" in health:
+        return list(health["reasons"])
+    return assess(health)[1]  # a daemon from before `status`
+
+
+def status_of(health: dict) -> str:
+    return health.get("status") or assess(health)[0]
+
+
+def unreachable(socket_path: Path | str, reason: str) -> dict:
+    """What `agentwatch health` reports when no daemon answers."""
+    return {"ok": False, "status": STOPPED, "reasons": [reason], "reachable": False, "socket": str(socket_path)}
 
 
 def format_text(health: dict) -> list[str]:

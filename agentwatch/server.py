@@ -38,6 +38,7 @@ from .writer import DEFAULT_MAX_BATCH, Job, Refusal, Writer
 
 if TYPE_CHECKING:
     from . import config
+    from .verify import Finding
 
 MAX_LINE = 1 << 20  # bytes per request line, newline excluded (docs/protocol.md)
 REJECT_REASONS = ("bad_json", "bad_utf8", "too_large", "unknown_op", "bad_request")
@@ -59,6 +60,7 @@ class ServeConfig:
     max_line: int = MAX_LINE
     spool_poll: float = 0.5  # seconds between looks at spool/new
     verify_interval: float = 5.0  # seconds between sweeper rounds (incremental verify); 0 turns it off
+    full_verify_interval: float = 3600.0  # seconds between full verification passes; 0 turns them off
     drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
     drain_max: float = 10.0  # ... or this long at most
     # The effective agentwatch configuration (config.Config.as_dict()) this daemon runs
@@ -135,6 +137,8 @@ class Server:
         self.normalize = _normalizer(self.policy)
         self._config_digest = config.digest()
         self.drainer = SpoolDrainer(self, config.spool, self.normalize)
+        self.self_test: Optional[redact.SelfTestResult] = None
+        self.start_commit_ns = 0  # the start attestation's commit (the writer's stats begin after it)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -149,6 +153,7 @@ class Server:
             sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
             runfiles.clear_socket_path(cfg.socket, health.answers)
             self.drainer.prepare()
+            self._check_redaction()
             try:
                 store = Store(cfg.store)
             except apsw.Error as exc:
@@ -157,6 +162,7 @@ class Server:
                 store.append([self._attestation("start", store.head())])
             except Exception as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
+            self.start_commit_ns = time.time_ns()
             listener = runfiles.bind_socket(cfg.socket)
             self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch)
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
@@ -200,7 +206,13 @@ class Server:
         self.writer.start()
         if self.config.verify_interval > 0:
             writer = self.writer
-            self.sweeper = Sweeper(self.config.store, lambda: writer.head_seq, interval=self.config.verify_interval)
+            self.sweeper = Sweeper(
+                self.config.store,
+                lambda: writer.head_seq,
+                interval=self.config.verify_interval,
+                full_interval=self.config.full_verify_interval,
+                on_finding=lambda finding, by: loop.call_soon_threadsafe(self._record_break, finding, by),
+            )
             self.sweeper.start()
         server = await loop.create_unix_server(lambda: Connection(self), sock=listener, backlog=runfiles.BACKLOG)
         tasks = [
@@ -284,7 +296,9 @@ class Server:
 
     # -- attestations -----------------------------------------------------------------
 
-    def _attestation(self, kind: str, head: tuple[int, bytes]) -> Append:
+    def _attestation(
+        self, kind: str, head: tuple[int, bytes], record_id: Optional[str] = None, extra: Optional[dict] = None
+    ) -> Append:
         payload = {
             "schema": 1,
             "type": kind,
@@ -295,8 +309,32 @@ class Server:
             "head_seq": head[0],
             "head_hash": format_hash(head[1]),
             "counters": self.counters.snapshot(self.writer),
+            **(extra or {}),
         }
-        return Append(f"attest-{uuid.uuid4()}", "attestation", canonical_json(payload))
+        return Append(record_id or f"attest-{uuid.uuid4()}", "attestation", canonical_json(payload))
+
+    def _record_break(self, finding: Finding, found_by: str) -> None:
+        """On the loop: commit one `integrity_break` attestation for a sweeper finding.
+
+        Its record_id is derived from the finding, so the same break is stored once
+        even when it is found again after a restart or a commit whose outcome was unknown.
+        """
+
+        def row(w: Writer) -> Append:
+            record_id = f"attest-integrity-break-{finding.seq}-{finding.kind}"
+            extra = {"finding": finding.to_json(), "found_by": found_by}
+            return self._attestation("integrity_break", (w.head_seq, w.head_hash), record_id, extra)
+
+        def done(result: Optional[Appended], error: Optional[Refusal]) -> None:
+            if self.sweeper is None:
+                return
+            if result is not None:
+                self.sweeper.recorded(finding, result.seq)
+            else:
+                self.sweeper.unreported(finding)  # tried again when the sweeper finds it again
+
+        self.inflight += 1
+        self.submit([Job(row, done)])
 
     async def _attest_periodically(self) -> None:
         while True:
@@ -323,7 +361,7 @@ class Server:
         outage = writer.outage if writer else None
         stats = writer.stats if writer else None
         cfg = self.config
-        return {
+        doc = {
             "ok": True,
             "op": "health",
             "version": __version__,
@@ -363,9 +401,51 @@ class Server:
                 "idle_timeout_s": cfg.idle_timeout,
                 "attest_interval_s": cfg.attest_interval,
                 "verify_interval_s": cfg.verify_interval,
+                "full_verify_interval_s": cfg.full_verify_interval,
                 "max_batch": cfg.max_batch,
             },
         }
+        # The operator's summary: reachable (it answered), how fresh the last commit is, how big
+        # the WAL has grown, whether the redactor passed its self-test; then status and reasons.
+        last_commit_ns = max(stats.last_commit_ns if stats else 0, self.start_commit_ns)
+        doc["reachable"] = True
+        doc["last_commit_age_s"] = round((time.time_ns() - last_commit_ns) / 1e9, 3) if last_commit_ns else None
+        doc["wal_bytes"] = _file_size(Path(f"{cfg.store}-wal"))
+        doc["redaction"] = {
+            "mode": self.policy.mode,
+            "self_test": self.self_test.as_dict() if self.self_test is not None else None,
+        }
+        doc["status"], doc["reasons"] = health.assess(doc)
+        return doc
+
+    def _check_redaction(self) -> None:
+        """Run the redaction self-test once, before the store is opened and any record is read.
+
+        A redactor that fails it could store a secret in rows that can never be deleted,
+        so the daemon refuses to start (exit 2) unless privacy is `full`, where the rules
+        are not applied anyway; hooks spool meanwhile, and the drain redacts those records
+        once a fixed daemon runs. In `full` mode it starts, and health says degraded.
+        """
+        result = self.self_test = redact.self_test(self.policy)
+        if result.ok:
+            return
+        message = f"redaction self-test failed ({len(result.failures)} of {result.checked} checks): " + "; ".join(
+            result.failures[:3]
+        )
+        if self.policy.mode != redact.FULL:
+            raise RedactionBroken(f"{message}; refusing to record in privacy mode {self.policy.mode!r}")
+        print(f"agentwatch serve: {message}; privacy is 'full', so nothing is redacted anyway", file=sys.stderr)
+
+
+class RedactionBroken(AgentwatchError):
+    """The redaction self-test failed at start (exit 2): recording could store secrets."""
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _normalizer(policy: redact.Policy) -> Callable[..., Append]:
@@ -387,6 +467,8 @@ def serve(config: ServeConfig) -> int:
         raise AgentwatchError("idle timeout must be positive")
     if config.verify_interval < 0:
         raise AgentwatchError("verify interval must be zero (off) or positive")
+    if config.full_verify_interval < 0:
+        raise AgentwatchError("full verify interval must be zero (off) or positive")
     if config.attest_interval < 0:
         raise AgentwatchError("attest interval must be zero (off) or positive")
     return Server(config).run()

@@ -1,18 +1,29 @@
-"""The daemon's sweeper: incremental chain verification beside the writer, never in its way.
+"""The daemon's sweeper: chain verification beside the writer, never in its way.
 
 A thread with its own read-only connection calls `verify.verify_range` on
 bounded chunks, each in one short read transaction (WAL gives it a snapshot;
-no transaction outlives a call, so checkpoints are never pinned). It starts
-from the store's verify anchor when there is one (re-checking the anchored
-row), else from genesis, and then only ever verifies rows it has not seen:
-the steady-state cost is O(new rows). It takes no lock the writer needs and
-shares nothing with it but `Writer.head_seq`, a plain int it reads to know
-whether there is anything new. Catching up on a large store is paced (a duty
-cycle) so its hashing does not starve the event loop and writer of the GIL.
+no transaction outlives a call, so checkpoints are never pinned). It takes no
+lock the writer needs and shares nothing with it but `Writer.head_seq`, a
+plain int it reads to know whether there is anything new.
 
-It does not write the anchor (`agentwatch verify` owns that) and does not
-write rows. A finding is sticky: the sweeper reports it in `health` and on
-stderr and stops; the daemon keeps recording.
+Two walks share the thread:
+
+- **Incremental**: from the store's verify anchor when there is one
+  (re-checking the anchored row), else from genesis, and then only rows it
+  has not seen: the steady-state cost is O(new rows). Catching up on a large
+  store is paced (a duty cycle) so its hashing does not starve the event loop
+  and the writer of the GIL.
+- **Full pass**: every `full_interval` seconds a walk from genesis to the head
+  of that moment, one chunk per round, so an edit behind the incremental
+  position (a row verified long ago) is still found.
+
+A finding is sticky (`state` stays "broken"). Each distinct finding (seq,
+kind) is reported once to `on_finding`, which the daemon turns into an
+`integrity_break` attestation row through the writer's job queue: the
+sweeper never writes. An incremental finding ends the incremental walk (the
+rows after it cannot be linked to what was verified); the full passes go on,
+each stopping at the first break it meets. It does not write the anchor
+(`agentwatch verify` owns that).
 """
 
 from __future__ import annotations
@@ -29,25 +40,49 @@ from .chain import GENESIS, format_hash
 from .verify import Finding, read_store_id, verify_range
 
 CHUNK_ROWS = 5000
+# A full pass takes one chunk per round: ~30 ms of hashing, one short read transaction.
+FULL_CHUNK_ROWS = 20_000
 DUTY = 0.25  # at most this share of wall time spent verifying while catching up
 
 
 class Sweeper:
     def __init__(
-        self, store: Path, head_seq: Callable[[], int], *, interval: float = 5.0, state_dir: Optional[Path] = None
+        self,
+        store: Path,
+        head_seq: Callable[[], int],
+        *,
+        interval: float = 5.0,
+        full_interval: float = 3600.0,
+        on_finding: Optional[Callable[[Finding, str], None]] = None,
+        state_dir: Optional[Path] = None,
     ):
         self.store = Path(store)
         self._head_seq = head_seq
         self.interval = interval
+        self.full_interval = full_interval  # seconds between full passes; 0 turns them off
+        self._on_finding = on_finding  # (finding, "incremental"|"full"), called on this thread
         self.state_dir = state_dir
         self.state = "starting"  # starting | ok | broken | error
         self.started_from = None  # "anchor" | "genesis"
         self.verified_seq = 0
         self.verified_hash = GENESIS
         self.rows_verified = 0
-        self.finding: Optional[Finding] = None
+        self.finding: Optional[Finding] = None  # the first one found
+        self.found_by: Optional[str] = None
+        self.findings: dict[tuple[int, str], Finding] = {}  # every distinct finding, by (seq, kind)
+        self._reported: set[tuple[int, str]] = set()  # handed to on_finding, and not refused since
+        self._recorded: dict[tuple[int, str], int] = {}  # the seq of each finding's integrity_break row
         self.last_error: Optional[str] = None
         self.last_round_ns = 0
+        self.rounds = 0
+        # The full pass: its position, its goal (the head when it began), when the next is due.
+        self.full_seq: Optional[int] = None  # None: no pass running
+        self.full_hash = GENESIS
+        self.full_target = 0
+        self.full_passes = 0
+        self.full_last_ns = 0
+        self._full_due = time.monotonic() + full_interval
+        self._incremental_done = False  # the incremental walk met a break: it stops there
         self._store_id = b""
         self._looked = False
         self._stop = threading.Event()
@@ -73,6 +108,19 @@ class Sweeper:
             "last_round_ns": self.last_round_ns,
             "finding": self.finding.to_json() if self.finding else None,
             "last_error": self.last_error,
+            "found_by": self.found_by,
+            "findings": [
+                {**f.to_json(), "recorded_seq": self._recorded.get(key)} for key, f in dict(self.findings).items()
+            ],
+            "rounds": self.rounds,
+            "full": {
+                "interval_s": self.full_interval,
+                "state": "off" if self.full_interval <= 0 else ("running" if self.full_seq is not None else "idle"),
+                "position_seq": self.full_seq,
+                "target_seq": self.full_target if self.full_seq is not None else None,
+                "passes": self.full_passes,
+                "last_pass_ns": self.full_last_ns,
+            },
         }
 
     # -- the sweeper thread ---------------------------------------------------------
@@ -85,12 +133,16 @@ class Sweeper:
                     if conn is None:
                         conn = db.open_reader(self.store)
                         self._start_position(conn)
-                    if self._sweep(conn):
-                        return  # a finding: nothing further is trustworthy to report as verified
-                    self.state = "ok"
+                    if not self._incremental_done and self._sweep(conn):
+                        self._incremental_done = True
+                    self._full_round(conn)
+                    self.rounds += 1
+                    if not self.findings:
+                        self.state = "ok"
                     self.last_error = None
                 except Exception as exc:  # report, then retry on a fresh connection
-                    self.state = "error"
+                    if not self.findings:
+                        self.state = "error"
                     self.last_error = f"{type(exc).__name__}: {exc}"
                     if conn is not None:
                         _close(conn)
@@ -125,20 +177,64 @@ class Sweeper:
             self.verified_seq, self.verified_hash = result.last_seq, result.last_hash
             self.rows_verified += result.rows
             if result.finding is not None:
-                self.finding = result.finding
-                self.state = "broken"
-                print(
-                    f"agentwatch serve: chain verification found {result.finding.kind} at seq "
-                    f"{result.finding.seq}: {result.finding.detail}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                self._found(result.finding, "incremental")
                 return True
             if result.rows < CHUNK_ROWS:
                 break  # caught up with this snapshot
             # Catching up: leave the GIL to the loop and the writer most of the time.
             self._stop.wait((time.monotonic() - began) * (1 - DUTY) / DUTY)
         return False
+
+    def _full_round(self, conn) -> None:
+        """One chunk of the full pass, if one is running or due."""
+        if self.full_interval <= 0:
+            return
+        if self.full_seq is None:
+            if time.monotonic() < self._full_due:
+                return
+            self._full_due = time.monotonic() + self.full_interval
+            self.full_seq, self.full_hash, self.full_target = 0, GENESIS, self._head_seq()
+        limit = min(FULL_CHUNK_ROWS, self.full_target - self.full_seq)
+        result = verify_range(conn, self._store_id, self.full_seq, self.full_hash, max(limit, 0))
+        self.last_round_ns = time.time_ns()
+        self.full_seq, self.full_hash = result.last_seq, result.last_hash
+        if result.finding is not None:
+            self._found(result.finding, "full")
+        if result.finding is not None or result.rows < limit or self.full_seq >= self.full_target:
+            self.full_seq = None  # this pass is over (at the end, or at the first break)
+            self.full_passes += 1
+            self.full_last_ns = time.time_ns()
+
+    def _found(self, finding: Finding, by: str) -> None:
+        key = (finding.seq, finding.kind)
+        if self.finding is None:
+            self.finding, self.found_by = finding, by
+        self.state = "broken"
+        if key not in self.findings:
+            self.findings[key] = finding
+            print(
+                f"agentwatch serve: chain verification ({by}) found {finding.kind} at seq {finding.seq}: "
+                f"{finding.detail}",
+                file=sys.stderr,
+                flush=True,
+            )
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        if self._on_finding is not None:
+            try:
+                self._on_finding(finding, by)
+            except Exception as exc:  # recording it is the daemon's job; the finding stays in health
+                print(f"agentwatch serve: could not record the finding: {exc!r}", file=sys.stderr, flush=True)
+
+
+    def recorded(self, finding: Finding, seq: int) -> None:
+        """`finding` is in the store, as the row at `seq` (stored now, or earlier: a duplicate)."""
+        self._recorded[(finding.seq, finding.kind)] = seq
+
+    def unreported(self, finding: Finding) -> None:
+        """Recording `finding` failed: hand it to on_finding again when it is found again."""
+        self._reported.discard((finding.seq, finding.kind))
 
 
 def _close(conn) -> None:
