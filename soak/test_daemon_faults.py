@@ -18,9 +18,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from daemon import Daemon  # noqa: E402
-from faultload import assert_gate, kill_under_load  # noqa: E402
+from faultload import assert_gate, kill_under_load, reap_daemons  # noqa: E402, F401
 
-pytestmark = pytest.mark.soak
+pytestmark = [pytest.mark.soak, pytest.mark.usefixtures("reap_daemons")]
 
 
 def test_sigkill_many_times_under_load(tmp_path):

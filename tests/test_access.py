@@ -17,7 +17,9 @@ import sys
 import pytest
 
 from daemon import Daemon, envelope, wait_for
-from faultload import HOOK_PY, payload_text
+from faultload import HOOK_PY, payload_text, reap_daemons  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("reap_daemons")
 
 
 class PermissiveDaemon(Daemon):

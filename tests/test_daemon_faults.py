@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from daemon import Daemon, envelope, line, wait_for
 from faultload import (
     FaultyDaemon,
@@ -24,8 +26,11 @@ from faultload import (
     check,
     deliver,
     kill_under_load,
+    reap_daemons,  # noqa: F401 (fixture)
     wait_spool_empty,
 )
+
+pytestmark = pytest.mark.usefixtures("reap_daemons")
 
 
 def test_sigkill_under_load_loses_nothing_and_stores_nothing_twice(tmp_path):

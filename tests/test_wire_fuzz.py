@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 
 from agentwatch.store import json_nesting_exceeds
 from daemon import Client, Daemon, envelope, line, wait_for
+from faultload import reap_daemons  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("reap_daemons")
 
 MAX_LINE = 1 << 20
 def fuzz(examples: int) -> settings:
