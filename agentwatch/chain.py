@@ -20,6 +20,9 @@ MAX_RECORD_ID_BYTES = 128
 
 _sha256 = hashlib.sha256
 _fixed = struct.Struct(">QQ")  # seq, recorded_at_ns
+# json.dumps with these settings would build a new encoder on every call; each
+# encode() still starts from fresh state (its circular-reference markers included).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def canonical_json(value: Any) -> bytes:
@@ -29,7 +32,7 @@ def canonical_json(value: Any) -> bytes:
     lone surrogates, mixed key types that cannot be sorted).
     """
     try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = _CANONICAL.encode(value)
     except TypeError as exc:
         raise ValueError(f"not representable as canonical JSON: {exc}") from None
     try:

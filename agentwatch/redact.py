@@ -32,7 +32,7 @@ from typing import Any
 from . import paths
 from .chain import canonical_json
 from .errors import UsageError
-from .redact_rules import MASK_PREFIX, redact_string, sensitive_name, benign_value, suspicious
+from .redact_rules import MASK_PREFIX, benign_value, redact_string, sensitive_name, suspicious
 
 FULL, REDACTED, HASHED, METADATA_ONLY = "full", "redacted", "hashed", "metadata-only"
 MODES = (FULL, REDACTED, HASHED, METADATA_ONLY)  # weakest to strongest; a project may only move right
@@ -149,7 +149,7 @@ class Policy:
         return self._redact_doc(doc)
 
     def _redact_doc(self, doc: dict) -> dict:
-        out = self._walk(doc, False)
+        out = self._walk(doc, False, {})
         raw_b64 = doc.get("raw_b64")
         if isinstance(raw_b64, str):
             out["raw_b64"] = self._redact_b64(raw_b64)
@@ -157,19 +157,25 @@ class Policy:
             self._rekey_digests(out, changed_from=doc)  # plain digests of masked content confirm guesses
         return out
 
-    def _walk(self, value: Any, sensitive: bool) -> Any:
+    def _walk(self, value: Any, sensitive: bool, seen: dict) -> Any:
         if isinstance(value, str):
             if sensitive and not benign_value(value):
                 return self.mask("secret_field", value)
             return self.redact_text(value) if len(value) >= _MIN_LEN else value
-        if isinstance(value, dict):
-            out = {}
-            for k, v in value.items():
-                key = self.redact_text(k) if len(k) >= _MIN_LEN else k
-                out[key] = self._walk(v, _sensitive_key(k, cache=key == k))
-            return out
-        if isinstance(value, list):
-            return [self._walk(v, sensitive) for v in value]
+        if isinstance(value, (dict, list)):
+            # tool.input and tool.response are the very objects inside raw: walk each once.
+            key = (id(value), sensitive)
+            done = seen.get(key)
+            if done is None:
+                if isinstance(value, dict):
+                    done = {}
+                    for k, v in value.items():
+                        name = self.redact_text(k) if len(k) >= _MIN_LEN else k
+                        done[name] = self._walk(v, _sensitive_key(k, cache=name == k), seen)
+                else:
+                    done = [self._walk(v, sensitive, seen) for v in value]
+                seen[key] = done
+            return done
         return value
 
     def _redact_b64(self, text: str) -> str:

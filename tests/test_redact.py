@@ -103,8 +103,19 @@ def envelopes_for(secret_text: str, n: int) -> list[dict]:
     ]
 
 
+def as_text(env: dict) -> dict | None:
+    """The same envelope with its payload as the hook client sends it (text, scanned as such)."""
+    if "payload" not in env:
+        return None
+    out = {k: v for k, v in env.items() if k != "payload"}
+    out["record_id"] = env["record_id"] + "t"
+    out["payload_text"] = json.dumps(env["payload"], ensure_ascii=False)
+    return out
+
+
 def all_envelopes() -> list[dict]:
-    return [env for n, (_, _, text) in enumerate(CORPUS) for env in envelopes_for(text, n)]
+    envs = [env for n, (_, _, text) in enumerate(CORPUS) for env in envelopes_for(text, n)]
+    return envs + [t for t in map(as_text, envs) if t is not None]
 
 
 def test_every_field_position_is_redacted_by_to_append():
@@ -355,3 +366,49 @@ def test_secret_right_after_an_escaped_character(before):
         data = POLICY.encode(doc)
         assert data == canonical_json(POLICY.apply(doc))
         assert not leaked(data, [secret])
+
+
+# --- payload text the client sent: escapes and blanks never hide a secret -------------------------------
+
+def stored_equals_full_walk(env: dict) -> bytes:
+    row = normalize.to_append(env, uid=1000, policy=POLICY)
+    assert row.payload == canonical_json(POLICY.apply(normalize.record_document(env, uid=1000)))
+    return row.payload
+
+
+@pytest.mark.parametrize("text", [
+    '{"cmd": "pass\\u0077ord=hunter2x"}',  # \u0077 is "w": the text has no "password=" in it
+    '{"cmd": "export DB_PASS\\u0057ORD=hunter2x"}',
+    '{"password"\n : "hunter2x"}',  # blanks a trigger does not allow between a key and its ":"
+    '{"password"      \t   :"hunter2x"}',
+    '{"u": "https:\\/\\/bob:hunter2x@example.com\\/"}',
+    '{"k": "ghp\\u005f' + "A" * 36 + '"}',
+    '{"k": "AbC3dEf4GhI5\\/jKl6MnO7pQr8StU9"}',  # \/ joins two halves into one random-looking token
+    '{"t": "password\\u0009=hunter2x"}',  # canonical JSON writes a tab as \\t, which the trigger allows
+])
+def test_escapes_and_blanks_in_the_payload_text_cannot_hide_a_secret(text):
+    env = {"record_id": "r", "harness": "claude-code", "payload_text": text, "ppid": 3}
+    data = stored_equals_full_walk(env)
+    assert b"hunter2x" not in data and b"A" * 36 not in data and b"jKl6MnO7pQr8StU9" not in data
+
+
+# Pieces of a JSON string literal: the corpus fragments as json.dumps spells them, and other spellings.
+ESCAPED = ["\\u0041", "\\/", "\\u0009", "\\t", "\\n", "\\\\", '\\"', "\\u001f", "\\u001F", "\\u00e9"]
+literal_st = st.lists(
+    st.sampled_from(ESCAPED) | (st.sampled_from(FRAGMENTS) | st.text(max_size=6)).map(
+        lambda t: json.dumps(t, ensure_ascii=False)[1:-1]),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(literal_st, literal_st), max_size=5),
+       st.sampled_from(["", " ", "\n  ", "\t"]), st.sampled_from(["claude-code", "cursor", "aider"]))
+def test_payload_text_path_equals_full_walk(pairs, blank, harness):
+    body = "".join(f'{blank}"{k}"{blank}:{blank}"{v}",' for k, v in pairs)
+    text = "{" + body + '"tool_name": "Bash", "hook_event_name": "PreToolUse", "tool_input": {"c": 1}}'
+    try:
+        json.loads(text)
+    except ValueError:  # a lone surrogate escape, or the like
+        return
+    stored_equals_full_walk({"record_id": "r", "harness": harness, "payload_text": text, "ppid": 3})
