@@ -209,21 +209,24 @@ def health_cmd(
     raise typer.Exit(health.STATUS_EXIT.get(status, 1))
 
 
-@app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def hook_cmd(
-    ctx: typer.Context,
-    harness: Optional[str] = typer.Argument(None, help="claude-code, codex, gemini-cli, cursor, copilot, vscode, cline, openhands."),
-    event: Optional[str] = typer.Option(None, "--event", help="Event name, when the harness passes it outside the payload."),
-) -> None:
+@app.command(
+    "hook",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    options_metavar="HARNESS [--event NAME] [ARG...]",
+)
+def hook_cmd(ctx: typer.Context) -> None:
     """Record one hook invocation (input on stdin); always exits 0. See docs/hook.md.
 
-    Same as `agentwatch-hook`. Hooks should run the faster file form that
-    `install` writes: `python -I -S /abs/path/agentwatch/hook.py HARNESS`.
+    HARNESS is claude-code, codex, gemini-cli, cursor, copilot, vscode, cline or
+    openhands; --event NAME gives the event when the harness passes it outside
+    the payload. Arguments are handed to the client unparsed, so even a malformed
+    call exits 0 (a harness may read exit 2 as "block"). Same as
+    `agentwatch-hook`; hooks should run the faster file form that `install`
+    writes: `python -I -S /abs/path/agentwatch/hook.py HARNESS`.
     """
     from . import hook
 
-    argv = [harness, *(["--event", event] if event is not None else []), *ctx.args] if harness else []
-    hook.run(argv)
+    hook.run(list(ctx.args))
 
 
 @app.command("verify")

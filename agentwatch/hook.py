@@ -72,7 +72,7 @@ def run(argv=None, t0_mono=None, t0_wall=None):
             pass  # not the main thread
         if argv is None:
             argv = sys.argv[1:]
-        if not argv or argv[0] in ("-h", "--help"):
+        if not argv or argv[0].startswith("-"):  # no harness: --help, or a malformed call
             _write(2, USAGE)
             return 0
         reply = JSON_REPLY.get(argv[0])

@@ -448,6 +448,16 @@ def test_cli_hook_command_records(tmp_path, monkeypatch):
     assert env["payload_text"] == '{"a":1}'
 
 
+@pytest.mark.parametrize("args", [["--event"], ["--event", "Stop"], ["--bogus", "claude-code"]])
+def test_cli_hook_command_malformed_call_exits_0_and_records_nothing(args):
+    done = subprocess.run(
+        [sys.executable, "-m", "agentwatch.cli", "hook", *args], input=b"{}", capture_output=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert done.stderr.startswith(b"agentwatch-hook: usage:")
+    assert spooled() == []
+
+
 # ------------------------------------------------------------- (i) concurrency
 
 
