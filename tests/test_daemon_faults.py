@@ -1,4 +1,4 @@
-"""Process faults and I/O faults at daemon level (short versions; soak/test_daemon_faults.py runs long ones).
+"""Process faults and I/O faults at daemon level (short versions; soak/test_daemon_faults_soak.py runs long ones).
 
 Every test sends through the hook client's contract (faultload.deliver, the real
 hook as a process) and ends with the same gate: the stored event set equals the

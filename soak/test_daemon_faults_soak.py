@@ -1,7 +1,7 @@
 """Daemon-level fault soaks: many SIGKILLs under load, SIGSTOP cycles, disk full cycles.
 
     make soak
-    .venv/bin/python -m pytest -m soak -s soak/test_daemon_faults.py
+    .venv/bin/python -m pytest -m soak -s soak/test_daemon_faults_soak.py
 
 Short versions run in the default suite (tests/test_daemon_faults.py); the harness
 is tests/faultload.py. AGENTWATCH_SOAK_KILLS and AGENTWATCH_SOAK_SEED change the run.
