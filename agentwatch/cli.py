@@ -233,6 +233,7 @@ def hook_cmd(ctx: typer.Context) -> None:
 def verify_cmd(
     store: Optional[Path] = StoreOpt,
     full: bool = typer.Option(False, "--full", help="Re-verify the whole chain from genesis, not just rows after the anchor."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, metavar="N", help="Processes verifying segments at once (default: one per CPU, at most 2, from 200,000 rows)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Re-derive the hash chain and report the first break, classified.
@@ -247,7 +248,7 @@ def verify_cmd(
 
     try:
         with render.progress("verifying", enabled=not json_out) as update:
-            result = verify.verify_store(paths.resolve_store(store), full=full, progress=update)
+            result = verify.verify_store(paths.resolve_store(store), full=full, progress=update, jobs=jobs)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_verify(result, json_out)

@@ -287,8 +287,13 @@ def verify_store(
     progress: Callable[[int, int], None] | None = None,
     update_anchor: bool = True,
     chunk_rows: int = CHUNK_ROWS,
+    jobs: int | None = None,
 ) -> VerifyResult:
-    """Verify a store's chain; see the module docstring. progress(done, total) runs between chunks."""
+    """Verify a store's chain; see the module docstring. progress(done, total) runs between chunks.
+
+    `jobs` processes verify consecutive segments at once (None: one per CPU, at most
+    PARALLEL_MAX, once there are PARALLEL_MIN_ROWS rows to check; 1: this process only).
+    """
     path = Path(path)
     conn = db.open_reader(path)
     try:
@@ -301,22 +306,15 @@ def verify_store(
         incremental = before is not None and not full
         start_seq, start_hash = (before.seq, before.hash) if incremental else (0, GENESIS)
         total = max(head_seq - start_seq, 0)
-        last_seq, last_hash, rows, finding = start_seq, start_hash, 0, None
         if progress:
             progress(0, total)
-        while finding is None:
-            limit = max(min(chunk_rows, head_seq - last_seq), 0)
-            part = verify_range(conn, store_id, last_seq, last_hash, limit)
-            rows += part.rows
-            last_seq, last_hash, finding = part.last_seq, part.last_hash, part.finding
-            if progress:
-                progress(rows, total)
-            if finding is None and last_seq < head_seq and part.rows < limit:
-                finding = Finding(
-                    last_seq + 1, "truncated", f"the store ended at seq {last_seq} while verifying up to seq {head_seq}"
-                )
-            if last_seq >= head_seq:
-                break
+        bounds = _segments(start_seq, head_seq, _jobs(jobs, total))
+        if len(bounds) == 1:
+            rows, last_seq, last_hash, finding = _verify_segment(conn, store_id, start_seq, start_hash, head_seq,
+                                                                 chunk_rows, progress, total)
+        else:
+            rows, last_seq, last_hash, finding = _verify_parallel(conn, path, store_id, start_seq, start_hash,
+                                                                  bounds, chunk_rows, progress, total)
         if before is not None and not incremental:
             finding = _earlier(finding, _anchor_finding(conn, store_id, before))
     finally:
@@ -351,6 +349,114 @@ def verify_store(
         finding=finding,
         anchor=AnchorInfo(apath, status, before, after),
     )
+
+
+def _verify_segment(conn, store_id: bytes, after_seq: int, after_hash: bytes, end_seq: int, chunk_rows: int,
+                    progress=None, total: int = 0, done: int = 0) -> tuple[int, int, bytes, Finding | None]:
+    """Verify rows after_seq+1..end_seq in short chunks; returns (rows ok, last seq, last hash, finding)."""
+    last_seq, last_hash, rows, finding = after_seq, after_hash, 0, None
+    while finding is None:
+        # At least one call, even with nothing to walk: it checks the starting row (an anchor
+        # beyond a truncated head, or a rewritten anchored row, is found there).
+        limit = max(min(chunk_rows, end_seq - last_seq), 0)
+        part = verify_range(conn, store_id, last_seq, last_hash, limit)
+        rows += part.rows
+        last_seq, last_hash, finding = part.last_seq, part.last_hash, part.finding
+        if progress:
+            progress(done + rows, total)
+        if finding is None and last_seq < end_seq and part.rows < limit:
+            finding = Finding(
+                last_seq + 1, "truncated", f"the store ended at seq {last_seq} while verifying up to seq {end_seq}"
+            )
+        if last_seq >= end_seq:
+            break
+    return rows, last_seq, last_hash, finding
+
+
+# A full verify of a large store is split into consecutive segments verified at once, one
+# process each: a segment starts from the stored hash of the row before it, and the segment
+# before it proves that hash, so together they check exactly what one walk checks.
+PARALLEL_MIN_ROWS = 200_000
+PARALLEL_MAX = 2
+
+
+def _jobs(jobs: int | None, total: int) -> int:
+    if jobs is None:
+        return min(os.cpu_count() or 1, PARALLEL_MAX) if total >= PARALLEL_MIN_ROWS else 1
+    if jobs < 1:
+        raise UsageError("jobs must be at least 1")
+    return jobs
+
+
+def _segments(start_seq: int, head_seq: int, jobs: int) -> list[tuple[int, int]]:
+    """(after_seq, end_seq) per segment, consecutive, covering start_seq+1..head_seq."""
+    total = head_seq - start_seq
+    if jobs <= 1 or total < 2 * jobs:
+        return [(start_seq, head_seq)]
+    cuts = [start_seq + total * i // jobs for i in range(jobs + 1)]
+    return list(zip(cuts, cuts[1:]))
+
+
+def _segment_worker(path: str, store_id: bytes, after_seq: int, end_seq: int, chunk_rows: int, out) -> None:
+    """In a child process: verify one segment from the stored hash of the row before it."""
+    try:
+        conn = db.open_reader(Path(path))
+        try:
+            row = conn.execute("SELECT hash FROM records WHERE seq = ?", (after_seq,)).fetchone()
+            if row is None or not isinstance(row[0], bytes) or len(row[0]) != 32:
+                # The walk of the segment before this one names what is wrong with that row.
+                out.send((0, after_seq, GENESIS, Finding(after_seq, "missing", "segment start row is absent")))
+                return
+            out.send(_verify_segment(conn, store_id, after_seq, row[0], end_seq, chunk_rows))
+        finally:
+            conn.close()
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which falls back
+        out.send(exc)
+    finally:
+        out.close()
+
+
+def _verify_parallel(conn, path: Path, store_id: bytes, start_seq: int, start_hash: bytes,
+                     bounds: list[tuple[int, int]], chunk_rows: int, progress, total: int):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")  # never fork a process holding SQLite connections
+    children = []
+    for after_seq, end_seq in bounds[1:]:
+        receive, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_segment_worker, args=(str(path), store_id, after_seq, end_seq, chunk_rows, send),
+                           daemon=True)
+        proc.start()
+        send.close()
+        children.append((proc, receive))
+    results = [_verify_segment(conn, store_id, start_seq, start_hash, bounds[0][1], chunk_rows, progress, total)]
+    try:
+        for (after_seq, end_seq), (proc, receive) in zip(bounds[1:], children):
+            try:
+                got = receive.recv()
+            except EOFError:
+                got = RuntimeError("verify worker exited without an answer")
+            proc.join()
+            if isinstance(got, BaseException):
+                # The worker could not run (e.g. no way to start a process): walk it here.
+                row = conn.execute("SELECT hash FROM records WHERE seq = ?", (after_seq,)).fetchone()
+                got = _verify_segment(conn, store_id, after_seq, row[0], end_seq, chunk_rows) if row else \
+                    (0, after_seq, GENESIS, Finding(after_seq, "missing", "segment start row is absent"))
+            results.append(got)
+    finally:
+        for proc, receive in children:
+            receive.close()
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+    rows = 0
+    for seg_rows, last_seq, last_hash, finding in results:
+        rows += seg_rows
+        if finding is not None:
+            return rows, last_seq, last_hash, finding  # the first break; later segments do not count
+    if progress:
+        progress(rows, total)
+    return rows, last_seq, last_hash, None
 
 
 def _anchor_finding(conn: apsw.Connection, store_id: bytes, anchor: Anchor) -> Finding | None:
