@@ -1,6 +1,9 @@
-"""Soaks own their state like tests do: store, socket, spool and XDG dirs live in a temp dir."""
+"""Every test and soak owns its state: store, socket, spool, ledger and XDG dirs live in a
+temp dir, and no AGENTWATCH_* variable from the caller's environment leaks in."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -18,6 +21,6 @@ def isolated_env(tmp_path_factory, monkeypatch):
         path.mkdir(mode=0o700)
         monkeypatch.setenv(var, str(path))
     monkeypatch.setenv("HOME", str(home))
-    for var in ("AGENTWATCH_STORE", "AGENTWATCH_SOCKET", "AGENTWATCH_SPOOL", "AGENTWATCH_CONFIG"):
+    for var in [v for v in os.environ if v.startswith("AGENTWATCH_") and not v.startswith(("AGENTWATCH_BENCH", "AGENTWATCH_SOAK"))]:
         monkeypatch.delenv(var, raising=False)
     return home
