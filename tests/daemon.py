@@ -21,12 +21,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Iterable, Optional
 
 import pytest
+
+from agentwatch.testing.ingest import wait_until
 
 DEADLINE_S = 30.0  # generous: conditions are polled, never timed
 
@@ -43,14 +44,7 @@ def line(message: dict) -> bytes:
 
 def wait_for(condition, what: str, deadline_s: float = DEADLINE_S, every: float = 0.02):
     """Poll `condition()` until it is truthy; fail with `what` after the deadline."""
-    give_up = time.monotonic() + deadline_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > give_up:
-            raise AssertionError(f"timed out after {deadline_s:g} s waiting for {what}")
-        time.sleep(every)
+    return wait_until(condition, what, deadline_s, every)
 
 
 class Client:

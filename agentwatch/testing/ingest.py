@@ -175,13 +175,14 @@ class ServeProcess:
 
 
 def wait_until(condition, what: str, deadline_s: float = DEADLINE_S, every: float = 0.1):
+    """Poll `condition()` until it is truthy; fail (AssertionError) naming `what` after the deadline."""
     give_up = time.monotonic() + deadline_s
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > give_up:
-            raise RuntimeError(f"timed out after {deadline_s:g} s waiting for {what}")
+            raise AssertionError(f"timed out after {deadline_s:g} s waiting for {what}")
         time.sleep(every)
 
 
