@@ -1,8 +1,11 @@
 """The daemon's sweeper: chain verification beside the writer, never in its way.
 
-A thread with its own read-only connection calls `verify.verify_range` on
-bounded chunks, each in one short read transaction (WAL gives it a snapshot;
-no transaction outlives a call, so checkpoints are never pinned). It takes no
+A thread drives `verify.verify_range` on bounded chunks, each in one short
+read transaction (WAL gives it a snapshot; no transaction outlives a call, so
+checkpoints are never pinned). The reading and hashing run in a child process
+(`sweep_worker`) on its own read-only connection, so they never compete with
+the event loop and the writer for the GIL; the thread only waits for answers.
+Where no child can be started it verifies in the thread itself. It takes no
 lock the writer needs and shares nothing with it but `Writer.head_seq`, a
 plain int it reads to know whether there is anything new.
 
@@ -28,6 +31,8 @@ each stopping at the first break it meets. It does not write the anchor
 
 from __future__ import annotations
 
+import pickle
+import subprocess
 import sys
 import threading
 import time
@@ -37,12 +42,54 @@ from typing import Callable, Optional
 from . import db
 from .anchors import anchor_path, read_anchor
 from .chain import GENESIS, format_hash
-from .verify import Finding, read_store_id, verify_range
+from .verify import Finding, RangeResult, read_store_id, verify_range
 
 CHUNK_ROWS = 5000
 # A full pass takes one chunk per round: ~30 ms of hashing, one short read transaction.
 FULL_CHUNK_ROWS = 20_000
 DUTY = 0.25  # at most this share of wall time spent verifying while catching up
+
+
+class _Worker:
+    """The child process that reads and hashes (sweep_worker), started on first use."""
+
+    def __init__(self, store: Path):
+        self.store = store
+        self.proc: Optional[subprocess.Popen] = None
+        self.answered = False  # it has answered once: it can run here
+
+    def verify(self, store_id: bytes, after_seq: int, after_hash: bytes, limit: int) -> RangeResult:
+        if self.proc is None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "agentwatch.sweep_worker", str(self.store)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        try:
+            pickle.dump((store_id, after_seq, after_hash, limit), self.proc.stdin)
+            self.proc.stdin.flush()
+            status, value = pickle.load(self.proc.stdout)  # waits without the GIL
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError) as exc:
+            self.close()
+            raise RuntimeError(f"sweeper worker process failed: {type(exc).__name__}: {exc}") from None
+        self.answered = True
+        if status != "ok":
+            raise RuntimeError(value)
+        return value
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        for pipe in (proc.stdin, proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(5)  # EOF on its stdin ends it
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 class Sweeper:
@@ -85,6 +132,7 @@ class Sweeper:
         self._incremental_done = False  # the incremental walk met a break: it stops there
         self._store_id = b""
         self._looked = False
+        self._worker: Optional[_Worker] = _Worker(self.store)  # None: verify in this thread
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="agentwatch-sweeper", daemon=True)
 
@@ -113,6 +161,8 @@ class Sweeper:
                 {**f.to_json(), "recorded_seq": self._recorded.get(key)} for key, f in dict(self.findings).items()
             ],
             "rounds": self.rounds,
+            "verifies_in": "thread" if self._worker is None else "process",
+            "worker_pid": _pid(self._worker),
             "full": {
                 "interval_s": self.full_interval,
                 "state": "off" if self.full_interval <= 0 else ("running" if self.full_seq is not None else "idle"),
@@ -151,6 +201,21 @@ class Sweeper:
         finally:
             if conn is not None:
                 _close(conn)
+            if self._worker is not None:
+                self._worker.close()
+
+    def _verify(self, conn, after_seq: int, after_hash: bytes, limit: int) -> RangeResult:
+        worker = self._worker
+        if worker is not None:
+            try:
+                return worker.verify(self._store_id, after_seq, after_hash, limit)
+            except (OSError, RuntimeError) as exc:
+                if worker.answered:
+                    raise  # it ran before: report, and start a new one next round
+                print(f"agentwatch serve: sweeper: no worker process ({exc}); verifying in the daemon", file=sys.stderr)
+                worker.close()
+                self._worker = None
+        return verify_range(conn, self._store_id, after_seq, after_hash, limit)
 
     def _start_position(self, conn) -> None:
         if self.started_from is not None:
@@ -172,7 +237,7 @@ class Sweeper:
             look = False
             self._looked = True
             began = time.monotonic()
-            result = verify_range(conn, self._store_id, self.verified_seq, self.verified_hash, CHUNK_ROWS)
+            result = self._verify(conn, self.verified_seq, self.verified_hash, CHUNK_ROWS)
             self.last_round_ns = time.time_ns()
             self.verified_seq, self.verified_hash = result.last_seq, result.last_hash
             self.rows_verified += result.rows
@@ -195,7 +260,7 @@ class Sweeper:
             self._full_due = time.monotonic() + self.full_interval
             self.full_seq, self.full_hash, self.full_target = 0, GENESIS, self._head_seq()
         limit = min(FULL_CHUNK_ROWS, self.full_target - self.full_seq)
-        result = verify_range(conn, self._store_id, self.full_seq, self.full_hash, max(limit, 0))
+        result = self._verify(conn, self.full_seq, self.full_hash, max(limit, 0))
         self.last_round_ns = time.time_ns()
         self.full_seq, self.full_hash = result.last_seq, result.last_hash
         if result.finding is not None:
@@ -235,6 +300,11 @@ class Sweeper:
     def unreported(self, finding: Finding) -> None:
         """Recording `finding` failed: hand it to on_finding again when it is found again."""
         self._reported.discard((finding.seq, finding.kind))
+
+
+def _pid(worker: Optional[_Worker]) -> Optional[int]:
+    proc = worker.proc if worker is not None else None
+    return proc.pid if proc is not None else None
 
 
 def _close(conn) -> None:
