@@ -212,6 +212,7 @@ class SoakReport:
     reasons: Counter = field(default_factory=Counter)  # why not acked (timeout, no_daemon, ...)
     latency_us: list[int] = field(default_factory=list)
     by_kind: dict = field(default_factory=dict)  # store rows per kind, prefill included
+    attestations: dict = field(default_factory=dict)  # attestation rows per type (start, stop, periodic, ...)
     prefill_intact: bool = False  # the prefill ids are exactly the events at seq 1..prefill
     stored: int = 0  # non-prefill events in the store
     stored_via_spool: int = 0  # of those, client.delivery == "spool"
@@ -427,6 +428,8 @@ def _count(report: SoakReport, store: Path, ledger: Path, prefill_ids: set[str],
     conn = db.open_reader(store)
     try:
         report.by_kind = dict(conn.execute("SELECT kind, count(*) FROM records GROUP BY kind"))
+        report.attestations = dict(conn.execute(
+            "SELECT payload ->> '$.type', count(*) FROM records WHERE kind = 'attestation' GROUP BY 1"))
         stored: dict[str, int] = {}
         stored_twice = via_spool = 0
         prefill_seqs: set[int] = set()
