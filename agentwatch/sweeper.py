@@ -3,7 +3,7 @@
 A thread drives `verify.verify_range` on bounded chunks, each in one short
 read transaction (WAL gives it a snapshot; no transaction outlives a call, so
 checkpoints are never pinned). The reading and hashing run in a child process
-(`sweep_worker`) on its own read-only connection, so they never compete with
+(`verify_worker`) on its own read-only connection, so they never compete with
 the event loop and the writer for the GIL; the thread only waits for answers.
 Where no child can be started it verifies in the thread itself. It takes no
 lock the writer needs and shares nothing with it but `Writer.head_seq`, a
@@ -31,8 +31,6 @@ each stopping at the first break it meets. It does not write the anchor
 
 from __future__ import annotations
 
-import pickle
-import subprocess
 import sys
 import threading
 import time
@@ -43,53 +41,12 @@ from . import db
 from .anchors import anchor_path, read_anchor
 from .chain import GENESIS, format_hash
 from .verify import Finding, RangeResult, read_store_id, verify_range
+from .verify_worker import Worker, WorkerError
 
 CHUNK_ROWS = 5000
 # A full pass takes one chunk per round: ~30 ms of hashing, one short read transaction.
 FULL_CHUNK_ROWS = 20_000
 DUTY = 0.25  # at most this share of wall time spent verifying while catching up
-
-
-class _Worker:
-    """The child process that reads and hashes (sweep_worker), started on first use."""
-
-    def __init__(self, store: Path):
-        self.store = store
-        self.proc: Optional[subprocess.Popen] = None
-        self.answered = False  # it has answered once: it can run here
-
-    def verify(self, store_id: bytes, after_seq: int, after_hash: bytes, limit: int) -> RangeResult:
-        if self.proc is None:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "agentwatch.sweep_worker", str(self.store)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-        try:
-            pickle.dump((store_id, after_seq, after_hash, limit), self.proc.stdin)
-            self.proc.stdin.flush()
-            status, value = pickle.load(self.proc.stdout)  # waits without the GIL
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError) as exc:
-            self.close()
-            raise RuntimeError(f"sweeper worker process failed: {type(exc).__name__}: {exc}") from None
-        self.answered = True
-        if status != "ok":
-            raise RuntimeError(value)
-        return value
-
-    def close(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        for pipe in (proc.stdin, proc.stdout):
-            try:
-                pipe.close()
-            except OSError:
-                pass
-        try:
-            proc.wait(5)  # EOF on its stdin ends it
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 class Sweeper:
@@ -132,7 +89,7 @@ class Sweeper:
         self._incremental_done = False  # the incremental walk met a break: it stops there
         self._store_id = b""
         self._looked = False
-        self._worker: Optional[_Worker] = _Worker(self.store)  # None: verify in this thread
+        self._worker: Optional[Worker] = Worker(self.store)  # None: verify in this thread
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="agentwatch-sweeper", daemon=True)
 
@@ -162,7 +119,7 @@ class Sweeper:
             ],
             "rounds": self.rounds,
             "verifies_in": "thread" if self._worker is None else "process",
-            "worker_pid": _pid(self._worker),
+            "worker_pid": self._worker.pid if self._worker is not None else None,
             "full": {
                 "interval_s": self.full_interval,
                 "state": "off" if self.full_interval <= 0 else ("running" if self.full_seq is not None else "idle"),
@@ -208,8 +165,8 @@ class Sweeper:
         worker = self._worker
         if worker is not None:
             try:
-                return worker.verify(self._store_id, after_seq, after_hash, limit)
-            except (OSError, RuntimeError) as exc:
+                return worker.request("range", self._store_id, after_seq, after_hash, limit)
+            except (OSError, WorkerError) as exc:
                 if worker.answered:
                     raise  # it ran before: report, and start a new one next round
                 print(f"agentwatch serve: sweeper: no worker process ({exc}); verifying in the daemon", file=sys.stderr)
@@ -300,11 +257,6 @@ class Sweeper:
     def unreported(self, finding: Finding) -> None:
         """Recording `finding` failed: hand it to on_finding again when it is found again."""
         self._reported.discard((finding.seq, finding.kind))
-
-
-def _pid(worker: Optional[_Worker]) -> Optional[int]:
-    proc = worker.proc if worker is not None else None
-    return proc.pid if proc is not None else None
 
 
 def _close(conn) -> None:

@@ -397,58 +397,40 @@ def _segments(start_seq: int, head_seq: int, jobs: int) -> list[tuple[int, int]]
     return list(zip(cuts, cuts[1:]))
 
 
-def _segment_worker(path: str, store_id: bytes, after_seq: int, end_seq: int, chunk_rows: int, out) -> None:
-    """In a child process: verify one segment from the stored hash of the row before it."""
-    try:
-        conn = db.open_reader(Path(path))
-        try:
-            row = conn.execute("SELECT hash FROM records WHERE seq = ?", (after_seq,)).fetchone()
-            if row is None or not isinstance(row[0], bytes) or len(row[0]) != 32:
-                # The walk of the segment before this one names what is wrong with that row.
-                out.send((0, after_seq, GENESIS, Finding(after_seq, "missing", "segment start row is absent")))
-                return
-            out.send(_verify_segment(conn, store_id, after_seq, row[0], end_seq, chunk_rows))
-        finally:
-            conn.close()
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which falls back
-        out.send(exc)
-    finally:
-        out.close()
+def verify_segment(conn, store_id: bytes, after_seq: int, end_seq: int,
+                   chunk_rows: int) -> tuple[int, int, bytes, Finding | None]:
+    """Verify rows after_seq+1..end_seq from the stored hash of the row at after_seq (a parallel segment)."""
+    row = conn.execute("SELECT hash FROM records WHERE seq = ?", (after_seq,)).fetchone()
+    if row is None or not isinstance(row[0], bytes) or len(row[0]) != 32:
+        # The walk of the segment before this one names what is wrong with that row.
+        return 0, after_seq, GENESIS, Finding(after_seq, "missing", "segment start row is absent")
+    return _verify_segment(conn, store_id, after_seq, row[0], end_seq, chunk_rows)
 
 
 def _verify_parallel(conn, path: Path, store_id: bytes, start_seq: int, start_hash: bytes,
                      bounds: list[tuple[int, int]], chunk_rows: int, progress, total: int):
-    import multiprocessing
+    from .verify_worker import Worker, WorkerError
 
-    ctx = multiprocessing.get_context("spawn")  # never fork a process holding SQLite connections
-    children = []
-    for after_seq, end_seq in bounds[1:]:
-        receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_segment_worker, args=(str(path), store_id, after_seq, end_seq, chunk_rows, send),
-                           daemon=True)
-        proc.start()
-        send.close()
-        children.append((proc, receive))
-    results = [_verify_segment(conn, store_id, start_seq, start_hash, bounds[0][1], chunk_rows, progress, total)]
+    workers = []
     try:
-        for (after_seq, end_seq), (proc, receive) in zip(bounds[1:], children):
+        for after_seq, end_seq in bounds[1:]:
+            worker = Worker(path)
+            workers.append(worker)
             try:
-                got = receive.recv()
-            except EOFError:
-                got = RuntimeError("verify worker exited without an answer")
-            proc.join()
-            if isinstance(got, BaseException):
-                # The worker could not run (e.g. no way to start a process): walk it here.
-                row = conn.execute("SELECT hash FROM records WHERE seq = ?", (after_seq,)).fetchone()
-                got = _verify_segment(conn, store_id, after_seq, row[0], end_seq, chunk_rows) if row else \
-                    (0, after_seq, GENESIS, Finding(after_seq, "missing", "segment start row is absent"))
+                worker.send("segment", store_id, after_seq, end_seq, chunk_rows)
+            except (OSError, WorkerError):
+                pass  # walked here below
+        results = [_verify_segment(conn, store_id, start_seq, start_hash, bounds[0][1], chunk_rows, progress, total)]
+        for (after_seq, end_seq), worker in zip(bounds[1:], workers):
+            try:
+                got = worker.receive()
+            except WorkerError:
+                # No process could verify it (none could start, it died, it failed): walk it here.
+                got = verify_segment(conn, store_id, after_seq, end_seq, chunk_rows)
             results.append(got)
     finally:
-        for proc, receive in children:
-            receive.close()
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
+        for worker in workers:
+            worker.close()
     rows = 0
     for seg_rows, last_seq, last_hash, finding in results:
         rows += seg_rows

@@ -1,5 +1,10 @@
-"""The sweeper's hashing runs in a child process: it verifies, it is replaced when it dies,
-it ends with the daemon, and where no child can start the sweeper verifies in its thread."""
+"""Verification in child processes (agentwatch.verify_worker).
+
+The sweeper's: it verifies, it is replaced when it dies, it ends with the daemon, and
+where no child can run the sweeper verifies in its thread. A parallel full verify's: the
+segments are walked by the children, from any caller (a script without a main guard
+too), and where no child can run the caller walks them itself, with the same verdict.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,15 @@ import signal
 
 from daemon import Daemon, envelope, line, wait_for
 
+import subprocess
+import sys
+
+import chain_tamper as t
 from agentwatch import sweeper as sweeper_mod
+from agentwatch import verify, verify_worker
 from agentwatch.store import Append, Store
 from agentwatch.sweeper import Sweeper
+from agentwatch.verify import verify_store
 
 
 def append_many(d: Daemon, prefix: str, n: int) -> int:
@@ -75,7 +86,7 @@ def _store_with_rows(path, n: int) -> int:
 
 def test_without_a_worker_process_the_sweeper_verifies_in_its_thread(tmp_path, monkeypatch, capsys):
     head = _store_with_rows(tmp_path / "s.db", 12)
-    monkeypatch.setattr(sweeper_mod.sys, "executable", str(tmp_path / "no-such-python"))
+    monkeypatch.setattr(verify_worker.sys, "executable", str(tmp_path / "no-such-python"))
     sweeper = Sweeper(tmp_path / "s.db", lambda: head, interval=0.05, full_interval=0, state_dir=tmp_path)
     sweeper.start()
     try:
@@ -90,12 +101,11 @@ def test_without_a_worker_process_the_sweeper_verifies_in_its_thread(tmp_path, m
 def test_a_worker_that_cannot_answer_falls_back_to_the_thread(tmp_path, monkeypatch):
     head = _store_with_rows(tmp_path / "s.db", 7)
 
-    class Mute(sweeper_mod._Worker):  # starts, but exits before answering (e.g. cannot import agentwatch)
-        def verify(self, *args):
-            self.proc = None
-            raise RuntimeError("sweeper worker process failed: EOFError: Ran out of input")
+    class Mute(verify_worker.Worker):  # starts, but exits before answering (e.g. cannot import agentwatch)
+        def request(self, *request):
+            raise verify_worker.WorkerError("verify worker process failed: EOFError: Ran out of input")
 
-    monkeypatch.setattr(sweeper_mod, "_Worker", Mute)
+    monkeypatch.setattr(sweeper_mod, "Worker", Mute)
     sweeper = Sweeper(tmp_path / "s.db", lambda: head, interval=0.05, full_interval=0, state_dir=tmp_path)
     sweeper.start()
     try:
@@ -103,3 +113,40 @@ def test_a_worker_that_cannot_answer_falls_back_to_the_thread(tmp_path, monkeypa
     finally:
         sweeper.stop()
     assert sweeper.health()["verifies_in"] == "thread"
+
+
+# -- a parallel full verify --------------------------------------------------------------------
+
+
+def test_the_segments_of_a_parallel_verify_are_walked_by_worker_processes(tmp_path, monkeypatch):
+    store = t.build_store(tmp_path / "store.db", rows=600)
+
+    def not_here(*args):
+        raise AssertionError("the caller walked a segment itself")
+
+    monkeypatch.setattr(verify, "verify_segment", not_here)  # the caller's fallback; children are untouched
+    result = verify_store(store, full=True, update_anchor=False, jobs=3, chunk_rows=64)
+    assert (result.ok, result.rows_checked, result.verified_through) == (True, 600, 600)
+
+
+def test_without_worker_processes_the_caller_walks_every_segment(tmp_path, monkeypatch):
+    store = t.build_store(tmp_path / "store.db", rows=600)
+    with t.tamper(store) as con:
+        t.flip_payload_byte(con, 450)
+    monkeypatch.setattr(verify_worker.sys, "executable", str(tmp_path / "no-such-python"))
+    result = verify_store(store, full=True, update_anchor=False, jobs=3, chunk_rows=64)
+    assert (result.ok, result.finding.kind, result.finding.seq) == (False, "payload_edited", 450)
+
+
+def test_a_script_without_a_main_guard_verifies_in_parallel_quietly(tmp_path):
+    """A multiprocessing child would re-run the script itself (and fail loudly) in every child."""
+    store = t.build_store(tmp_path / "store.db", rows=600)
+    script = tmp_path / "check.py"
+    script.write_text(
+        "import sys\n"
+        "from agentwatch.verify import verify_store\n"
+        "r = verify_store(sys.argv[1], full=True, update_anchor=False, jobs=2, chunk_rows=64)\n"
+        "print(r.ok, r.rows_checked)\n"
+    )
+    out = subprocess.run([sys.executable, str(script), str(store)], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "True 600\n", "")
