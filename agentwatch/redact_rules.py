@@ -298,8 +298,7 @@ _PIECES_B = bytes(32 if chr(c) in "+/=.~" else c for c in range(256))  # where a
 _RUNS_B = bytes(32 if chr(c) in ".~" else c for c in range(256))  # a word's runs of [A-Za-z0-9+/=_-]
 _CORES_B = tuple(core.encode() for core in _CORES)
 assert {t for _, t, _ in DOTTED_TOKENS} == {"eyJ", "SG.", "ya29.", "Q~"}  # spelled out in _word_suspicious()
-_CLEAN_WORDS: set[bytes] = set()  # words of text found clean, short ones included
-_CLEAN_WORDS_MAX = 1 << 16
+_WORD_CACHE: set[bytes] = set()
 
 
 def suspicious(text: bytes, *, json: bool = True) -> bool:
@@ -324,16 +323,17 @@ def suspicious(text: bytes, *, json: bool = True) -> bool:
         if scheme >= 0 and b":" in text[scheme + 3:at]:
             return True
         at = text.find(b"@", at + 1)
-    # Words recur from record to record (keys, paths, ids, prose): only those not seen
-    # clean before are looked at, and the set difference runs in C.
-    fresh = set(text.translate(_KEEP_B if json else _KEEP_RAW_B).split()) - _CLEAN_WORDS
-    for w in fresh:
-        if len(w) >= RUN_MIN and _word_suspicious(w):
+    cache = _WORD_CACHE
+    for w in [w for w in text.translate(_KEEP_B if json else _KEEP_RAW_B).split() if len(w) >= RUN_MIN]:
+        if w in cache:
+            continue
+        if _word_suspicious(w):
             return True
-    # Every word here is clean (never a secret); a short word can never be one.
-    if len(_CLEAN_WORDS) + len(fresh) > _CLEAN_WORDS_MAX:
-        _CLEAN_WORDS.clear()
-    _CLEAN_WORDS.update(w for w in fresh if len(w) <= 256)
+        # Only clean words are kept (never a secret): paths and ids recur from record to record.
+        if len(w) <= 256:
+            if len(cache) >= 4096:
+                cache.clear()
+            cache.add(w)
     return False
 
 
