@@ -135,8 +135,8 @@ class Policy:
             return canonical_json(doc)
         if self.mode != REDACTED:
             doc = self._restrict(doc)
-        data = canonical_json(doc)
-        if self._extra is None and "raw_b64" not in doc and not suspicious(data):
+        data, view = encode_with_scan_view(doc)
+        if self._extra is None and "raw_b64" not in doc and not suspicious(view):
             return data
         return canonical_json(self._redact_doc(doc))
 
@@ -283,6 +283,47 @@ def _copy_path_parents(doc: dict) -> dict:
 
 
 # --- the salt --------------------------------------------------------------------------------------
+
+# -- the fast path's view of a document --------------------------------------------------------
+# tool.input and tool.response are most often the very objects inside raw (the adapter hands
+# them on), so their text is in the document twice; the prefilter need read it only once. The
+# document is encoded with a placeholder string in their place: that is the text the prefilter
+# scans. The stored bytes are that text with each placeholder replaced by the value's own
+# canonical JSON, which does not depend on where it sits, so they are canonical_json(doc) byte
+# for byte. A placeholder is made of characters no rule reads and is drawn per process, so no
+# payload can aim at it; should one occur more than once, the document is encoded whole.
+_SHARED_TOOL_KEYS = ("input", "response")
+_PLACEHOLDER_SYMBOLS = "!#$%&()*;<>?[]^|"  # none is part of a word, a name, a flag or a URL
+
+
+def _placeholder() -> str:
+    return "".join(secrets.choice(_PLACEHOLDER_SYMBOLS) for _ in range(32))  # 128 bits
+
+
+_PLACEHOLDERS = {key: _placeholder() for key in _SHARED_TOOL_KEYS}
+_PLACEHOLDERS_JSON = {key: canonical_json(text) for key, text in _PLACEHOLDERS.items()}
+
+
+def encode_with_scan_view(doc: dict) -> tuple[bytes, bytes]:
+    """(canonical_json(doc), the text the prefilter must scan: the same, shared values once)."""
+    tool, raw = doc.get("tool"), doc.get("raw")
+    shared = []
+    if type(tool) is dict and type(raw) is dict:
+        values = [v for v in raw.values() if isinstance(v, (dict, list, str))]
+        shared = [k for k in _SHARED_TOOL_KEYS if k in tool and any(tool[k] is v for v in values)]
+    if not shared:
+        data = canonical_json(doc)
+        return data, data
+    view = canonical_json({**doc, "tool": {**tool, **{k: _PLACEHOLDERS[k] for k in shared}}})
+    data = view
+    for key in shared:
+        placeholder = _PLACEHOLDERS_JSON[key]
+        if view.count(placeholder) != 1:
+            data = canonical_json(doc)
+            return data, data
+        data = data.replace(placeholder, canonical_json(tool[key]), 1)
+    return data, view
+
 
 def default_salt_file() -> Path:
     return paths.data_dir() / SALT_FILE_NAME

@@ -340,6 +340,49 @@ def test_fast_path_equals_full_walk(doc, mode):
     assert policy.encode(doc) == canonical_json(policy.apply(doc))
 
 
+def _tool_doc(raw: dict, tool_input, tool_response, **more) -> dict:
+    """A record document whose tool.input and tool.response are the very objects inside raw."""
+    raw = {**raw, "tool_input": tool_input, "tool_response": tool_response}
+    return {"schema": 1, "raw": raw, "tool": {"name": "Bash", "input": tool_input, "response": tool_response},
+            **more}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(text_st, json_st, max_size=3), json_st, json_st, st.sampled_from(redact.MODES[1:]))
+def test_values_shared_by_tool_and_raw_are_scanned_once_and_stored_exactly(raw, tool_input, tool_response, mode):
+    doc = _tool_doc(raw, tool_input, tool_response)
+    try:
+        expected = canonical_json(doc)
+    except ValueError:
+        return  # not storable as it is (a lone surrogate): normalize escapes it first
+    data, view = redact.encode_with_scan_view(doc)
+    assert data == expected
+    shared = [v for v in (tool_input, tool_response) if isinstance(v, (dict, list, str))]
+    assert len(view) == len(data) - sum(len(canonical_json(v)) - 34 for v in shared)  # each placeholder: 32 + 2 quotes
+    policy = redact.Policy(mode, SALT)
+    assert policy.encode(doc) == canonical_json(policy.apply(doc))
+
+
+def test_a_secret_only_in_the_shared_tool_response_is_masked_in_both_places():
+    for _, secret, text in CORPUS:
+        doc = _tool_doc({"cwd": "/home/dev"}, {"command": "cat .env"}, {"stdout": "x\n" + text})
+        data = POLICY.encode(doc)
+        assert data == canonical_json(POLICY.apply(doc))
+        assert not leaked(data, [secret])
+
+
+def test_a_payload_holding_the_placeholder_text_is_encoded_whole():
+    placeholder = redact._PLACEHOLDERS["response"]
+    response = {"stdout": "done"}
+    doc = _tool_doc({"note": placeholder}, {"command": "ls"}, response)
+    data, view = redact.encode_with_scan_view(doc)
+    assert data == view == canonical_json(doc)  # two occurrences: no splice, the whole document is scanned
+    doc = _tool_doc({"note": "x"}, {"command": "ls"}, response)
+    data, view = redact.encode_with_scan_view(doc)
+    assert data == canonical_json(doc)
+    assert view == canonical_json({**doc, "tool": {**doc["tool"], **redact._PLACEHOLDERS}})
+
+
 @settings(max_examples=200, deadline=None)
 @given(text_st)
 def test_prefilter_never_misses_a_string_the_rules_would_change(text):
