@@ -22,8 +22,11 @@ from .chain import GENESIS, KINDS, MAX_RECORD_ID_BYTES, row_hash
 # executemany 3-10x slower under load. A multi-row VALUES binds the values as they
 # are (no JSON round trip) and steps once per chunk.
 _COLUMNS = "INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash) VALUES "
-_CHUNKS = (1000, 100, 10, 1)
-_INSERT = {n: _COLUMNS + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * n) for n in _CHUNKS}
+_CHUNKS = (1000, 100, 10)
+# The chunk shapes, and every remainder below the smallest: a group of a few rows (the daemon's
+# usual group when hooks arrive one by one) is one statement, not one per row. apsw releases
+# the GIL around each SQLite call, and under a busy event loop each re-acquire can wait.
+_INSERT = {n: _COLUMNS + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * n) for n in (*_CHUNKS, *range(1, _CHUNKS[-1]))}
 _EXISTING = "SELECT record_id, seq FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
 
 # The schema's generated columns read every payload with SQLite's JSON functions,
@@ -137,13 +140,15 @@ class Store:
 
 
 def _insert(conn: apsw.Connection, values: list) -> None:
-    """Insert flattened rows (7 values each) in chunks of the prepared shapes."""
+    """Insert flattened rows (7 values each) in chunks of the prepared shapes, then the rest at once."""
     at, end = 0, len(values)
     for size in _CHUNKS:
         width = size * 7
         while end - at >= width:
             conn.execute(_INSERT[size], values[at : at + width])
             at += width
+    if at < end:
+        conn.execute(_INSERT[(end - at) // 7], values[at:])
 
 
 def open_store(path: Path | str) -> Store:

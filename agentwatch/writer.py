@@ -223,10 +223,12 @@ class Writer:
         now = time.time_ns()
         stats = self.stats
         # Committed rows, in seq order, for live-tail subscribers (the server takes them).
+        stored = [(row, r) for row, r in zip([gap, *rows] if gap is not None else rows, results) if not r.duplicate]
         self.committed.extend(
-            TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload)
-            for row, r in zip([gap, *rows] if gap is not None else rows, results) if not r.duplicate
+            TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload) for row, r in stored
         )
+        if stored:  # the last row stored is the head: no need to ask the store
+            self.head_seq, self.head_hash = stored[-1][1].seq, stored[-1][1].hash
         if gap is not None:
             results = results[1:]
             stats.gaps_recorded += 1
@@ -236,8 +238,6 @@ class Writer:
         stats.last_commit_ns = now
         if len(rows) > stats.batch_max:
             stats.batch_max = len(rows)
-        if gap is not None or not all(r.duplicate for r in results):
-            self.head_seq, self.head_hash = self.store.head()
         return [(job, result, None) for job, result in zip(jobs, results)]
 
     def _failed(self, jobs: list[Job], exc: Exception) -> list:

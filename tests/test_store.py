@@ -43,6 +43,16 @@ def test_batch_gets_contiguous_seqs_and_links(store_path):
     assert_linear_chain(store_path, 8)
 
 
+@pytest.mark.parametrize("sizes", [(1, 2, 9), (10, 11, 99), (101, 1009, 1234)])
+def test_every_group_size_is_inserted_whole_and_in_order(store_path, sizes):
+    """Chunks of 1000, 100 and 10 rows, then the remainder in one statement."""
+    with Store(store_path) as store:
+        results = [store.append([event(f"n{n}-{i}") for i in range(n)]) for n in sizes]
+    assert [[r.record_id for r in batch] for batch in results] == [[f"n{n}-{i}" for i in range(n)] for n in sizes]
+    assert [r.seq for batch in results for r in batch] == list(range(1, sum(sizes) + 1))
+    assert_linear_chain(store_path, sum(sizes))
+
+
 def test_replay_is_a_duplicate_not_a_second_row(store_path):
     with Store(store_path) as store:
         store.append([event("a"), event("b")])

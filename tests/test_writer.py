@@ -94,6 +94,26 @@ def test_failed_commit_is_refused_whole_then_a_gap_row_leads_the_next_commit(sto
     assert writer.stats.commit_failures == 2
     assert writer.stats.gaps_recorded == 1
     assert writer.head_seq == 3
+    with Store(store_path) as reread:
+        assert (writer.head_seq, writer.head_hash) == reread.head()  # kept without asking the store
+
+
+def test_the_head_follows_commits_and_ignores_duplicates(store_path):
+    store = Store(store_path)
+    writer, answers = make_writer(store)
+    writer.start()
+    try:
+        run_batches(writer, answers, [event("a"), event("b")])
+        after_two = (writer.head_seq, writer.head_hash)
+        run_batches(writer, answers, [event("a")])  # a replay stores nothing: the head stays
+        after_replay = (writer.head_seq, writer.head_hash)
+        run_batches(writer, answers, [event("b"), event("c")])  # a duplicate beside a new row
+    finally:
+        writer.stop()
+    head = store.head()
+    store.close()
+    assert after_two[0] == 2 and after_replay == after_two
+    assert (writer.head_seq, writer.head_hash) == head and head[0] == 3
 
 
 def test_a_connection_that_cannot_roll_back_is_reopened(store_path):
