@@ -88,7 +88,7 @@ def test_to_append_cost(benchmark, harness):
 
 CALLS = 100
 # Per harness and operation, one interpreter under callgrind; "none" does the set-up alone.
-# About 10 s each here: the whole table takes about 3 minutes.
+# About 10 s each here: the whole table takes about 4 minutes.
 COUNT_SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -125,8 +125,8 @@ def test_to_append_instructions_per_event():
         pytest.skip("valgrind is not installed")
     print(f"\n\nnormalization cost per event, instructions (callgrind; {CALLS} calls, set-up subtracted)")
     print(f"{'harness':<12} {'to_append':>10} {'baseline':>9} {'ratio':>6}")
-    idle = instructions("claude-code", "none")  # the set-up differs between harnesses by one small file
     for harness in CASES:
+        idle = instructions(harness, "none")
         total = (instructions(harness, "to_append") - idle) // CALLS
         base = (instructions(harness, "baseline") - idle) // CALLS
         print(f"{harness:<12} {total:>10,} {base:>9,} {total / base:>6.1f}")
