@@ -282,9 +282,7 @@ def _copy_path_parents(doc: dict) -> dict:
     return out
 
 
-# --- the salt --------------------------------------------------------------------------------------
-
-# -- the fast path's view of a document --------------------------------------------------------
+# --- the fast path's view of a document ----------------------------------------------------------
 # tool.input and tool.response are most often the very objects inside raw (the adapter hands
 # them on), so their text is in the document twice; the prefilter need read it only once. The
 # document is encoded with a placeholder string in their place: that is the text the prefilter
@@ -324,6 +322,8 @@ def encode_with_scan_view(doc: dict) -> tuple[bytes, bytes]:
         data = data.replace(placeholder, canonical_json(tool[key]), 1)
     return data, view
 
+
+# --- the salt --------------------------------------------------------------------------------------
 
 def default_salt_file() -> Path:
     return paths.data_dir() / SALT_FILE_NAME

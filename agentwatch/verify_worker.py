@@ -37,6 +37,7 @@ class Worker:
         self.store = Path(store)
         self.proc: Optional[subprocess.Popen] = None
         self.answered = False  # it has answered once: a child can run here
+        self._pending = 0  # requests sent and not answered yet
 
     @property
     def pid(self) -> Optional[int]:
@@ -52,6 +53,7 @@ class Worker:
         try:
             pickle.dump(request, self.proc.stdin)
             self.proc.stdin.flush()
+            self._pending += 1
         except (OSError, ValueError) as exc:
             self.close()
             raise WorkerError(f"verify worker process failed: {type(exc).__name__}: {exc}") from None
@@ -65,6 +67,7 @@ class Worker:
         except (OSError, EOFError, pickle.UnpicklingError, ValueError) as exc:
             self.close()
             raise WorkerError(f"verify worker process failed: {type(exc).__name__}: {exc}") from None
+        self._pending -= 1
         self.answered = True
         if status != "ok":
             raise WorkerError(value)
@@ -75,9 +78,13 @@ class Worker:
         return self.receive()
 
     def close(self) -> None:
+        """End the child: at once if it is still working on a request, else by EOF."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
+        busy, self._pending = self._pending > 0, 0
+        if busy:
+            proc.kill()  # its answer is no longer wanted (an interrupted verify, a failed read)
         for pipe in (proc.stdin, proc.stdout):
             try:
                 pipe.close()

@@ -150,3 +150,19 @@ def test_a_script_without_a_main_guard_verifies_in_parallel_quietly(tmp_path):
     )
     out = subprocess.run([sys.executable, str(script), str(store)], capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stdout, out.stderr) == (0, "True 600\n", "")
+
+
+def test_a_worker_closed_with_a_request_pending_is_killed_not_awaited(tmp_path):
+    store = t.build_store(tmp_path / "store.db", rows=300)
+    store_id = t.store_id(store)
+    answered = verify_worker.Worker(store)
+    assert answered.request("segment", store_id, 100, 300, 64)[:2] == (200, 300)
+    proc = answered.proc
+    answered.close()
+    assert proc.returncode == 0  # nothing pending: EOF on its stdin ended it
+
+    abandoned = verify_worker.Worker(store)
+    abandoned.send("segment", store_id, 100, 300, 64)
+    proc = abandoned.proc
+    abandoned.close()  # e.g. the caller's own segment was interrupted
+    assert proc.returncode == -signal.SIGKILL
