@@ -20,9 +20,20 @@ MAX_RECORD_ID_BYTES = 128
 
 _sha256 = hashlib.sha256
 _fixed = struct.Struct(">QQ")  # seq, recorded_at_ns
-# json.dumps with these settings would build a new encoder on every call; each
-# encode() still starts from fresh state (its circular-reference markers included).
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# The same settings, as one C encoder built once: JSONEncoder.encode builds a new one on every
+# call, which costs about as much as encoding a small document. Without circular-reference
+# markers it holds no state between calls (safe from any thread); a cyclic value, which
+# parsed JSON never is, ends in RecursionError instead of ValueError.
+_C_ENCODE = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
+    None, _not_json, json.encoder.encode_basestring, None, ":", ",", True, False, False
+)
 
 
 def canonical_json(value: Any) -> bytes:
@@ -32,7 +43,7 @@ def canonical_json(value: Any) -> bytes:
     lone surrogates, mixed key types that cannot be sorted).
     """
     try:
-        text = _CANONICAL.encode(value)
+        text = "".join(_C_ENCODE(value, 0)) if _C_ENCODE else _CANONICAL.encode(value)
     except TypeError as exc:
         raise ValueError(f"not representable as canonical JSON: {exc}") from None
     try:

@@ -289,8 +289,10 @@ def _copy_path_parents(doc: dict) -> dict:
 # scans. The stored bytes are that text with each placeholder replaced by the value's own
 # canonical JSON, which does not depend on where it sits, so they are canonical_json(doc) byte
 # for byte. A placeholder is made of characters no rule reads and is drawn per process, so no
-# payload can aim at it; should one occur more than once, the document is encoded whole.
+# payload can aim at it; should one occur more than once, the document is encoded whole. The
+# splice costs about what scanning 300 bytes does, so small values are simply scanned twice.
 _SHARED_TOOL_KEYS = ("input", "response")
+_VIEW_MIN_CHARS = 512  # shared text (roughly: the values' top-level strings) worth a view
 _PLACEHOLDER_SYMBOLS = "!#$%&()*;<>?[]^|"  # none is part of a word, a name, a flag or a URL
 
 
@@ -305,10 +307,14 @@ _PLACEHOLDERS_JSON = {key: canonical_json(text) for key, text in _PLACEHOLDERS.i
 def encode_with_scan_view(doc: dict) -> tuple[bytes, bytes]:
     """(canonical_json(doc), the text the prefilter must scan: the same, shared values once)."""
     tool, raw = doc.get("tool"), doc.get("raw")
-    shared = []
-    if type(tool) is dict and type(raw) is dict:
-        values = [v for v in raw.values() if isinstance(v, (dict, list, str))]
-        shared = [k for k in _SHARED_TOOL_KEYS if k in tool and any(tool[k] is v for v in values)]
+    shared = ()
+    if (type(tool) is dict and type(raw) is dict  # most events stop at the size test
+            and _rough_len(tool.get("input")) + _rough_len(tool.get("response")) >= _VIEW_MIN_CHARS):
+        in_raw = {id(v) for v in raw.values()}
+        shared = [k for k in _SHARED_TOOL_KEYS
+                  if isinstance(tool.get(k), (dict, list, str)) and id(tool[k]) in in_raw]
+        if sum(_rough_len(tool[k]) for k in shared) < _VIEW_MIN_CHARS:
+            shared = ()
     if not shared:
         data = canonical_json(doc)
         return data, data
@@ -323,7 +329,21 @@ def encode_with_scan_view(doc: dict) -> tuple[bytes, bytes]:
     return data, view
 
 
-# --- the salt --------------------------------------------------------------------------------------
+def _rough_len(value: Any) -> int:
+    """The length of a value's own strings, one level down: enough to tell small from large."""
+    kind = type(value)
+    if kind is str:
+        return len(value)
+    if kind is dict:
+        value = value.values()
+    elif kind is not list:
+        return 0
+    size = 0
+    for item in value:
+        if type(item) is str:
+            size += len(item)
+    return size
+
 
 def default_salt_file() -> Path:
     return paths.data_dir() / SALT_FILE_NAME

@@ -326,6 +326,7 @@ FRAGMENTS = [text for _, _, text in CORPUS[::3]] + list(BENIGN[::2]) + [
     "password", "TOKEN", "key", "sk-", "AKIA", "eyJ", "--token ", "-u ", "-----BEGIN", "Q~", "SG.", "ya29.",
 ]
 text_st = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=8), max_size=8).map("".join)
+long_text_st = st.tuples(text_st, st.text(min_size=520, max_size=600), text_st).map("".join)
 json_st = st.recursive(
     st.none() | st.booleans() | st.integers() | text_st,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(text_st, children, max_size=4),
@@ -348,7 +349,8 @@ def _tool_doc(raw: dict, tool_input, tool_response, **more) -> dict:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(text_st, json_st, max_size=3), json_st, json_st, st.sampled_from(redact.MODES[1:]))
+@given(st.dictionaries(text_st, json_st, max_size=3), json_st, json_st | long_text_st | st.fixed_dictionaries(
+    {"stdout": long_text_st}), st.sampled_from(redact.MODES[1:]))
 def test_values_shared_by_tool_and_raw_are_scanned_once_and_stored_exactly(raw, tool_input, tool_response, mode):
     doc = _tool_doc(raw, tool_input, tool_response)
     try:
@@ -357,8 +359,10 @@ def test_values_shared_by_tool_and_raw_are_scanned_once_and_stored_exactly(raw, 
         return  # not storable as it is (a lone surrogate): normalize escapes it first
     data, view = redact.encode_with_scan_view(doc)
     assert data == expected
-    shared = [v for v in (tool_input, tool_response) if isinstance(v, (dict, list, str))]
-    assert len(view) == len(data) - sum(len(canonical_json(v)) - 34 for v in shared)  # each placeholder: 32 + 2 quotes
+    if view != data:  # a view: the shared values, each replaced by its placeholder
+        elided = {k: redact._PLACEHOLDERS[k] for k, v in (("input", tool_input), ("response", tool_response))
+                  if isinstance(v, (dict, list, str))}
+        assert view == canonical_json({**doc, "tool": {**doc["tool"], **elided}})
     policy = redact.Policy(mode, SALT)
     assert policy.encode(doc) == canonical_json(policy.apply(doc))
 
@@ -371,9 +375,19 @@ def test_a_secret_only_in_the_shared_tool_response_is_masked_in_both_places():
         assert not leaked(data, [secret])
 
 
+def test_only_large_shared_values_get_a_view():
+    small = _tool_doc({"cwd": "/home/dev"}, {"command": "ls"}, {"stdout": "a.py\n"})
+    data, view = redact.encode_with_scan_view(small)
+    assert data == view == canonical_json(small)  # the splice would cost more than scanning twice
+    large = _tool_doc({"cwd": "/home/dev"}, {"command": "ls"}, {"stdout": "a.py\n" * 103})
+    data, view = redact.encode_with_scan_view(large)
+    assert data == canonical_json(large)
+    assert view == canonical_json({**large, "tool": {**large["tool"], **redact._PLACEHOLDERS}})
+
+
 def test_a_payload_holding_the_placeholder_text_is_encoded_whole():
     placeholder = redact._PLACEHOLDERS["response"]
-    response = {"stdout": "done"}
+    response = {"stdout": "done\n" * 103}
     doc = _tool_doc({"note": placeholder}, {"command": "ls"}, response)
     data, view = redact.encode_with_scan_view(doc)
     assert data == view == canonical_json(doc)  # two occurrences: no splice, the whole document is scanned
