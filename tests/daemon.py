@@ -42,6 +42,15 @@ def line(message: dict) -> bytes:
     return json.dumps(message).encode("utf-8") + b"\n"
 
 
+def append_many(d: "Daemon", n: int, prefix: Optional[str] = None, **payload) -> list[int]:
+    """n appends pipelined over one connection (record ids `prefix-i`, else random); the acked seqs."""
+    with d.client() as client:
+        client.send(b"".join(line(envelope(f"{prefix}-{i}" if prefix else None, **payload)) for i in range(n)))
+        replies = [client.reply() for _ in range(n)]
+    assert [r["ok"] for r in replies] == [True] * n, replies
+    return [r["seq"] for r in replies]
+
+
 def wait_for(condition, what: str, deadline_s: float = DEADLINE_S, every: float = 0.02):
     """Poll `condition()` until it is truthy; fail with `what` after the deadline."""
     return wait_until(condition, what, deadline_s, every)

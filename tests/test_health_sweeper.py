@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 
-from daemon import Daemon, envelope, line, wait_for
+from daemon import Daemon, append_many, envelope, wait_for
 
 HEALTH_FIELDS = {"status", "reasons", "reachable", "last_commit_age_s", "wal_bytes", "redaction", "sweeper", "spool"}
 
@@ -26,22 +26,13 @@ def breaks(d: Daemon) -> list[dict]:
     return [row for row in d.rows("attestation") if row["payload"].get("type") == "integrity_break"]
 
 
-def append_many(d: Daemon, prefix: str, n: int) -> int:
-    """n records on one connection; returns the last acknowledged seq."""
-    with d.client() as client:
-        client.send(b"".join(line(envelope(f"{prefix}-{i}")) for i in range(n)))
-        replies = [client.reply() for _ in range(n)]
-    assert all(reply["ok"] is True for reply in replies)
-    return replies[-1]["seq"]
-
-
 # -- health ----------------------------------------------------------------------------------
 
 
 def test_fresh_daemon_is_recording_with_every_summary_field(tmp_path):
     d = Daemon(tmp_path, verify_interval=0.1).start()
     try:
-        last = append_many(d, "h", 20)
+        last = append_many(d, 20, "h")[-1]
         health = wait_for(lambda: (h := d.health())["sweeper"]["verified_seq"] >= last and h, "the sweeper")
         assert HEALTH_FIELDS <= health.keys()
         assert health["status"] == "recording"
@@ -137,7 +128,7 @@ def test_an_edit_behind_the_incremental_position_is_found_by_the_full_pass(tmp_p
     d = Daemon(tmp_path, verify_interval=0.1, extra_args=["--full-verify-interval", "0.3"])
     d.start()
     try:
-        last = append_many(d, "r", 40)
+        last = append_many(d, 40, "r")[-1]
         wait_for(lambda: d.health()["sweeper"]["verified_seq"] >= last, "the sweeper to verify every row")
         target = next(r["seq"] for r in d.rows("event") if r["record_id"] == "r-10")
         # Tamper while the daemon runs: stdlib sqlite3, append-only trigger dropped, valid JSON kept.
@@ -160,7 +151,7 @@ def test_an_edit_behind_the_incremental_position_is_found_by_the_full_pass(tmp_p
         assert d.health()["status"] == "degraded"
 
         # New rows still chain from the head, and the incremental walk still verifies them.
-        after = append_many(d, "after", 5)
+        after = append_many(d, 5, "after")[-1]
         wait_for(lambda: d.health()["sweeper"]["verified_seq"] >= after, "the incremental walk past the break")
         assert d.count("event") == 45
         assert len(breaks(d)) == 1

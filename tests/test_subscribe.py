@@ -6,7 +6,7 @@ import json
 import signal
 import threading
 
-from daemon import Daemon, daemon, envelope, line, wait_for  # noqa: F401  (fixture)
+from daemon import Daemon, append_many, daemon, wait_for  # noqa: F401  (fixture)
 
 from agentwatch import tail
 from agentwatch.store import Store
@@ -28,15 +28,6 @@ def read_until(client, want_seq: int, kinds=None) -> tuple[list[dict], list[dict
         doc = json.loads(client.reply_line())
         (records if "seq" in doc and "op" not in doc else control).append(doc)
     return records, control
-
-
-def append_many(d: Daemon, n: int, **payload) -> list[int]:
-    """Pipelined appends over one connection; the acked seqs."""
-    with d.client() as client:
-        client.send(b"".join(line(envelope(**payload)) for _ in range(n)))
-        replies = [client.reply() for _ in range(n)]
-    assert all(r["ok"] for r in replies)
-    return [r["seq"] for r in replies]
 
 
 def test_catch_up_then_live_without_gap_or_duplicate(daemon):

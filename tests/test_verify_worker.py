@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import signal
 
-from daemon import Daemon, envelope, line, wait_for
+from daemon import Daemon, append_many, wait_for
 
 import subprocess
 import sys
@@ -22,14 +22,6 @@ from agentwatch import verify, verify_worker
 from agentwatch.store import Append, Store
 from agentwatch.sweeper import Sweeper
 from agentwatch.verify import verify_store
-
-
-def append_many(d: Daemon, prefix: str, n: int) -> int:
-    with d.client() as client:
-        client.send(b"".join(line(envelope(f"{prefix}-{i}")) for i in range(n)))
-        replies = [client.reply() for _ in range(n)]
-    assert [reply["ok"] for reply in replies] == [True] * n
-    return replies[-1]["seq"]
 
 
 def caught_up(d: Daemon, seq: int) -> dict:
@@ -47,14 +39,14 @@ def alive(pid: int) -> bool:
 def test_the_worker_verifies_is_replaced_when_killed_and_ends_with_the_daemon(tmp_path):
     d = Daemon(tmp_path, verify_interval=0.05).start()
     try:
-        sweeper = caught_up(d, append_many(d, "a", 30))
+        sweeper = caught_up(d, append_many(d, 30, "a")[-1])
         assert sweeper["verifies_in"] == "process"
         first = sweeper["worker_pid"]
         assert isinstance(first, int) and first != d.proc.pid and alive(first)
 
         os.kill(first, signal.SIGKILL)
         wait_for(lambda: not alive(first), "the killed worker to go")
-        sweeper = caught_up(d, append_many(d, "b", 30))
+        sweeper = caught_up(d, append_many(d, 30, "b")[-1])
         assert sweeper["verifies_in"] == "process"
         assert sweeper["worker_pid"] not in (None, first)
         assert sweeper["state"] == "ok" and sweeper["findings"] == []
@@ -67,7 +59,7 @@ def test_the_worker_verifies_is_replaced_when_killed_and_ends_with_the_daemon(tm
 def test_the_worker_exits_when_the_daemon_is_killed(tmp_path):
     d = Daemon(tmp_path, verify_interval=0.05).start()
     try:
-        worker = caught_up(d, append_many(d, "a", 5))["worker_pid"]
+        worker = caught_up(d, append_many(d, 5, "a")[-1])["worker_pid"]
         d.send_signal(signal.SIGKILL)
         d.wait()
         wait_for(lambda: not alive(worker), "the worker to see EOF and exit")
@@ -84,15 +76,21 @@ def _store_with_rows(path, n: int) -> int:
         store.close()
 
 
-def test_without_a_worker_process_the_sweeper_verifies_in_its_thread(tmp_path, monkeypatch, capsys):
-    head = _store_with_rows(tmp_path / "s.db", 12)
-    monkeypatch.setattr(verify_worker.sys, "executable", str(tmp_path / "no-such-python"))
+def sweep_to(tmp_path, head: int) -> Sweeper:
+    """A sweeper on tmp_path/s.db, run until it has verified up to `head`, then stopped."""
     sweeper = Sweeper(tmp_path / "s.db", lambda: head, interval=0.05, full_interval=0, state_dir=tmp_path)
     sweeper.start()
     try:
-        wait_for(lambda: sweeper.health()["verified_seq"] == head, "the sweeper in its thread")
+        wait_for(lambda: sweeper.health()["verified_seq"] == head, f"the sweeper at seq {head}")
     finally:
         sweeper.stop()
+    return sweeper
+
+
+def test_without_a_worker_process_the_sweeper_verifies_in_its_thread(tmp_path, monkeypatch, capsys):
+    head = _store_with_rows(tmp_path / "s.db", 12)
+    monkeypatch.setattr(verify_worker.sys, "executable", str(tmp_path / "no-such-python"))
+    sweeper = sweep_to(tmp_path, head)
     health = sweeper.health()
     assert (health["verifies_in"], health["worker_pid"], health["state"]) == ("thread", None, "ok")
     assert "no worker process" in capsys.readouterr().err
@@ -106,12 +104,7 @@ def test_a_worker_that_cannot_answer_falls_back_to_the_thread(tmp_path, monkeypa
             raise verify_worker.WorkerError("verify worker process failed: EOFError: Ran out of input")
 
     monkeypatch.setattr(sweeper_mod, "Worker", Mute)
-    sweeper = Sweeper(tmp_path / "s.db", lambda: head, interval=0.05, full_interval=0, state_dir=tmp_path)
-    sweeper.start()
-    try:
-        wait_for(lambda: sweeper.health()["verified_seq"] == head, "the sweeper in its thread")
-    finally:
-        sweeper.stop()
+    sweeper = sweep_to(tmp_path, head)
     assert sweeper.health()["verifies_in"] == "thread"
 
 
