@@ -271,12 +271,15 @@ class Server:
             self._on_results([(job, None, refusal) for job in jobs])
 
     def _deliver_from_writer(self, outcomes: list) -> None:
-        # Runs on the writer thread: one hop onto the loop per batch; then the committed
-        # rows go to live-tail subscribers, after the acks (the loop runs callbacks in order).
-        self.loop.call_soon_threadsafe(self._on_results, outcomes)
-        committed = self.writer.take_committed()
+        # Runs on the writer thread: one hop onto the loop per batch.
+        self.loop.call_soon_threadsafe(self._on_commit, outcomes, self.writer.take_committed())
+
+    def _on_commit(self, outcomes: list, committed: list) -> None:
+        # The acks, then the committed rows to live-tail subscribers, in one callback: a client
+        # that subscribes on its ack always finds the hub's head at or past its record.
+        self._on_results(outcomes)
         if committed:
-            self.loop.call_soon_threadsafe(self.subscriptions.publish, committed)
+            self.subscriptions.publish(committed)
 
     def _on_results(self, outcomes: list) -> None:
         for job, result, error in outcomes:

@@ -166,3 +166,30 @@ def test_follow_survives_a_daemon_restart(tmp_path):
         d.stop()
     assert seen == first + direct + later
     assert sources == ["daemon", "store", "daemon"]
+
+
+def test_a_commit_reaches_the_loop_as_one_callback_acks_first_then_subscribers():
+    """Were acks and the publish two hops, a client subscribing on its ack could be served
+    between them and told a head below its own record (seen once under CI load)."""
+    from agentwatch.server import Server
+
+    events: list = []
+
+    class Loop:
+        def call_soon_threadsafe(self, fn, *args):
+            events.append("hop")
+            fn(*args)
+
+    class Writer:
+        def take_committed(self):
+            return ["row 7", "row 8"]
+
+    class Hub:
+        def publish(self, rows):
+            events.append(("publish", rows))
+
+    server = object.__new__(Server)  # only what the hand-over touches
+    server.loop, server.writer, server.subscriptions = Loop(), Writer(), Hub()
+    server._on_results = lambda outcomes: events.append(("acks", outcomes))
+    server._deliver_from_writer(["outcome 7", "outcome 8"])
+    assert events == ["hop", ("acks", ["outcome 7", "outcome 8"]), ("publish", ["row 7", "row 8"])]
