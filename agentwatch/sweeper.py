@@ -167,8 +167,9 @@ class Sweeper:
             try:
                 return worker.request("range", self._store_id, after_seq, after_hash, limit)
             except (OSError, WorkerError) as exc:
-                if worker.answered:
-                    raise  # it ran before: report, and start a new one next round
+                if worker.answered and not isinstance(exc, OSError):
+                    raise  # one ran before and died: report, and start a new one next round
+                # No child can start (OSError), or the first never answered.
                 print(f"agentwatch serve: sweeper: no worker process ({exc}); verifying in the daemon", file=sys.stderr)
                 worker.close()
                 self._worker = None

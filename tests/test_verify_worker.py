@@ -159,3 +159,22 @@ def test_a_worker_closed_with_a_request_pending_is_killed_not_awaited(tmp_path):
     proc = abandoned.proc
     abandoned.close()  # e.g. the caller's own segment was interrupted
     assert proc.returncode == -signal.SIGKILL
+
+
+def test_when_no_new_worker_can_start_the_sweeper_goes_on_in_its_thread(tmp_path, monkeypatch):
+    head = [_store_with_rows(tmp_path / "s.db", 5)]
+    sweeper = Sweeper(tmp_path / "s.db", lambda: head[0], interval=0.05, full_interval=0, state_dir=tmp_path)
+    sweeper.start()
+    try:
+        wait_for(lambda: sweeper.health()["verified_seq"] == 5, "the worker process")
+        first = sweeper.health()["worker_pid"]
+        monkeypatch.setattr(verify_worker.sys, "executable", str(tmp_path / "no-such-python"))
+        os.kill(first, signal.SIGKILL)  # its replacement cannot start
+        with Store(tmp_path / "s.db") as store:
+            store.append([Append(f"more-{i}", "event", b'{"i":%d}' % i) for i in range(4)])
+        head[0] = 9
+        wait_for(lambda: sweeper.health()["verified_seq"] == 9, "the sweeper in its thread")
+    finally:
+        sweeper.stop()
+    health = sweeper.health()
+    assert (health["verifies_in"], health["worker_pid"], health["state"]) == ("thread", None, "ok")
