@@ -369,7 +369,8 @@ def test_values_shared_by_tool_and_raw_are_scanned_once_and_stored_exactly(raw, 
 
 def test_a_secret_only_in_the_shared_tool_response_is_masked_in_both_places():
     for _, secret, text in CORPUS:
-        doc = _tool_doc({"cwd": "/home/dev"}, {"command": "cat .env"}, {"stdout": "x\n" + text})
+        doc = _tool_doc({"cwd": "/home/dev"}, {"command": "cat .env"}, {"stdout": "line\n" * 110 + text})
+        assert redact.encode_with_scan_view(doc)[1] != canonical_json(doc)  # the view path, not the plain one
         data = POLICY.encode(doc)
         assert data == canonical_json(POLICY.apply(doc))
         assert not leaked(data, [secret])
