@@ -62,6 +62,19 @@ def row_hash(
     payload: bytes,
 ) -> bytes:
     """sha256 over the framed row: every field at a fixed width or length-prefixed."""
+    return row_hash_of_digest(store_id, seq, recorded_at_ns, kind, record_id, prev_hash, _sha256(payload).digest())
+
+
+def row_hash_of_digest(
+    store_id: bytes,
+    seq: int,
+    recorded_at_ns: int,
+    kind: str,
+    record_id: str,
+    prev_hash: bytes,
+    payload_sha256: bytes,
+) -> bytes:
+    """`row_hash` given sha256(payload): the writer's part, once the payload was hashed earlier."""
     kind_b = kind.encode("utf-8")
     rid_b = record_id.encode("utf-8")
     return _sha256(
@@ -73,7 +86,7 @@ def row_hash(
         + len(rid_b).to_bytes(4, "big")
         + rid_b
         + prev_hash
-        + _sha256(payload).digest()
+        + payload_sha256
     ).digest()
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 from typing import Sequence
@@ -13,7 +14,7 @@ from typing import Sequence
 import apsw
 
 from . import db
-from .chain import GENESIS, KINDS, MAX_RECORD_ID_BYTES, row_hash
+from .chain import GENESIS, KINDS, MAX_RECORD_ID_BYTES, row_hash_of_digest
 
 # A batch goes in as a few multi-row INSERT statements (chunks of 1000, 100, 10
 # and 1 rows, so only four statement shapes are ever prepared), not executemany:
@@ -48,11 +49,16 @@ def json_nesting_exceeds(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Append:
-    """One row to append. `payload` is canonical JSON (chain.canonical_json)."""
+    """One row to append. `payload` is canonical JSON (chain.canonical_json).
+
+    Its sha256 is taken here, where the row is built (the daemon's event loop), so
+    the writer's critical section hashes only the small framed row (docs/chain.md).
+    """
 
     record_id: str
     kind: str
     payload: bytes
+    payload_sha256: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -65,6 +71,7 @@ class Append:
             raise ValueError("record_id must be printable text")
         if json_nesting_exceeds(self.payload):
             raise ValueError(f"payload is nested too deeply to store (more than {MAX_JSON_DEPTH} levels)")
+        object.__setattr__(self, "payload_sha256", hashlib.sha256(self.payload).digest())
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +132,7 @@ class Store:
                     results.append(Appended(a.record_id, earlier, True))
                     continue
                 seq += 1
-                digest = row_hash(store_id, seq, now, a.kind, a.record_id, prev, a.payload)
+                digest = row_hash_of_digest(store_id, seq, now, a.kind, a.record_id, prev, a.payload_sha256)
                 rows.extend((seq, a.record_id, a.kind, now, a.payload.decode("utf-8"), prev, digest))
                 stored[a.record_id] = seq
                 prev = digest

@@ -1,3 +1,4 @@
+import hashlib
 import multiprocessing
 import sqlite3
 
@@ -41,6 +42,13 @@ def test_batch_gets_contiguous_seqs_and_links(store_path):
     assert [r.seq for r in first + second] == list(range(1, 9))
     assert not any(r.duplicate for r in first + second)
     assert_linear_chain(store_path, 8)
+
+
+def test_an_append_carries_its_payload_digest_from_where_it_was_built():
+    """The payload is hashed when the row is built (the event loop), not in the writer."""
+    row = event("d", text="x" * 5000)  # over hashlib's 2 KiB GIL-release size, too
+    assert row.payload_sha256 == hashlib.sha256(row.payload).digest()
+    assert row == Append("d", "event", row.payload)  # the digest is derived, not compared
 
 
 @pytest.mark.parametrize("sizes", [(1, 2, 9), (10, 11, 99), (101, 1009, 1234)])
