@@ -26,6 +26,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import apsw
 
+try:  # libuv's event loop: accept, transports and socket I/O run in C (docs/daemon.md)
+    import uvloop
+except ImportError:  # a platform without uvloop: the standard loop serves the same protocol
+    uvloop = None
+
 from . import __version__, health, normalize, redact, runfiles
 from .chain import canonical_json, format_hash
 from .connection import Connection
@@ -171,7 +176,7 @@ class Server:
                 file=sys.stderr,
                 flush=True,
             )
-            asyncio.run(self._serve(listener))
+            (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
             return self._finish()
         finally:
             if self.writer is not None:
@@ -374,6 +379,7 @@ class Server:
             "socket": str(cfg.socket),
             "spool_path": str(cfg.spool),
             "config_digest": self._config_digest,
+            "event_loop": "uvloop" if uvloop is not None else "asyncio",
             "head_seq": writer.head_seq if writer else None,
             "head_hash": format_hash(writer.head_hash) if writer else None,
             "writer": {

@@ -44,6 +44,28 @@ def test_ack_carries_the_stored_seq_and_the_sender(daemon):
     assert client["delivery"] == "socket"
 
 
+def test_the_daemon_serves_on_uvloop(daemon):
+    """uvloop is a dependency on this platform, so the daemon runs on it, and says so."""
+    assert daemon.health()["event_loop"] == "uvloop"
+
+
+class DaemonWithoutUvloop(Daemon):
+    def argv(self) -> list[str]:
+        python, _m, _module, *args = super().argv()
+        block = "import sys; sys.modules['uvloop'] = None; from agentwatch import cli; sys.argv[0] = 'agentwatch'; cli.main()"
+        return [python, "-c", block, *args]
+
+
+def test_without_uvloop_the_standard_loop_serves_the_same(tmp_path):
+    d = DaemonWithoutUvloop(tmp_path).start()
+    try:
+        assert d.health()["event_loop"] == "asyncio"
+        assert d.request(envelope("plain-loop"))["ok"] is True
+    finally:
+        assert d.stop() == 0, d.output()
+    assert event_ids(d) == ["plain-loop"]
+
+
 def test_fresh_store_starts_with_a_start_attestation(daemon):
     first = daemon.rows()[0]
     assert first["seq"] == 1
