@@ -6,7 +6,7 @@ import apsw
 import pytest
 
 from agentwatch.chain import GENESIS, canonical_json, row_hash
-from agentwatch.store import Append, Store
+from agentwatch.store import Append, Appended, Store
 
 
 def event(record_id: str, **fields) -> Append:
@@ -69,6 +69,38 @@ def test_replay_is_a_duplicate_not_a_second_row(store_path):
     assert [(r.record_id, r.seq, r.duplicate) for r in results] == [("b", 2, True), ("c", 3, False), ("c", 3, True)]
     assert head[0] == 3
     assert_linear_chain(store_path, 3)
+
+
+def test_a_replay_in_a_later_chunk_undoes_the_chunks_before_it(store_path):
+    """The first try assumes no replay; a replay in the third 1000-row chunk rolls back the
+    two chunks already inserted, and the second try stores every new row exactly once."""
+    with Store(store_path) as store:
+        store.append([event("old-1"), event("old-2")])
+        batch = [event(f"n{i}") for i in range(2500)]
+        batch[2100] = event("old-2")
+        results = store.append(batch)
+        head = store.head()
+    assert results[2100] == Appended("old-2", 2, True)
+    fresh = [r for r in results if not r.duplicate]
+    assert [r.record_id for r in fresh] == [f"n{i}" for i in range(2500) if i != 2100]
+    assert [r.seq for r in fresh] == list(range(3, 2502))
+    assert head[0] == 2501
+    assert_linear_chain(store_path, 2501)
+
+
+def test_a_row_the_store_refuses_fails_the_batch_and_leaves_nothing(store_path):
+    """The retry that asks for stored ids hits the same refusal: it is raised, nothing stored."""
+    with Store(store_path) as store:
+        store.append([event("a")])
+        store.conn.execute(
+            "CREATE TRIGGER refuse_poison BEFORE INSERT ON records WHEN NEW.record_id = 'poison' "
+            "BEGIN SELECT RAISE(ABORT, 'poison refused'); END"
+        )
+        with pytest.raises(apsw.ConstraintError, match="poison refused"):
+            store.append([event("b"), event("poison"), event("c")])
+        assert store.head()[0] == 1
+        assert store.conn.getautocommit()
+    assert_linear_chain(store_path, 1)
 
 
 def test_payload_stored_verbatim(store_path):
