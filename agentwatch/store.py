@@ -117,21 +117,11 @@ class Store:
         """
         if not batch:
             return []
-        try:
-            # Replays are rare: first assume no record_id of the batch is stored yet. The
-            # UNIQUE index says otherwise by refusing the INSERT, and nothing was written.
-            return self._append(batch, look_up=False)
-        except apsw.ConstraintError:
-            # A replay, or a row the store refuses: again, asking which ids are stored.
-            # A refused row raises the same error here.
-            return self._append(batch, look_up=True)
-
-    def _append(self, batch: Sequence[Append], *, look_up: bool) -> list[Appended]:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             seq, prev = self.head()
-            stored = dict(conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),))) if look_up else {}
+            stored = dict(conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),)))
             now = time.time_ns()
             rows = []
             results = []
