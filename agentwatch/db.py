@@ -65,6 +65,27 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> a
     return conn
 
 
+def open_checkpointer(path: Path) -> apsw.Connection:
+    """A second read-write connection that only runs WAL checkpoints (checkpoint.py).
+
+    It never migrates or writes rows; the writer opened and migrated the store first.
+    """
+    path = Path(path)
+    _refuse_symlink(path)
+    conn = _connect(path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW)
+    try:
+        _configure(conn)
+        conn.pragma("synchronous", "FULL")  # a checkpoint syncs the database file before it ends
+        # Read the schema once: until then the connection does not know the store is in WAL
+        # mode, and a checkpoint on it does nothing.
+        if conn.pragma("journal_mode") != "wal":
+            raise StoreUnreachable(f"{path}: the store is not in WAL mode")
+    except BaseException:
+        _close_quietly(conn)
+        raise
+    return conn
+
+
 def open_reader(path: Path) -> apsw.Connection:
     """A read-only connection. It never creates, migrates or writes the store."""
     path = Path(path)

@@ -33,6 +33,7 @@ except ImportError:  # a platform without uvloop: the standard loop serves the s
 
 from . import __version__, health, normalize, redact, runfiles
 from .chain import canonical_json, format_hash
+from .checkpoint import Checkpointer
 from .connection import Connection
 from .drain import SpoolDrainer
 from .errors import AgentwatchError, StoreUnreachable
@@ -169,7 +170,7 @@ class Server:
                 raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
             self.start_commit_ns = time.time_ns()
             listener = runfiles.bind_socket(cfg.socket)
-            self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch)
+            self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch, checkpointer=Checkpointer(cfg.store))
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
             print(
                 f"agentwatch serve: pid {self.pid}, store {cfg.store}, socket {cfg.socket}, spool {cfg.spool}",
@@ -394,6 +395,7 @@ class Server:
                 "last_commit_ns": stats.last_commit_ns if stats else 0,
                 "longest_commit_ms": round(stats.commit_max_ns / 1e6, 3) if stats else 0,
                 "longest_queue_wait_ms": round(stats.queue_wait_max_ns / 1e6, 3) if stats else 0,
+                "checkpoints": writer.checkpointer.stats.as_dict() if writer and writer.checkpointer else None,
                 "queued": writer.queued() if writer else 0,
             },
             "inflight": self.inflight,

@@ -25,6 +25,7 @@ from typing import Callable, Optional, Sequence, Union
 
 import apsw
 
+from .checkpoint import Checkpointer
 from .normalize import gap_append
 from .store import Append, Appended, Store
 from .tail import TailRecord
@@ -118,6 +119,7 @@ class Writer:
         *,
         max_batch: int = DEFAULT_MAX_BATCH,
         reopen: Optional[Callable[[], Store]] = None,
+        checkpointer: Optional[Checkpointer] = None,
     ):
         self.store: Optional[Store] = store
         self._deliver = deliver
@@ -131,10 +133,21 @@ class Writer:
         self.stats = WriterStats()
         self.committed: list[TailRecord] = []  # since the last take_committed()
         self.head_seq, self.head_hash = store.head()
+        # None: SQLite checkpoints inside COMMIT, as for any connection.
+        self.checkpointer = checkpointer
+        if checkpointer is not None:
+            checkpointer.attach(store.conn)
 
     # -- called from other threads -------------------------------------------------
 
     def start(self) -> None:
+        if self.checkpointer is not None and not self.checkpointer.start():
+            # No second connection: SQLite checkpoints inside COMMIT again, as it would anyway.
+            print(f"agentwatch serve: {self.checkpointer.stats.last_error}; checkpoints stay in the commit",
+                  file=sys.stderr)
+            self.store.conn.setwalhook(None)
+            self.store.conn.wal_autocheckpoint(1000)
+            self.checkpointer = None
         self._thread.start()
 
     def submit(self, jobs: Sequence[Job]) -> bool:
@@ -164,6 +177,8 @@ class Writer:
             self._cond.notify()
         if self._thread.ident is not None:
             self._thread.join(timeout)
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
 
     def commit_now(self, jobs: Sequence[Job]) -> list:
         """Commit on the calling thread: only while the writer thread is not running."""
@@ -190,6 +205,8 @@ class Writer:
                 stats.commit_max_ns = max(stats.commit_max_ns, time.monotonic_ns() - began)
                 stats.queue_wait_max_ns = max(stats.queue_wait_max_ns, began - jobs[0].queued_ns)
                 self._deliver(outcomes)
+                if self.checkpointer is not None and self.store is not None:
+                    self.checkpointer.after_commit(self.store.conn)
             except BaseException as exc:  # the writer thread must never die silently
                 print(f"agentwatch serve: writer: unexpected {exc!r}", file=sys.stderr)
 
@@ -204,6 +221,8 @@ class Writer:
         try:
             if self.store is None:
                 self.store = self._reopen()
+                if self.checkpointer is not None:
+                    self.checkpointer.attach(self.store.conn)
             gap = self.outage.gap_row() if self.outage is not None else None
             results = self.store.append([gap, *rows] if gap is not None else rows)
         except ROW_ERRORS as exc:

@@ -1,0 +1,97 @@
+"""WAL checkpoints off the commit path (agentwatch/checkpoint.py), step by step, no threads."""
+
+import os
+
+from agentwatch import db
+from agentwatch.chain import canonical_json
+from agentwatch.checkpoint import Checkpointer
+from agentwatch.store import Append, Store
+from agentwatch.verify import verify_store
+
+
+def commit_one(store: Store, checkpointer: Checkpointer, n: int) -> None:
+    store.append([Append(f"r{n}", "event", canonical_json({"n": n, "pad": "x" * 3000}))])
+    checkpointer.after_commit(store.conn)
+
+
+def wal_frames(path) -> int:
+    return (os.path.getsize(f"{path}-wal") - 32) // (4096 + 24)
+
+
+def test_background_then_tail_restarts_the_wal(store_path):
+    store = Store(store_path)
+    cp = Checkpointer(store_path, background_at=60, tail_at_most=30, cap=10_000)
+    cp.attach(store.conn)
+    cp.open()
+    try:
+        n = 0
+        while cp._frames < 60:  # SQLite's own checkpoint is off: the WAL only grows
+            commit_one(store, cp, n)
+            n += 1
+        assert cp._wake.is_set()  # past the threshold the writer only wakes the background thread
+        assert cp.stats.as_dict() == {"background": 0, "tail": 0, "capped": 0, "busy": 0, "errors": 0, "last_error": None}
+        # Commits go on while the background checkpoint runs. A reader that began before
+        # the last commit stands in for that: the checkpoint copies only up to its snapshot.
+        reader = db.open_reader(store_path)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM records").fetchall()
+        snapshot = cp._frames
+        commit_one(store, cp, n)
+        n += 1
+        cp._wake.clear()
+        cp.background_once()
+        reader.execute("COMMIT")
+        reader.close()
+        assert cp.stats.background == 1
+        assert cp._copied == (0, snapshot)
+        assert cp._frames > snapshot  # so the WAL is not all copied, and cannot start over yet
+
+        commit_one(store, cp, n)  # a few frames more: the writer copies that tail itself
+        n += 1
+        assert cp.stats.tail == 1
+        assert not cp._wake.is_set()
+        longest = cp._frames
+
+        commit_one(store, cp, n)  # and the next transaction starts the WAL over
+        n += 1
+        assert cp._generation == 1
+        assert cp._frames < 30
+        assert wal_frames(store_path) == longest  # written over from its start, not grown
+        assert store.conn.execute("SELECT count(*) FROM records").fetchone()[0] == n
+    finally:
+        cp.stop()
+        store.close()
+    assert verify_store(store_path).ok
+
+
+def test_the_cap_checkpoints_in_the_writer_when_the_background_never_runs(store_path):
+    store = Store(store_path)
+    cp = Checkpointer(store_path, background_at=20, tail_at_most=5, cap=80)
+    cp.attach(store.conn)
+    try:
+        n = 0
+        while cp.stats.capped == 0:
+            commit_one(store, cp, n)
+            n += 1
+            assert cp._frames < 80 + 20, "the WAL grew past the cap"
+        commit_one(store, cp, n)
+        assert cp._generation == 1 and cp._frames < 20
+    finally:
+        cp.stop()
+        store.close()
+
+
+def test_a_checkpoint_the_background_holds_is_not_waited_for(store_path):
+    store = Store(store_path)
+    cp = Checkpointer(store_path, background_at=1, tail_at_most=10_000, cap=2)
+    cp.attach(store.conn)
+    try:
+        with cp._one_at_a_time:  # the background thread is copying
+            commit_one(store, cp, 0)
+            commit_one(store, cp, 1)
+        assert cp.stats.capped == 0  # the writer went on; it decides again after its next commit
+        commit_one(store, cp, 2)
+        assert cp.stats.capped == 1
+    finally:
+        cp.stop()
+        store.close()
