@@ -13,10 +13,10 @@ The daemon's writer replaces it with two steps (docs/daemon.md, "Checkpoints"):
    PASSIVE checkpoint on its own connection while commits go on (PASSIVE
    takes no lock a writer needs);
 2. commits keep adding frames meanwhile, so that checkpoint can never end with
-   the WAL fully copied, and only a fully copied WAL starts over. Once the
-   background one has copied all but `TAIL_AT_MOST` frames, the writer copies
-   the rest itself, between commits and after its acks went out: a few pages
-   and one sync. Its next transaction restarts the WAL from the beginning.
+   the WAL fully copied, and only a fully copied WAL starts over. Once it has
+   run, the writer copies what was committed during it, between commits and
+   after its acks went out: the frames of a commit or two, and one sync. Its
+   next transaction restarts the WAL from the beginning.
 
 At `CAP` frames the writer checkpoints itself whatever the background one did
 (a stalled or failing background thread never lets the WAL grow unbounded).
@@ -36,7 +36,6 @@ import apsw
 from . import db
 
 BACKGROUND_AT = 1000  # frames: SQLite's own autocheckpoint threshold
-TAIL_AT_MOST = 256  # frames left for the writer to copy itself
 CAP = 8192  # frames (32 MiB of 4 KiB pages): the writer checkpoints at once
 
 
@@ -63,10 +62,9 @@ class CheckpointStats:
 class Checkpointer:
     """The background half, and the decision the writer takes after each commit."""
 
-    def __init__(self, path: Path, *, background_at: int = BACKGROUND_AT, tail_at_most: int = TAIL_AT_MOST,
-                 cap: int = CAP):
+    def __init__(self, path: Path, *, background_at: int = BACKGROUND_AT, cap: int = CAP):
         self.path = Path(path)
-        self.background_at, self.tail_at_most, self.cap = background_at, tail_at_most, cap
+        self.background_at, self.cap = background_at, cap
         self.stats = CheckpointStats()
         self._frames = 0  # WAL frames after the writer's last commit (its WAL hook)
         self._generation = 0  # +1 each time the WAL starts over
@@ -95,10 +93,10 @@ class Checkpointer:
         frames = self._frames
         if frames < self.background_at:
             return
-        generation, copied = self._copied
+        generation, _copied = self._copied
         if frames >= self.cap:
             self._checkpoint_here(conn, "capped")
-        elif generation == self._generation and frames - copied <= self.tail_at_most:
+        elif generation == self._generation:  # the background one copied the bulk of this WAL
             self._checkpoint_here(conn, "tail")
         else:
             self._wake.set()

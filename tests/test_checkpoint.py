@@ -20,7 +20,7 @@ def wal_frames(path) -> int:
 
 def test_background_then_tail_restarts_the_wal(store_path):
     store = Store(store_path)
-    cp = Checkpointer(store_path, background_at=60, tail_at_most=30, cap=10_000)
+    cp = Checkpointer(store_path, background_at=60, cap=10_000)
     cp.attach(store.conn)
     cp.open()
     try:
@@ -46,7 +46,7 @@ def test_background_then_tail_restarts_the_wal(store_path):
         assert cp._copied == (0, snapshot)
         assert cp._frames > snapshot  # so the WAL is not all copied, and cannot start over yet
 
-        commit_one(store, cp, n)  # a few frames more: the writer copies that tail itself
+        commit_one(store, cp, n)  # the writer copies what was committed meanwhile itself
         n += 1
         assert cp.stats.tail == 1
         assert not cp._wake.is_set()
@@ -66,7 +66,7 @@ def test_background_then_tail_restarts_the_wal(store_path):
 
 def test_the_cap_checkpoints_in_the_writer_when_the_background_never_runs(store_path):
     store = Store(store_path)
-    cp = Checkpointer(store_path, background_at=20, tail_at_most=5, cap=80)
+    cp = Checkpointer(store_path, background_at=20, cap=80)
     cp.attach(store.conn)
     try:
         n = 0
@@ -83,7 +83,7 @@ def test_the_cap_checkpoints_in_the_writer_when_the_background_never_runs(store_
 
 def test_a_checkpoint_the_background_holds_is_not_waited_for(store_path):
     store = Store(store_path)
-    cp = Checkpointer(store_path, background_at=1, tail_at_most=10_000, cap=2)
+    cp = Checkpointer(store_path, background_at=1, cap=2)
     cp.attach(store.conn)
     try:
         with cp._one_at_a_time:  # the background thread is copying
