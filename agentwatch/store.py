@@ -52,7 +52,7 @@ class Append:
     """One row to append. `payload` is canonical JSON (chain.canonical_json).
 
     Its sha256 is taken here, where the row is built (the daemon's event loop), so
-    the writer's critical section hashes only the small framed row (docs/chain.md).
+    the writer's critical section hashes only the small framed row (docs/daemon.md).
     """
 
     record_id: str

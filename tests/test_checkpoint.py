@@ -7,6 +7,8 @@ from agentwatch.chain import canonical_json
 from agentwatch.checkpoint import Checkpointer
 from agentwatch.store import Append, Store
 from agentwatch.verify import verify_store
+from agentwatch.writer import Job, Writer
+from daemon import wait_for
 
 
 def commit_one(store: Store, checkpointer: Checkpointer, n: int) -> None:
@@ -95,3 +97,22 @@ def test_a_checkpoint_the_background_holds_is_not_waited_for(store_path):
     finally:
         cp.stop()
         store.close()
+
+
+def test_without_a_checkpoint_connection_sqlite_checkpoints_in_the_commit(store_path, tmp_path):
+    store = Store(store_path)
+    answers = []
+    writer = Writer(store, answers.extend, checkpointer=Checkpointer(tmp_path / "no-such-store.db"))
+    writer.start()  # the second connection cannot open: the writer says so and goes on
+    try:
+        assert writer.checkpointer is None
+        for n in range(150):  # ~10 frames each: SQLite's own checkpoint runs past 1000 frames
+            writer.submit([Job(Append(f"r{n}", "event", canonical_json({"n": n, "pad": "x" * 3000})), lambda r, e: None)])
+        wait_for(lambda: len(answers) == 150, "150 commits")
+        frames = wal_frames(store_path)  # before the last close removes the WAL
+    finally:
+        writer.stop()
+        store.close()
+    assert [error for _job, _result, error in answers] == [None] * 150
+    assert frames < 1000 + 20  # it started over instead of growing to ~1,500
+    assert verify_store(store_path).ok
