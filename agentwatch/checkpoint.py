@@ -27,7 +27,7 @@ SQLite's own recovery handles a crash inside one.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -49,14 +49,7 @@ class CheckpointStats:
     last_error: Optional[str] = None
 
     def as_dict(self) -> dict:
-        return {
-            "background": self.background,
-            "tail": self.tail,
-            "capped": self.capped,
-            "busy": self.busy,
-            "errors": self.errors,
-            "last_error": self.last_error,
-        }
+        return asdict(self)
 
 
 class Checkpointer:
@@ -68,7 +61,7 @@ class Checkpointer:
         self.stats = CheckpointStats()
         self._frames = 0  # WAL frames after the writer's last commit (its WAL hook)
         self._generation = 0  # +1 each time the WAL starts over
-        self._copied = (-1, -1)  # (generation, frames copied) of the last background checkpoint
+        self._background_ran_in = -1  # the WAL generation of the last background checkpoint
         self._wake = threading.Event()
         self._one_at_a_time = threading.Lock()  # a background and a writer checkpoint never overlap
         self._stopping = False
@@ -93,10 +86,9 @@ class Checkpointer:
         frames = self._frames
         if frames < self.background_at:
             return
-        generation, _copied = self._copied
         if frames >= self.cap:
             self._checkpoint_here(conn, "capped")
-        elif generation == self._generation:  # the background one copied the bulk of this WAL
+        elif self._background_ran_in == self._generation:  # it copied the bulk of this WAL
             self._checkpoint_here(conn, "tail")
         else:
             self._wake.set()
@@ -107,7 +99,7 @@ class Checkpointer:
         try:
             if self._checkpoint(conn) is not None:
                 setattr(self.stats, why, getattr(self.stats, why) + 1)
-                self._copied = (-1, -1)
+                self._background_ran_in = -1
         finally:
             self._one_at_a_time.release()
 
@@ -151,7 +143,7 @@ class Checkpointer:
             copied = self._checkpoint(self._conn)
         if copied is not None:
             self.stats.background += 1
-            self._copied = (generation, copied)
+            self._background_ran_in = generation
 
     def _checkpoint(self, conn: apsw.Connection) -> Optional[int]:
         """One PASSIVE checkpoint; the frames copied, or None when it could not run."""

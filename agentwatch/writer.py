@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence, Union
 
 import apsw
 
-from .checkpoint import Checkpointer
+from .checkpoint import BACKGROUND_AT, Checkpointer
 from .normalize import gap_append
 from .store import Append, Appended, Store
 from .tail import TailRecord
@@ -146,7 +146,7 @@ class Writer:
             print(f"agentwatch serve: {self.checkpointer.stats.last_error}; checkpoints stay in the commit",
                   file=sys.stderr)
             self.store.conn.setwalhook(None)
-            self.store.conn.wal_autocheckpoint(1000)
+            self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
             self.checkpointer = None
         self._thread.start()
 
