@@ -91,12 +91,19 @@ class _Sender(threading.Thread):
 
 
 class _ConsumerProcess:
-    """One run of `agentwatch tail -f --consumer`, its stdout read by a thread."""
+    """One run of `agentwatch tail -f --consumer`, its stdout read by a thread, its stderr in a file.
+
+    It runs with faulthandler on: a run that does not exit after its signal is sent
+    SIGABRT, and the stack of every thread goes into the failure message.
+    """
 
     def __init__(self, d: Daemon, name: str, env: dict, seqs: list[int]):
-        argv = [sys.executable, "-m", "agentwatch.cli", "tail", "-f", "--consumer", name, "--json",
-                "--kind", "event", "--store", str(d.store), "--socket", str(d.socket)]  # fmt: skip
-        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        argv = [sys.executable, "-X", "faulthandler", "-m", "agentwatch.cli", "tail", "-f", "--consumer", name,
+                "--json", "--kind", "event", "--store", str(d.store), "--socket", str(d.socket)]  # fmt: skip
+        # A file, not a pipe: nobody reads stderr while the consumer runs, and a full pipe would block it.
+        self.stderr_path = d.root / f"consumer-{uuid.uuid4().hex[:8]}.stderr"
+        with open(self.stderr_path, "wb") as stderr:
+            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=stderr)
         self.torn = 0
         self.lines = 0  # read from this run
         self._thread = threading.Thread(target=self._read, args=(seqs,), daemon=True)
@@ -110,13 +117,19 @@ class _ConsumerProcess:
             seqs.append(json.loads(raw)["seq"])
             self.lines += 1
 
-    def finish(self, sig: int) -> int:
+    def finish(self, sig: int, deadline_s: float = 30) -> int:
         self.proc.send_signal(sig)
-        code = self.proc.wait(30)
-        self._thread.join(30)
-        self.stderr = self.proc.stderr.read().decode("utf-8", "replace")
+        try:
+            code = self.proc.wait(deadline_s)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)  # faulthandler writes every thread's stack to stderr
+            self.proc.wait(deadline_s)
+            self.proc.stdout.close()
+            raise AssertionError(f"consumer still running {deadline_s} s after signal {sig}; its threads:\n"
+                                 + self.stderr_path.read_text("utf-8", "replace")) from None
+        self._thread.join(deadline_s)
+        self.stderr = self.stderr_path.read_text("utf-8", "replace")
         self.proc.stdout.close()
-        self.proc.stderr.close()
         return code
 
 
