@@ -34,6 +34,7 @@ def bare_table_rows_per_s(directory, rows_per_txn: int, total: int) -> float:
     """The same rows into a plain table (no indexes, triggers or generated columns), same settings."""
     import apsw
 
+    directory.mkdir(parents=True, exist_ok=True)
     conn = apsw.Connection(str(directory / "bare.db"))
     conn.pragma("journal_mode", "wal")
     conn.pragma("synchronous", "FULL")
@@ -92,3 +93,70 @@ def test_append_throughput(benchmark, tmp_path, rows_per_txn):
         f"bare table, same rows {bare:,.0f} rows/s, ratio {rows_per_s / bare:.2f})"
     )
     store.close()
+
+
+def _sql_only_rows_per_s(conn, rows_per_txn: int, total: int, first_seq: int) -> float:
+    """The same rows as `append` writes, prebuilt, through the same multi-row INSERT: SQLite's part alone."""
+    from agentwatch.store import _INSERT
+
+    text = PAYLOAD.decode()
+    batches = []
+    seq = first_seq
+    for _ in range(total // rows_per_txn):
+        values = []
+        for _ in range(rows_per_txn):
+            values.extend((seq, new_record_id(), "event", time.time_ns(), text, bytes(32), bytes(32)))
+            seq += 1
+        batches.append(values)
+    start = time.perf_counter()
+    for values in batches:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(_INSERT[rows_per_txn], values)
+        conn.execute("COMMIT")
+    return total / (time.perf_counter() - start)
+
+
+def test_append_cost_by_schema_part(tmp_path):
+    """Where 1,000-row appends spend their time: the store, then SQLite alone into less and less schema.
+
+    Each rung is a real store with parts of the schema dropped (a benchmark's own
+    temp store: the drops are what is measured, never a way to write a store).
+    Rounds alternate between the rungs; medians of 5.
+    """
+    rows_per_txn, total = 1000, 20_000
+    rungs = {
+        "the store (append, Python included)": [],
+        "SQL alone, the full schema": [],
+        "  without the contiguity trigger": ["DROP TRIGGER records_contiguous_seq"],
+        "  and without the four forensic indexes": [
+            "DROP TRIGGER records_contiguous_seq",
+            *(f"DROP INDEX {name}" for name in ("records_by_time", "records_by_session", "records_by_tool", "records_by_event")),
+        ],
+    }
+    stores = {}
+    for i, (name, drops) in enumerate(rungs.items()):
+        store = Store(tmp_path / f"rung{i}.db")
+        for statement in drops:
+            store.conn.execute(statement)
+        stores[name] = store
+    figures: dict[str, list[float]] = {name: [] for name in rungs}
+    bare: list[float] = []
+    for round_ in range(5):
+        for name, store in stores.items():
+            if name.startswith("the store"):
+                batches = [[Append(new_record_id(), "event", PAYLOAD) for _ in range(rows_per_txn)] for _ in range(total // rows_per_txn)]
+                start = time.perf_counter()
+                for batch in batches:
+                    store.append(batch)
+                figures[name].append(total / (time.perf_counter() - start))
+            else:
+                figures[name].append(_sql_only_rows_per_s(store.conn, rows_per_txn, total, store.head()[0] + 1))
+        bare.append(bare_table_rows_per_s(tmp_path / f"bare{round_}", rows_per_txn, total))
+    for store in stores.values():
+        store.close()
+    medians = {name: sorted(values)[2] for name, values in figures.items()}
+    bare_median = sorted(bare)[2]
+    print(f"\nappend cost by schema part, {rows_per_txn} rows/txn, synchronous=FULL (medians of 5, alternating):")
+    for name, rate in medians.items():
+        print(f"  {name:<42} {rate:>9,.0f} rows/s  {1e6 / rate:5.2f} µs/row")
+    print(f"  {'bare table (no UNIQUE, index or trigger)':<42} {bare_median:>9,.0f} rows/s  {1e6 / bare_median:5.2f} µs/row")
