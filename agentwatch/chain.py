@@ -75,19 +75,26 @@ def row_hash_of_digest(
     payload_sha256: bytes,
 ) -> bytes:
     """`row_hash` given sha256(payload): the writer's part, once the payload was hashed earlier."""
+    return row_hash_framed(DOMAIN_TAG + store_id, seq, recorded_at_ns, framed_identity(kind, record_id),
+                           prev_hash, payload_sha256)
+
+
+def framed_identity(kind: str, record_id: str) -> bytes:
+    """A row's kind and record_id as the recipe frames them: each UTF-8, after its 4-byte length."""
     kind_b = kind.encode("utf-8")
     rid_b = record_id.encode("utf-8")
-    return _sha256(
-        DOMAIN_TAG
-        + store_id
-        + _fixed.pack(seq, recorded_at_ns)
-        + len(kind_b).to_bytes(4, "big")
-        + kind_b
-        + len(rid_b).to_bytes(4, "big")
-        + rid_b
-        + prev_hash
-        + payload_sha256
-    ).digest()
+    return len(kind_b).to_bytes(4, "big") + kind_b + len(rid_b).to_bytes(4, "big") + rid_b
+
+
+def row_hash_framed(
+    prefix: bytes, seq: int, recorded_at_ns: int, identity: bytes, prev_hash: bytes, payload_sha256: bytes
+) -> bytes:
+    """The recipe from its parts: `prefix` is DOMAIN_TAG + store_id, `identity` framed_identity(kind, record_id).
+
+    The writer's loop: the parts that do not depend on the row's place in the chain
+    are framed once, before the queue.
+    """
+    return _sha256(b"".join((prefix, _fixed.pack(seq, recorded_at_ns), identity, prev_hash, payload_sha256))).digest()
 
 
 def format_hash(digest: bytes) -> str:

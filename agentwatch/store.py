@@ -9,12 +9,12 @@ import time
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import apsw
 
 from . import db
-from .chain import GENESIS, KINDS, MAX_RECORD_ID_BYTES, row_hash_of_digest
+from .chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
 
 # A batch goes in as a few multi-row INSERT statements (chunks of 1000, 100, 10
 # and 1 rows, so only four statement shapes are ever prepared), not executemany:
@@ -51,14 +51,16 @@ def json_nesting_exceeds(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
 class Append:
     """One row to append. `payload` is canonical JSON (chain.canonical_json).
 
-    Its sha256 is taken here, where the row is built (the daemon's event loop), so
-    the writer's critical section hashes only the small framed row (docs/daemon.md).
+    Its sha256, and the framing of its kind and record_id, are done here, where the
+    row is built (the daemon's event loop), so the writer's critical section hashes
+    only the small framed row (docs/daemon.md).
     """
 
     record_id: str
     kind: str
     payload: bytes
     payload_sha256: bytes = field(init=False, repr=False, compare=False)
+    identity: bytes = field(init=False, repr=False, compare=False)  # chain.framed_identity(kind, record_id)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -72,10 +74,13 @@ class Append:
         if json_nesting_exceeds(self.payload):
             raise ValueError(f"payload is nested too deeply to store (more than {MAX_JSON_DEPTH} levels)")
         object.__setattr__(self, "payload_sha256", hashlib.sha256(self.payload).digest())
+        object.__setattr__(self, "identity", framed_identity(self.kind, self.record_id))
 
 
-@dataclass(frozen=True, slots=True)
-class Appended:
+class Appended(NamedTuple):
+    """What became of one Append. A tuple: the writer makes one per row, and a frozen
+    dataclass costs about three times as much to build."""
+
     record_id: str
     seq: int
     duplicate: bool  # already stored earlier (a replay): acknowledged, not stored twice
@@ -125,14 +130,14 @@ class Store:
             now = time.time_ns()
             rows = []
             results = []
-            store_id = self.store_id
+            prefix = DOMAIN_TAG + self.store_id
             for a in batch:
                 earlier = stored.get(a.record_id)
                 if earlier is not None:
                     results.append(Appended(a.record_id, earlier, True))
                     continue
                 seq += 1
-                digest = row_hash_of_digest(store_id, seq, now, a.kind, a.record_id, prev, a.payload_sha256)
+                digest = row_hash_framed(prefix, seq, now, a.identity, prev, a.payload_sha256)
                 rows.extend((seq, a.record_id, a.kind, now, a.payload.decode("utf-8"), prev, digest))
                 stored[a.record_id] = seq
                 prev = digest
