@@ -27,7 +27,7 @@ Two entry points:
 The walk reads bounded chunks (``WHERE seq > ? ORDER BY seq LIMIT ?``) and
 hashes the stored bytes, never a re-serialised object. Only when a row fails
 does the verifier look around (the next row, a lookup by hash, nearby
-positions) to name the first break: see FINDING_KINDS.
+positions) to name the first break: agentwatch.findings.
 """
 
 from __future__ import annotations
@@ -47,34 +47,13 @@ from . import db
 from .anchors import Anchor, anchor_path, read_anchor, write_anchor
 from .chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, KINDS, format_hash
 from .errors import EXIT_OK, EXIT_PROBLEM, SchemaError
+from .findings import FINDING_KINDS, HEAD_SQL, Finding, check_position, classify_break
+
+__all__ = ["FINDING_KINDS", "AnchorInfo", "Finding", "RangeResult", "VerifyResult", "read_store_id", "verify_range",
+           "verify_segment", "verify_store"]
 
 CHUNK_ROWS = 20_000
-# How far from its position a displaced row is looked for when classifying a break.
-MAX_SHIFT = 4096
 
-FINDING_KINDS = {
-    "payload_edited": "the row's content changed; its stored hash is still the original",
-    "hash_edited": "the row's stored hash changed; its content is still the original",
-    "edited": "the row changed, and the chain cannot tell whether content, hash or both",
-    "missing": "rows are absent: a seq gap, or rows deleted and later rows renumbered",
-    "reordered": "a row sits at the wrong position (rows moved or contents swapped)",
-    "inserted": "a row that was never recorded sits in the chain; later rows were renumbered",
-    "truncated": "the store ends below the seq an earlier verify reached (the anchor)",
-    "rewritten": "the anchored row has a different, self-consistent hash: the chain was rewritten",
-    "bad_genesis": "seq 1 does not start from the all-zero previous hash",
-    "malformed": "a value has the wrong type or size",
-}
-
-# Text columns come back as their stored UTF-8 bytes (NULL when the value is not text),
-# so the hash covers exactly what is stored and odd types fall to the slow path.
-_COLUMNS = (
-    "seq,"
-    " CASE typeof(record_id) WHEN 'text' THEN CAST(record_id AS BLOB) END,"
-    " CASE typeof(kind) WHEN 'text' THEN CAST(kind AS BLOB) END,"
-    " recorded_at_ns,"
-    " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END,"
-    " prev_hash, hash"
-)
 # The hot path lets the driver decode record_id and kind (a non-text value, or text
 # that is not UTF-8, stops the walk and the slow path re-reads the row as bytes).
 _CHUNK_SQL = (
@@ -82,32 +61,11 @@ _CHUNK_SQL = (
     " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END, prev_hash, hash"
     " FROM records WHERE seq > ? ORDER BY seq LIMIT ?"
 )
-_ROW_SQL = f"SELECT {_COLUMNS} FROM records WHERE seq = ?"
-_NEXT_SQL = f"SELECT {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq LIMIT 1"
 _BELOW_ONE_SQL = "SELECT seq FROM records WHERE seq < 1 ORDER BY seq LIMIT 1"
-_OWNER_SQL = "SELECT seq FROM records WHERE hash = ? ORDER BY seq LIMIT 1"
-_HEAD_SQL = "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1"
 
 _sha256 = hashlib.sha256
-_U64 = 1 << 64
 # Per kind: (kind length, kind bytes, packer of seq, recorded_at_ns, kind length, kind, record_id length).
 _FRAMES = {k: (len(k), k.encode(), struct.Struct(f">QQI{len(k)}sI").pack) for k in KINDS}
-_KIND_BYTES = frozenset(k.encode() for k in KINDS)
-
-# A row as _COLUMNS returns it: (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash).
-Row = tuple
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """The first break: where, which kind (FINDING_KINDS), and what was seen."""
-
-    seq: int
-    kind: str
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seq": self.seq, "kind": self.kind, "detail": self.detail}
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +218,7 @@ def verify_range(conn: apsw.Connection, store_id: bytes, after_seq: int, after_h
             outside = Finding(below[0], "malformed", f"seq {below[0]} is below 1, outside the chain")
             return RangeResult(after_seq, after_hash, 0, outside)
         if after_seq:
-            finding = _check_position(conn, prefix, after_seq, after_hash)
+            finding = check_position(conn, prefix, after_seq, after_hash)
             if finding is not None:
                 return RangeResult(after_seq, after_hash, 0, finding)
         cursor = conn.execute(_CHUNK_SQL, (after_seq, limit))
@@ -270,7 +228,7 @@ def verify_range(conn: apsw.Connection, store_id: bytes, after_seq: int, after_h
             cursor.close()
         finding = None
         if broke:
-            finding = _classify(conn, prefix, last_seq, last_hash, _row(conn, _NEXT_SQL, last_seq))
+            finding = classify_break(conn, prefix, last_seq, last_hash)
         return RangeResult(last_seq, last_hash, count, finding)
     except apsw.CorruptError as exc:
         corrupt = Finding(after_seq + 1, "malformed", f"SQLite reports corruption: {exc}")
@@ -300,7 +258,7 @@ def verify_store(
         store_id = read_store_id(conn)
         apath = anchor_path(store_id, state_dir)
         before = read_anchor(apath, store_id)
-        head = conn.execute(_HEAD_SQL).fetchone()
+        head = conn.execute(HEAD_SQL).fetchone()
         head_seq, head_hash = (head[0], head[1]) if head else (0, None)
 
         incremental = before is not None and not full
@@ -444,7 +402,7 @@ def _verify_parallel(conn, path: Path, store_id: bytes, start_seq: int, start_ha
 def _anchor_finding(conn: apsw.Connection, store_id: bytes, anchor: Anchor) -> Finding | None:
     conn.execute("BEGIN")
     try:
-        return _check_position(conn, DOMAIN_TAG + store_id, anchor.seq, anchor.hash)
+        return check_position(conn, DOMAIN_TAG + store_id, anchor.seq, anchor.hash)
     finally:
         conn.execute("COMMIT")
 
@@ -454,148 +412,3 @@ def _earlier(chain: Finding | None, anchored: Finding | None) -> Finding | None:
     if chain is None or anchored is None:
         return chain or anchored
     return chain if chain.seq < anchored.seq else anchored
-
-
-# --- naming the break (slow path, runs once) ------------------------------------------------
-
-
-def _hash_at(prefix: bytes, row: Row, seq: int, prev: bytes | None = None) -> bytes:
-    """The row's hash as if it sat at `seq` (and, if given, after `prev`)."""
-    _, rid, kind, at, payload, own_prev, _ = row
-    return _sha256(
-        prefix
-        + struct.pack(">QQ", seq, at)
-        + len(kind).to_bytes(4, "big")
-        + kind
-        + len(rid).to_bytes(4, "big")
-        + rid
-        + (own_prev if prev is None else prev)
-        + _sha256(payload).digest()
-    ).digest()
-
-
-def _malformed(row: Row) -> str | None:
-    seq, rid, kind, at, payload, prev, stored = row
-    if type(seq) is not int or seq < 1:
-        return f"seq {seq!r} is not a positive integer"
-    if rid is None:
-        return "record_id is not text"
-    try:
-        rid.decode("utf-8")
-    except UnicodeDecodeError:
-        return "record_id is not valid UTF-8"
-    if kind not in _KIND_BYTES:
-        return f"kind {kind!r} is not one of {', '.join(KINDS)}"
-    if type(at) is not int or not 0 <= at < _U64:
-        return f"recorded_at_ns {at!r} is not a non-negative 64-bit integer"
-    if payload is None:
-        return "payload is not text"
-    for name, value in (("prev_hash", prev), ("hash", stored)):
-        if not isinstance(value, bytes) or len(value) != 32:
-            return f"{name} is not a 32-byte blob"
-    return None
-
-
-def _row(conn: apsw.Connection, sql: str, seq: int) -> Row | None:
-    return conn.execute(sql, (seq,)).fetchone()
-
-
-def _owner(conn: apsw.Connection, digest: bytes) -> int | None:
-    row = conn.execute(_OWNER_SQL, (digest,)).fetchone()
-    return row[0] if row else None
-
-
-def _fits(prefix: bytes, row: Row | None, seq: int) -> bool:
-    return row is not None and _malformed(row) is None and _hash_at(prefix, row, seq) == row[6]
-
-
-def _home(conn: apsw.Connection, prefix: bytes, row: Row, owner: int | None) -> int | None:
-    """The seq at which the row's own hash verifies, searched near where it sits."""
-    seq = row[0]
-    candidates = [seq - 1, seq + 1]
-    if owner is not None:
-        candidates.append(owner + 1)
-    for shift in range(2, MAX_SHIFT + 1):
-        candidates += (seq - shift, seq + shift)
-    for place in candidates:
-        if place >= 1 and place != seq and _hash_at(prefix, row, place) == row[6]:
-            return place
-    return None
-
-
-def _classify(conn: apsw.Connection, prefix: bytes, last_seq: int, last_hash: bytes, row: Row) -> Finding:
-    """Name the first break, given the last intact position and the row that failed there."""
-    s = last_seq + 1
-    seq = row[0]
-    if type(seq) is int and seq > s:
-        gap = f"seq {s}" if seq == s + 1 else f"seqs {s}..{seq - 1}"
-        return Finding(s, "missing", f"{gap} absent: the row after seq {last_seq} is seq {seq}")
-    problem = _malformed(row)
-    if problem:
-        return Finding(s, "malformed", problem)
-    stored, prev = row[6], row[5]
-    recomputed = _hash_at(prefix, row, s)
-    linked, fits = prev == last_hash, recomputed == stored
-    after = _row(conn, _NEXT_SQL, s)
-    after_ok = after is not None and _malformed(after) is None
-
-    if linked:  # changed in place: the link to the previous row is intact
-        if after_ok and _fits(prefix, after, s):
-            return Finding(s, "inserted", f"seq {s} was never recorded: the next row verifies at seq {s}")
-        if after_ok and _hash_at(prefix, row, s + 1, after[5]) == after[6]:
-            return Finding(s, "reordered", f"seq {s} holds the content recorded at seq {s + 1}")
-        if after is not None and after[5] == stored:
-            return Finding(s, "payload_edited", f"seq {s} no longer matches its stored hash; seq {s + 1} links to it")
-        if after is not None and after[5] == recomputed:
-            return Finding(s, "hash_edited", f"seq {s}'s stored hash changed; seq {s + 1} links to the recomputed one")
-        return Finding(s, "edited", f"seq {s} no longer matches its stored hash (no later row tells content from hash)")
-    if fits:  # self-consistent, but not linked to the previous row
-        if s == 1:
-            return Finding(1, "bad_genesis", "seq 1 verifies, but its prev_hash is not all zeros")
-        if after is not None and after[5] != stored:
-            return Finding(s, "edited", f"seq {s} was rehashed; neither seq {s - 1} nor seq {s + 1} links to it")
-        return Finding(
-            s - 1, "edited", f"seq {s - 1}'s content and hash were replaced; seq {s} still links to the original hash"
-        )
-    owner = _owner(conn, prev)
-    home = _home(conn, prefix, row, owner)
-    if home is not None and home < s:
-        return Finding(home, "inserted", f"seqs {home}..{s - 1} were never recorded: seq {s} verifies at seq {home}")
-    if home is not None:
-        if owner is not None:
-            return Finding(s, "reordered", f"the row at seq {s} was recorded at seq {home}")
-        return Finding(s, "missing", f"{home - s} row(s) deleted before seq {s}: its row was recorded at seq {home}")
-    if s == 1 and prev != GENESIS:
-        return Finding(1, "bad_genesis", "seq 1's prev_hash is not all zeros")
-    if after is not None and after[5] == stored:
-        return Finding(s, "payload_edited", f"seq {s}'s content and link changed; seq {s + 1} links to its stored hash")
-    return Finding(s, "edited", f"seq {s} neither links to seq {s - 1} nor matches its stored hash")
-
-
-def _check_position(conn: apsw.Connection, prefix: bytes, seq: int, expected: bytes) -> Finding | None:
-    """Does the row at `seq` still carry `expected`, and verify? (An anchor, or the last chunk's end.)"""
-    row = _row(conn, _ROW_SQL, seq)
-    if row is None:
-        head = conn.execute(_HEAD_SQL).fetchone()
-        head_seq = head[0] if head else 0
-        if head_seq < seq:
-            return Finding(
-                head_seq + 1, "truncated", f"the store ends at seq {head_seq}, but seq {seq} was verified earlier"
-            )
-        return Finding(seq, "missing", f"seq {seq}, verified earlier, is absent")
-    problem = _malformed(row)
-    if problem:
-        return Finding(seq, "malformed", problem)
-    recomputed = _hash_at(prefix, row, seq)
-    if row[6] == expected:
-        if recomputed == expected:
-            return None
-        return Finding(seq, "payload_edited", f"seq {seq} no longer matches the hash verified earlier")
-    if recomputed == row[6]:
-        return Finding(
-            seq, "rewritten", f"seq {seq} verifies, but with a different hash than verified earlier: "
-            f"the chain was rewritten at or before seq {seq}"
-        )
-    if recomputed == expected:
-        return Finding(seq, "hash_edited", f"seq {seq}'s stored hash changed; its content has the hash verified earlier")
-    return Finding(seq, "edited", f"seq {seq} changed since it was verified")
