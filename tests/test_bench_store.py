@@ -30,7 +30,7 @@ PAYLOAD = canonical_json(
 )
 
 
-def bare_table_rows_per_s(directory, rows_per_txn: int, total: int) -> float:
+def bare_table_rows_per_s(directory, rows_per_txn: int, total: int, payload: bytes = PAYLOAD) -> float:
     """The same rows into a plain table (no indexes, triggers or generated columns), same settings."""
     import apsw
 
@@ -39,7 +39,7 @@ def bare_table_rows_per_s(directory, rows_per_txn: int, total: int) -> float:
     conn.pragma("journal_mode", "wal")
     conn.pragma("synchronous", "FULL")
     conn.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, record_id TEXT, kind TEXT, at INTEGER, payload TEXT, prev BLOB, hash BLOB)")
-    text = PAYLOAD.decode()
+    text = payload.decode()
     batches = [
         [(b * rows_per_txn + i + 1, new_record_id(), "event", time.time_ns(), text, bytes(32), bytes(32)) for i in range(rows_per_txn)]
         for b in range(total // rows_per_txn)
@@ -95,11 +95,11 @@ def test_append_throughput(benchmark, tmp_path, rows_per_txn):
     store.close()
 
 
-def _sql_only_rows_per_s(conn, rows_per_txn: int, total: int, first_seq: int) -> float:
+def _sql_only_rows_per_s(conn, rows_per_txn: int, total: int, first_seq: int, payload: bytes) -> float:
     """The same rows as `append` writes, prebuilt, through the same multi-row INSERT: SQLite's part alone."""
     from agentwatch.store import _INSERT
 
-    text = PAYLOAD.decode()
+    text = payload.decode()
     batches = []
     seq = first_seq
     for _ in range(total // rows_per_txn):
@@ -116,13 +116,26 @@ def _sql_only_rows_per_s(conn, rows_per_txn: int, total: int, first_seq: int) ->
     return total / (time.perf_counter() - start)
 
 
-def test_append_cost_by_schema_part(tmp_path):
+def _tool_event_document() -> bytes:
+    """What the daemon stores for the PostToolUse envelope of the daemon benchmarks (about 2.9 KB)."""
+    import json
+
+    from agentwatch.normalize import to_append
+    from agentwatch.testing.ingest import append_line, post_tool_use
+
+    return to_append(json.loads(append_line(new_record_id(), post_tool_use("bench"))), uid=0, peer_pid=1).payload
+
+
+@pytest.mark.parametrize("document", ["small", "tool event"])
+def test_append_cost_by_schema_part(tmp_path, document):
     """Where 1,000-row appends spend their time: the store, then SQLite alone into less and less schema.
 
     Each rung is a real store with parts of the schema dropped (a benchmark's own
     temp store: the drops are what is measured, never a way to write a store).
-    Rounds alternate between the rungs; medians of 5.
+    Rounds alternate between the rungs; medians of 5. Two documents: the small
+    one of the append benchmark, and the tool event the daemon benchmarks store.
     """
+    payload = PAYLOAD if document == "small" else _tool_event_document()
     rows_per_txn, total = 1000, 20_000
     rungs = {
         "the store (append, Python included)": [],
@@ -144,19 +157,20 @@ def test_append_cost_by_schema_part(tmp_path):
     for round_ in range(5):
         for name, store in stores.items():
             if name.startswith("the store"):
-                batches = [[Append(new_record_id(), "event", PAYLOAD) for _ in range(rows_per_txn)] for _ in range(total // rows_per_txn)]
+                batches = [[Append(new_record_id(), "event", payload) for _ in range(rows_per_txn)] for _ in range(total // rows_per_txn)]
                 start = time.perf_counter()
                 for batch in batches:
                     store.append(batch)
                 figures[name].append(total / (time.perf_counter() - start))
             else:
-                figures[name].append(_sql_only_rows_per_s(store.conn, rows_per_txn, total, store.head()[0] + 1))
-        bare.append(bare_table_rows_per_s(tmp_path / f"bare{round_}", rows_per_txn, total))
+                figures[name].append(_sql_only_rows_per_s(store.conn, rows_per_txn, total, store.head()[0] + 1, payload))
+        bare.append(bare_table_rows_per_s(tmp_path / f"bare{round_}", rows_per_txn, total, payload))
     for store in stores.values():
         store.close()
     medians = {name: sorted(values)[2] for name, values in figures.items()}
     bare_median = sorted(bare)[2]
-    print(f"\nappend cost by schema part, {rows_per_txn} rows/txn, synchronous=FULL (medians of 5, alternating):")
+    print(f"\nappend cost by schema part, {document} document ({len(payload):,} bytes), {rows_per_txn} rows/txn, "
+          "synchronous=FULL (medians of 5, alternating):")
     for name, rate in medians.items():
         print(f"  {name:<42} {rate:>9,.0f} rows/s  {1e6 / rate:5.2f} µs/row")
     print(f"  {'bare table (no UNIQUE, index or trigger)':<42} {bare_median:>9,.0f} rows/s  {1e6 / bare_median:5.2f} µs/row")
