@@ -1,8 +1,9 @@
 """Chain v1: canonical payload bytes and the row hash recipe (docs/chain.md).
 
-This module is the recipe's single implementation in the package; the
-standalone verifier (agentwatch/standalone_verify.py) re-derives it
-independently from the document, and test vectors pin both.
+This module is the recipe's implementation in the package (the verifier's hot
+walk fuses the same framing into one struct per kind, for speed); the standalone
+verifier (agentwatch/standalone_verify.py) re-derives it independently from the
+document, and test vectors pin them all.
 """
 
 from __future__ import annotations
@@ -62,21 +63,8 @@ def row_hash(
     payload: bytes,
 ) -> bytes:
     """sha256 over the framed row: every field at a fixed width or length-prefixed."""
-    return row_hash_of_digest(store_id, seq, recorded_at_ns, kind, record_id, prev_hash, _sha256(payload).digest())
-
-
-def row_hash_of_digest(
-    store_id: bytes,
-    seq: int,
-    recorded_at_ns: int,
-    kind: str,
-    record_id: str,
-    prev_hash: bytes,
-    payload_sha256: bytes,
-) -> bytes:
-    """`row_hash` given sha256(payload): the writer's part, once the payload was hashed earlier."""
     return row_hash_framed(DOMAIN_TAG + store_id, seq, recorded_at_ns, framed_identity(kind, record_id),
-                           prev_hash, payload_sha256)
+                           prev_hash, _sha256(payload).digest())
 
 
 def framed_identity(kind: str, record_id: str) -> bytes:

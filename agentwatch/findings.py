@@ -10,13 +10,12 @@ the previous chunk ended) before a walk resumes from it.
 from __future__ import annotations
 
 import hashlib
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 import apsw
 
-from .chain import GENESIS, KINDS
+from .chain import GENESIS, KINDS, row_hash_framed
 
 # How far from its position a displaced row is looked for when classifying a break.
 MAX_SHIFT = 4096
@@ -72,16 +71,8 @@ class Finding:
 def _hash_at(prefix: bytes, row: Row, seq: int, prev: bytes | None = None) -> bytes:
     """The row's hash as if it sat at `seq` (and, if given, after `prev`)."""
     _, rid, kind, at, payload, own_prev, _ = row
-    return _sha256(
-        prefix
-        + struct.pack(">QQ", seq, at)
-        + len(kind).to_bytes(4, "big")
-        + kind
-        + len(rid).to_bytes(4, "big")
-        + rid
-        + (own_prev if prev is None else prev)
-        + _sha256(payload).digest()
-    ).digest()
+    identity = len(kind).to_bytes(4, "big") + kind + len(rid).to_bytes(4, "big") + rid  # both stored bytes
+    return row_hash_framed(prefix, seq, at, identity, own_prev if prev is None else prev, _sha256(payload).digest())
 
 
 def _malformed(row: Row) -> str | None:
