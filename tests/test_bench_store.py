@@ -137,8 +137,9 @@ def test_append_cost_by_schema_part(tmp_path, document):
     """
     payload = PAYLOAD if document == "small" else _tool_event_document()
     rows_per_txn, total = 1000, 20_000
+    the_store = "the store (append, Python included)"
     rungs = {
-        "the store (append, Python included)": [],
+        the_store: [],
         "SQL alone, the full schema": [],
         "  without the contiguity trigger": ["DROP TRIGGER records_contiguous_seq"],
         "  and without the four forensic indexes": [
@@ -156,7 +157,7 @@ def test_append_cost_by_schema_part(tmp_path, document):
     bare: list[float] = []
     for round_ in range(5):
         for name, store in stores.items():
-            if name.startswith("the store"):
+            if name == the_store:
                 batches = [[Append(new_record_id(), "event", payload) for _ in range(rows_per_txn)] for _ in range(total // rows_per_txn)]
                 start = time.perf_counter()
                 for batch in batches:
