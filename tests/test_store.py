@@ -71,9 +71,10 @@ def test_replay_is_a_duplicate_not_a_second_row(store_path):
     assert_linear_chain(store_path, 3)
 
 
-def test_a_replay_in_a_later_chunk_undoes_the_chunks_before_it(store_path):
-    """The first try assumes no replay; a replay in the third 1000-row chunk rolls back the
-    two chunks already inserted, and the second try stores every new row exactly once."""
+def test_a_replay_in_a_later_chunk_is_a_duplicate_and_the_chunks_around_it_stored_once(store_path):
+    """A replay inside the third 1000-row chunk: the ids already stored are looked up before
+    any insert, so it is answered as a duplicate and every new row is stored exactly once,
+    at contiguous seqs across the chunk boundaries."""
     with Store(store_path) as store:
         store.append([event("old-1"), event("old-2")])
         batch = [event(f"n{i}") for i in range(2500)]
@@ -89,7 +90,8 @@ def test_a_replay_in_a_later_chunk_undoes_the_chunks_before_it(store_path):
 
 
 def test_a_row_the_store_refuses_fails_the_batch_and_leaves_nothing(store_path):
-    """The retry that asks for stored ids hits the same refusal: it is raised, nothing stored."""
+    """A row SQLite refuses fails its whole transaction: the error is raised, nothing of the
+    batch is stored and no transaction is left open (the writer then splits the group)."""
     with Store(store_path) as store:
         store.append([event("a")])
         store.conn.execute(
