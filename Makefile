@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test soak bench clean
+.PHONY: serve test lint soak bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,9 +16,14 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/agentwatch serve
 
-## Run the default test suite (soaks and benchmarks excluded).
-test: $(STAMP)
+## Run the linter, the type checker and the default test suite (soaks and benchmarks excluded).
+test: lint
 	$(BIN)/python -m pytest -m "not soak and not bench" -q
+
+## ruff (pyflakes, bugbear, import order) and mypy on the package.
+lint: $(STAMP)
+	$(BIN)/ruff check agentwatch tests soak conftest.py
+	$(BIN)/mypy
 
 ## Long soaks (minutes): soak/, and the soak profiles of properties in tests/.
 soak: $(STAMP)

@@ -15,8 +15,8 @@ from typing import NoReturn, Optional
 
 import typer
 
-from . import __version__, paths
-from .errors import AgentwatchError
+from agentwatch import __version__, paths
+from agentwatch.errors import AgentwatchError
 
 app = typer.Typer(
     name="agentwatch",
@@ -63,7 +63,7 @@ def _root(
 @app.command("path")
 def path_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
     """Print the store path, to open it with other SQLite tools."""
-    from . import render
+    from agentwatch.readers import render
 
     resolved = paths.resolve_store(store)
     render.emit_path(resolved, json_out)
@@ -81,7 +81,8 @@ def sql_cmd(
     Tables and views: `events` (one row per harness event), `chain` (hashes as
     sha256:hex), `records` (every row, with forensic columns). See docs/schema.md.
     """
-    from . import render, sqlquery
+    from agentwatch.readers import render
+    from agentwatch.readers import sql as sqlquery
 
     if json_out and csv_out:
         fail("choose one of --json and --csv", 2)
@@ -108,7 +109,9 @@ def import_cmd(
     lines are reported with their line numbers on stderr and do not stop the
     good ones; the exit code is 1 when any line was rejected.
     """
-    from . import config, importer, render
+    from agentwatch import config
+    from agentwatch.readers import render
+    from agentwatch.record import importer
 
     try:
         cfg = config.load({"store": store})
@@ -163,8 +166,8 @@ def serve_cmd(
     problem (e.g. a non-socket file at the socket path, an unsafe salt file).
     See docs/daemon.md and docs/protocol.md.
     """
-    from . import config
-    from .server import ServeConfig, serve
+    from agentwatch import config
+    from agentwatch.daemon.server import ServeConfig, serve
 
     try:
         cfg = config.load(
@@ -190,7 +193,7 @@ def health_cmd(
     `reasons` say which) or stopped (exit 3: no daemon answers, or it is
     shutting down). See docs/daemon.md ("Health").
     """
-    from . import health
+    from agentwatch.daemon import health
 
     sock = Path(socket_path) if socket_path else paths.default_socket()
     try:
@@ -224,7 +227,7 @@ def hook_cmd(ctx: typer.Context) -> None:
     `agentwatch-hook`; hooks should run the faster file form that `install`
     writes: `python -I -S /abs/path/agentwatch/hook.py HARNESS`.
     """
-    from . import hook
+    from agentwatch import hook
 
     hook.run(list(ctx.args))
 
@@ -244,11 +247,12 @@ def verify_cmd(
     inserted, truncated, rewritten, bad_genesis, malformed (docs/chain.md).
     Exit 0 intact, 1 integrity problem, 2 usage, 3 store unreachable.
     """
-    from . import render, verify
+    from agentwatch.readers import render
+    from agentwatch.verify import check
 
     try:
         with render.progress("verifying", enabled=not json_out) as update:
-            result = verify.verify_store(paths.resolve_store(store), full=full, progress=update, jobs=jobs)
+            result = check.verify_store(paths.resolve_store(store), full=full, progress=update, jobs=jobs)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_verify(result, json_out)
@@ -274,7 +278,7 @@ def tail_cmd(
     acknowledged seq (at-least-once delivery, exactly-once accounting by seq;
     see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
     """
-    from . import render, tail
+    from agentwatch.readers import render, tail
 
     try:
         tail.run_tail(
@@ -282,10 +286,8 @@ def tail_cmd(
             kinds=kind, emit=render.tail_printer(json_out),
             socket_path=Path(socket_path) if socket_path else paths.default_socket(),
         )
-    except KeyboardInterrupt:
-        raise typer.Exit(0)
-    except BrokenPipeError:
-        raise typer.Exit(0)
+    except (KeyboardInterrupt, BrokenPipeError):
+        raise typer.Exit(0) from None
     except AgentwatchError as exc:
         fail(exc)
 
@@ -305,7 +307,7 @@ def reconcile_cmd(
     hold). Counts by kind keep the recorder's own rows apart from events.
     Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store unreachable.
     """
-    from . import reconcile, render
+    from agentwatch.readers import reconcile, render
 
     try:
         result = reconcile.reconcile(paths.resolve_store(store), consumer=consumer, ledger=ledger)
@@ -347,7 +349,8 @@ def install_cmd(
     (exit 2); an unwritable location exits 3. `--list` shows what is
     installed where. See docs/install.md.
     """
-    from . import install, render
+    from agentwatch import install
+    from agentwatch.readers import render
 
     try:
         if list_:
@@ -379,7 +382,8 @@ def uninstall_cmd(
     before the change. Exit 2 for a malformed config, 3 when it cannot be
     written. See docs/install.md.
     """
-    from . import install, render
+    from agentwatch import install
+    from agentwatch.readers import render
 
     try:
         result = install.uninstall(harness, scope, project_dir, dry_run=dry_run)
@@ -405,7 +409,7 @@ def config_show_cmd(
     .agentwatch.toml in this directory or a parent, which may only tighten).
     Exit 2 when a file, variable or flag is invalid. See docs/config.md.
     """
-    from . import config
+    from agentwatch import config
 
     try:
         cfg = config.load({"store": store, "socket": socket_path})
@@ -438,7 +442,8 @@ def service_print_cmd(
     AGENTWATCH_SOCKET to the effective store and socket. Where to save it goes
     to stderr. Nothing is installed or started.
     """
-    from . import config, service
+    from agentwatch import config
+    from agentwatch.daemon import service
 
     if kind not in ("systemd", "launchd"):
         fail(f"unknown service kind {kind!r} (expected systemd or launchd)", 2)

@@ -13,18 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from . import paths, redact
-from .chain import canonical_json
-from .errors import UsageError
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    tomllib = None  # type: ignore[assignment]
+from agentwatch import paths
+from agentwatch.errors import UsageError
+from agentwatch.record import redact
+from agentwatch.store.chain import canonical_json
 
 CONFIG_VERSION = 1
 FILE_NAME = "config.toml"
@@ -125,8 +122,6 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("serve.attest_interval_s", _number(0, 86400, integer=False), lambda: 60.0,
         "seconds between attestation rows (0: only at start and stop)"),
     Key("serve.batch_max", _number(1, 100_000, integer=True), lambda: 1000, "rows per group commit at most"),
-    Key("hook.timeout_ms", _number(1, 60_000, integer=True), lambda: 250,
-        "how long a hook waits for the daemon's ack before it spools"),
 )}
 
 
@@ -251,8 +246,6 @@ def _parse(name: str, raw: Any, where: str, label: str) -> Any:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     """Flattened to dotted keys; unknown keys refused."""
-    if tomllib is None:
-        raise ConfigError(f"{path}: reading TOML needs Python 3.11 or later")
     try:
         with open(path, "rb") as f:
             doc = tomllib.load(f)

@@ -21,7 +21,7 @@ try:
     # interpreter start-up); posix has every call used here.
     import posix as _os
 except ImportError:  # pragma: no cover - not POSIX
-    import os as _os
+    import os as _os  # type: ignore[no-redef]
 import _json  # the C escaper and scanner; `json` would import `re`
 import _socket
 
@@ -286,7 +286,7 @@ class _ScanContext:
     memo = None
 
 
-_scan = _json.make_scanner(_ScanContext())
+_scan = _json.make_scanner(_ScanContext())  # type: ignore[arg-type]
 
 
 def parse_reply(line, record_id):

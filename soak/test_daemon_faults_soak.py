@@ -10,15 +10,10 @@ is tests/faultload.py. AGENTWATCH_SOAK_KILLS and AGENTWATCH_SOAK_SEED change the
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from daemon import Daemon  # noqa: E402
-from faultload import assert_gate, kill_under_load, reap_daemons  # noqa: E402, F401
+from daemon import Daemon
+from faultload import assert_gate, kill_under_load, reap_daemons  # noqa: F401
 
 pytestmark = [pytest.mark.soak, pytest.mark.usefixtures("reap_daemons")]
 

@@ -8,7 +8,7 @@ DESIGN.md lesson 1 (a verifier under the append lock dropped ~10% of 10,000
 events at 20,000 rows) run with the sweeper every 0.05 s; lesson 2 (a count
 against shared state is a race) by a store the soak creates and owns and an
 exact gate. The report (docs/soak.md) separates every boundary, each from its
-own source. Shares agentwatch.testing.ingest with tests/test_ingest_soak_quick.py.
+own source. Shares support.ingest with tests/test_ingest_soak_quick.py.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from agentwatch.testing import ingest
+from support import ingest
 
 pytestmark = pytest.mark.soak
 

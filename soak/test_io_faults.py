@@ -12,8 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from agentwatch.testing import iofaults
+from support import iofaults
 
 pytestmark = pytest.mark.soak
 

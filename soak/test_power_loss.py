@@ -12,8 +12,7 @@ import os
 import time
 
 import pytest
-
-from agentwatch.testing import powerloss
+from support import powerloss
 
 pytestmark = pytest.mark.soak
 

@@ -6,14 +6,9 @@ AGENTWATCH_SOAK_EVENTS (5000) and AGENTWATCH_SOAK_KILLS (5) size them.
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-import tail_soaks  # noqa: E402
+import tail_soaks
 
 EVENTS = int(os.environ.get("AGENTWATCH_SOAK_EVENTS", "5000"))
 KILLS = int(os.environ.get("AGENTWATCH_SOAK_KILLS", "5"))

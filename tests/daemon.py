@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 import pytest
-
-from agentwatch.testing.ingest import wait_until
+from support.ingest import wait_until
 
 DEADLINE_S = 30.0  # generous: conditions are polled, never timed
 
@@ -206,7 +205,7 @@ class Daemon:
     # -- reading what the daemon stored (read-only; works while it runs) ----------
 
     def rows(self, kind: Optional[str] = None) -> list[dict]:
-        from agentwatch import db
+        from agentwatch.store import db
 
         if not self.store.exists():
             return []

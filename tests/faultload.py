@@ -9,7 +9,7 @@ it. `HookProcessSender` runs the real hook (`python -I -S hook.py`);
 `SocketSender` runs the same code path in a thread, for more load per CPU.
 
 `FaultyDaemon` runs the real `Server` in a child process whose write
-connection goes through `agentwatch.testing.faultvfs.FaultVFS`; the test arms
+connection goes through `support.faultvfs.FaultVFS`; the test arms
 and clears faults over the child's stdin.
 
 `check()` is the gate: the stored event set equals the ledger's set, each
@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
+from daemon import Daemon
 
 import agentwatch
 from agentwatch import hookclient
-from agentwatch.reconcile import reconcile
-from daemon import Daemon, wait_for
+from agentwatch.readers.reconcile import reconcile
 
 HOOK_PY = Path(agentwatch.__file__).parent / "hook.py"
 TESTS_DIR = Path(__file__).resolve().parent
@@ -284,8 +284,11 @@ _CHILD = r"""
 import sys, threading
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from agentwatch import server, store as store_mod, writer
-from agentwatch.testing.faultvfs import FaultVFS
+from agentwatch.daemon import server
+from agentwatch.store import append as store_mod
+from agentwatch.daemon import writer
+from agentwatch.daemon.settings import ServeConfig
+from support.faultvfs import FaultVFS
 
 vfs = FaultVFS(sync_failure=sys.argv[5], real_sync=True)
 Store = store_mod.Store
@@ -303,7 +306,7 @@ def control():
         sys.stdout.write("ok %s\n" % len(vfs.injected))
         sys.stdout.flush()
 threading.Thread(target=control, daemon=True).start()
-cfg = server.ServeConfig(store=Path(sys.argv[2]), socket=Path(sys.argv[3]), spool=Path(sys.argv[4]),
+cfg = ServeConfig(store=Path(sys.argv[2]), socket=Path(sys.argv[3]), spool=Path(sys.argv[4]),
                          attest_interval=0, verify_interval=1.0)
 sys.exit(server.serve(cfg))
 """

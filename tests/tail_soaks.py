@@ -27,8 +27,8 @@ from pathlib import Path
 from daemon import Daemon, envelope, line, wait_for
 
 import agentwatch
-from agentwatch import db
-from agentwatch.consumers import consumers_dir
+from agentwatch.readers.consumers import consumers_dir
+from agentwatch.store import db
 
 HOOK = Path(agentwatch.__file__).parent / "hook.py"
 
@@ -150,7 +150,7 @@ def drop_consumer(root: Path, *, events: int, kills: int, rate: float = 1500.0, 
         gap = events / rate / (kills + 1)
         for _ in range(kills):
             # Kill mid-stream: once this run has printed something, at a random point after that.
-            wait_for(lambda: consumer.lines > 0 or not sender.is_alive(), "the consumer to print")
+            wait_for(lambda c=consumer: c.lines > 0 or not sender.is_alive(), "the consumer to print")
             mid_stream += consumer.lines > 0 and sender.is_alive()
             time.sleep(rng.uniform(0.0, gap))
             assert consumer.finish(signal.SIGKILL) == -signal.SIGKILL

@@ -15,7 +15,6 @@ import subprocess
 import sys
 
 import pytest
-
 from daemon import Daemon, envelope, wait_for
 from faultload import HOOK_PY, payload_text, reap_daemons  # noqa: F401
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agentwatch import normalize
-from agentwatch.adapters import HARNESSES, _common, adapter_for
+from agentwatch.record import normalize
+from agentwatch.record.adapters import HARNESSES, _common, adapter_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "harness"
 CASES = sorted(FIXTURES.glob("*/*.json"))
@@ -138,7 +138,7 @@ def test_copilot_session_is_synthesized_from_harness_uid_ppid_cwd():
 
 
 def test_a_failing_adapter_costs_the_normalized_fields_not_the_record(monkeypatch):
-    from agentwatch.adapters import claude_code
+    from agentwatch.record.adapters import claude_code
 
     def broken(payload, hint=None):
         raise KeyError("bug")

@@ -8,10 +8,10 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from agentwatch import normalize
-from agentwatch.adapters import HARNESSES, _common, adapter_for
 from test_adapters import empty_values
+
+from agentwatch.record import normalize
+from agentwatch.record.adapters import HARNESSES, _common, adapter_for
 
 # Every field name any adapter reads, so random payloads hit the typed paths too.
 FIELDS = [

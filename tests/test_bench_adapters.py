@@ -22,12 +22,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from adapter_cases import CASES, envelope
 
-from agentwatch import normalize, redact
-from agentwatch.adapters import adapter_for
-from agentwatch.chain import canonical_json
+from agentwatch.record import normalize, redact
+from agentwatch.record.adapters import adapter_for
+from agentwatch.store.chain import canonical_json
 
 pytestmark = pytest.mark.bench
 
@@ -93,8 +92,9 @@ COUNT_SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from adapter_cases import CASES, envelope
-from agentwatch import normalize, redact
-from agentwatch.chain import canonical_json
+from agentwatch.record import normalize
+from agentwatch.record import redact
+from agentwatch.store.chain import canonical_json
 env = envelope(sys.argv[2], CASES[sys.argv[2]])
 policy = redact.default_policy()
 op, calls = sys.argv[3], int(sys.argv[4])

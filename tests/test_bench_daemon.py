@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 from daemon import Daemon
 from hook_fakes import SocketDir, hook_cmd
+from support.ingest import append_line, post_tool_use, wait_until
 from test_bench_hook import PAYLOAD as HOOK_PAYLOAD
 from test_bench_hook import _figures, _percentile, _time
 
-from agentwatch.ids import new_record_id
-from agentwatch.testing.ingest import append_line, post_tool_use, wait_until
+from agentwatch.record.ids import new_record_id
 
 pytestmark = pytest.mark.bench
 

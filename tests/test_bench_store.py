@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from agentwatch.chain import canonical_json
-from agentwatch.ids import new_record_id
-from agentwatch.store import Append, Store
+from agentwatch.record.ids import new_record_id
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
 
 pytestmark = pytest.mark.bench
 
@@ -97,7 +97,7 @@ def test_append_throughput(benchmark, tmp_path, rows_per_txn):
 
 def _sql_only_rows_per_s(conn, rows_per_txn: int, total: int, first_seq: int, payload: bytes) -> float:
     """The same rows as `append` writes, prebuilt, through the same multi-row INSERT: SQLite's part alone."""
-    from agentwatch.store import _INSERT
+    from agentwatch.store.append import _INSERT
 
     text = payload.decode()
     batches = []
@@ -120,8 +120,9 @@ def _tool_event_document() -> bytes:
     """What the daemon stores for the PostToolUse envelope of the daemon benchmarks (about 2.9 KB)."""
     import json
 
-    from agentwatch.normalize import to_append
-    from agentwatch.testing.ingest import append_line, post_tool_use
+    from support.ingest import append_line, post_tool_use
+
+    from agentwatch.record.normalize import to_append
 
     return to_append(json.loads(append_line(new_record_id(), post_tool_use("bench"))), uid=0, peer_pid=1).payload
 

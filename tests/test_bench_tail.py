@@ -84,9 +84,9 @@ def test_bench_commit_to_subscriber_latency(tmp_path):
 _BUILD = """
 import json, sys
 from pathlib import Path
-from agentwatch.chain import canonical_json
-from agentwatch.consumers import Consumer
-from agentwatch.store import Append, Store
+from agentwatch.store.chain import canonical_json
+from agentwatch.readers.consumers import Consumer
+from agentwatch.store.append import Append, Store
 path, rows, state = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
 with Store(path) as store:
     for start in range(0, rows, 10_000):
@@ -104,7 +104,7 @@ consumer.close()
 _MEASURE = """
 import json, sys, time
 from pathlib import Path
-from agentwatch.reconcile import reconcile
+from agentwatch.readers.reconcile import reconcile
 t0 = time.perf_counter()
 result = reconcile(Path(sys.argv[1]), consumer="bench", state_dir=Path(sys.argv[2]))
 elapsed = time.perf_counter() - t0

@@ -18,10 +18,11 @@ import time
 
 import pytest
 
-from agentwatch import db
-from agentwatch.chain import canonical_json
-from agentwatch.store import Append, Store
-from agentwatch.verify import CHUNK_ROWS, verify_store
+from agentwatch.store import db
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
+from agentwatch.verify.check import verify_store
+from agentwatch.verify.walk import CHUNK_ROWS
 
 pytestmark = pytest.mark.bench
 
@@ -87,8 +88,8 @@ def baseline_seconds(path) -> float:
 # pytest process would report the parent's peak; VmHWM belongs to the child's own memory.
 PEAK_RSS = """
 import resource, sys
-from agentwatch import db
-from agentwatch.verify import verify_store
+from agentwatch.store import db
+from agentwatch.verify.check import verify_store
 
 def peak_kib():
     try:

@@ -17,16 +17,17 @@ import tempfile
 from pathlib import Path
 
 import apsw
+import chain_tamper as t
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import chain_tamper as t
 from agentwatch import standalone_verify
-from agentwatch.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, parse_hash, row_hash
-from agentwatch.migrations import APPLICATION_ID
-from agentwatch.store import Append, Store
-from agentwatch.verify import verify_range, verify_store
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, parse_hash, row_hash
+from agentwatch.store.migrations import APPLICATION_ID
+from agentwatch.verify.check import verify_store
+from agentwatch.verify.walk import verify_range
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "chain_v1.json").read_text(encoding="utf-8"))
 STORE_ID = bytes.fromhex(VECTORS["store_id"])

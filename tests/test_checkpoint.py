@@ -2,13 +2,14 @@
 
 import os
 
-from agentwatch import db
-from agentwatch.chain import canonical_json
-from agentwatch.checkpoint import Checkpointer
-from agentwatch.store import Append, Store
-from agentwatch.verify import verify_store
-from agentwatch.writer import Job, Writer
 from daemon import wait_for
+
+from agentwatch.daemon.writer import Job, Writer
+from agentwatch.store import db
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
+from agentwatch.store.wal import Checkpointer
+from agentwatch.verify.check import verify_store
 
 
 def commit_one(store: Store, checkpointer: Checkpointer, n: int) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentwatch import config, redact
+from agentwatch import config
 from agentwatch.cli import app
 from agentwatch.errors import EXIT_USAGE
+from agentwatch.record import redact
 
 
 @pytest.fixture
@@ -36,14 +37,14 @@ def test_defaults_follow_xdg(isolated_env):
     assert cfg.socket == Path(os.environ["XDG_RUNTIME_DIR"]) / "agentwatch" / "agentwatch.sock"
     assert cfg["redaction.salt_file"] == data / "redaction.salt"
     assert cfg.privacy == "redacted" and cfg["durability"] == "full"
-    assert cfg["serve.batch_max"] == 1000 and cfg["hook.timeout_ms"] == 250
+    assert cfg["serve.batch_max"] == 1000 and cfg["serve.attest_interval_s"] == 60.0
     assert set(cfg.sources.values()) == {"default"} and cfg.files == ()
 
 
 def test_precedence_flags_over_env_over_file_over_defaults(user_file, monkeypatch, tmp_path):
     user_file.write_text(
         'store = "/from/file.db"\nsocket = "/from/file.sock"\nprivacy = "hashed"\n'
-        "[serve]\nbatch_max = 10\n[hook]\ntimeout_ms = 99\n"
+        "[serve]\nbatch_max = 10\nattest_interval_s = 99\n"
     )
     monkeypatch.setenv("AGENTWATCH_SOCKET", "/from/env.sock")
     monkeypatch.setenv("AGENTWATCH_SERVE_BATCH_MAX", "20")
@@ -51,7 +52,7 @@ def test_precedence_flags_over_env_over_file_over_defaults(user_file, monkeypatc
     assert cfg.store == Path("/from/file.db") and cfg.sources["store"] == f"file:{user_file}"
     assert cfg.socket == Path("/from/env.sock") and cfg.sources["socket"] == "env:AGENTWATCH_SOCKET"
     assert cfg["serve.batch_max"] == 30 and cfg.sources["serve.batch_max"] == "flag:--serve-batch-max"
-    assert cfg["hook.timeout_ms"] == 99 and cfg.privacy == "hashed"
+    assert cfg["serve.attest_interval_s"] == 99 and cfg.privacy == "hashed"
     assert cfg.files == (str(user_file),)
 
 
@@ -76,7 +77,7 @@ def test_agentwatch_config_names_the_file_and_it_must_exist(monkeypatch, tmp_pat
     ('[serve]\nbatch_max = 0\n', "key 'serve.batch_max': must be between 1 and 100000"),
     ('[serve]\nbatch_max = true\n', "key 'serve.batch_max': must be an integer"),
     ('[serve]\nattest_interval_s = "60"\n', "key 'serve.attest_interval_s': must be a number"),
-    ('[hook]\ntimeout_ms = 1.5\n', "key 'hook.timeout_ms': must be an integer"),
+    ('[serve]\nbatch_max = 1.5\n', "key 'serve.batch_max': must be an integer"),
     ('[redaction]\nextra_patterns = ["("]\n', "key 'redaction.extra_patterns': pattern 1"),
     ('[redaction]\nextra_patterns = ["a*"]\n', "matches the empty string"),
     ('[redaction]\nextra_patterns = "x+"\n', "must be a list"),
@@ -142,7 +143,7 @@ def test_project_file_may_never_weaken_privacy(user_file, project, effective, at
 
 @pytest.mark.parametrize("line", [
     'store = "/tmp/elsewhere.db"', 'socket = "/tmp/evil.sock"', 'spool = "/tmp/spool"',
-    '[redaction]\nsalt_file = "/tmp/known-salt"', '[serve]\nbatch_max = 1', '[hook]\ntimeout_ms = 1',
+    '[redaction]\nsalt_file = "/tmp/known-salt"', '[serve]\nbatch_max = 1', '[serve]\nattest_interval_s = 1',
 ])
 def test_project_file_may_not_redirect_or_tune_the_recorder(project, line):
     (project / ".agentwatch.toml").write_text(line + "\n")
@@ -168,7 +169,7 @@ def test_digest_is_stable_and_tracks_every_value(monkeypatch, tmp_path):
     first = config.load(cwd=tmp_path)
     assert first.digest() == config.load(cwd=tmp_path).digest()
     assert first.digest().startswith("sha256:") and len(first.digest()) == 71
-    monkeypatch.setenv("AGENTWATCH_HOOK_TIMEOUT_MS", "251")
+    monkeypatch.setenv("AGENTWATCH_SERVE_BATCH_MAX", "999")
     assert config.load(cwd=tmp_path).digest() != first.digest()
 
 

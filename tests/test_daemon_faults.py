@@ -15,7 +15,6 @@ import sys
 import time
 
 import pytest
-
 from daemon import Daemon, envelope, line, wait_for
 from faultload import (
     FaultyDaemon,
@@ -152,7 +151,7 @@ def test_disk_full_and_io_errors_fail_closed_and_recover_without_restart(tmp_pat
             writer = wait_for(lambda: (w := _writer_state(d))["state"] == "failing" and w, "writer state failing")
             assert expect in writer["last_error"], writer
             assert writer["failing_since"]
-            wait_for(lambda: d.health()["counters"]["unavailable"] >= before + 3, "refusals during the outage")
+            wait_for(lambda b=before: d.health()["counters"]["unavailable"] >= b + 3, "refusals during the outage")
             injected = d.control("clear")
             wait_for(lambda: _writer_state(d)["state"] == "ok", "the writer to recover")
             outages.append((kind, error, d.health()["counters"]["unavailable"] - before, injected))

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentwatch import importer, normalize
-from agentwatch.adapters import HARNESSES
-from agentwatch.chain import canonical_json
-from agentwatch.spool import Spool
-from agentwatch.store import Append, Store
+from agentwatch.daemon.spool import Spool
+from agentwatch.record import importer, normalize
+from agentwatch.record.adapters import HARNESSES
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
 
 # A failing example can be megabytes long; hypothesis warns about printing it, which
 # filterwarnings=error would turn into a second, less useful failure.

@@ -23,7 +23,7 @@ import pytest
 from hook_fakes import HOOK, FakeDaemon, SocketDir, ack, hook_cmd, run_hook
 
 from agentwatch import hook, hookclient, paths
-from agentwatch.normalize import check_envelope
+from agentwatch.record.normalize import check_envelope
 
 MAX_LINE = 1 << 20
 ENVELOPE_KEYS = {

@@ -1,14 +1,14 @@
 """The ingest soak, short: 200 real hook processes from 4 senders into a pre-filled store.
 
 The full run (10,000 sends into 20,000 rows) is soak/test_ingest_soak.py; both
-use agentwatch.testing.ingest, so the gate is the same: stored == sent exactly
+use support.ingest, so the gate is the same: stored == sent exactly
 (by record_id set, pre-filled rows and attestations excluded), nothing twice,
 every acknowledged seq stored, the chain verifies, reconcile holds.
 """
 
 from __future__ import annotations
 
-from agentwatch.testing import ingest
+from support import ingest
 
 
 def test_every_send_is_stored_exactly_once_with_the_sweeper_running(tmp_path):

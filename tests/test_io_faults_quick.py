@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import apsw
 import pytest
+from support import iofaults
+from support.faultvfs import FaultVFS
 
-from agentwatch.chain import canonical_json
-from agentwatch.store import Append, Store
-from agentwatch.testing import iofaults
-from agentwatch.testing.faultvfs import FaultVFS
-from agentwatch.verify import verify_store
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
+from agentwatch.verify.check import verify_store
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from pathlib import Path
 import apsw
 import pytest
 
-from agentwatch import db, migrations
 from agentwatch.errors import SchemaError, StoreUnreachable
-from agentwatch.store import Append, Store
+from agentwatch.store import db, migrations
+from agentwatch.store.append import Append, Store
 
 
 def test_fresh_store_is_stamped_and_booked(store_path):

@@ -11,11 +11,11 @@ import random
 
 import apsw
 import pytest
+from support import powerloss
+from support.faultvfs import FaultVFS
 
-from agentwatch.chain import canonical_json
-from agentwatch.store import Append, Store
-from agentwatch.testing import powerloss
-from agentwatch.testing.faultvfs import FaultVFS
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
 
 
 @pytest.fixture

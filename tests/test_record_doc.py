@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentwatch import normalize
-from agentwatch.adapters import HARNESSES, _common, adapter_for
 from test_adapters import CASES, envelope
+
+from agentwatch.record import normalize
+from agentwatch.record.adapters import HARNESSES, _common, adapter_for
 
 DOC = (Path(__file__).parent.parent / "docs" / "record.md").read_text(encoding="utf-8")
 

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentwatch import normalize, redact
-from agentwatch.chain import canonical_json
-from agentwatch.redact_corpus import BENIGN, secrets_corpus
-from agentwatch.store import Store
+from agentwatch.record import normalize, redact
+from agentwatch.record.redact.corpus import BENIGN, secrets_corpus
+from agentwatch.store.append import Store
+from agentwatch.store.chain import canonical_json
 
 SALT = bytes(range(32))
 POLICY = redact.Policy(redact.REDACTED, SALT)
@@ -401,7 +401,7 @@ def test_a_payload_holding_the_placeholder_text_is_encoded_whole():
 @settings(max_examples=200, deadline=None)
 @given(text_st)
 def test_prefilter_never_misses_a_string_the_rules_would_change(text):
-    from agentwatch import redact_rules
+    from agentwatch.record.redact import rules as redact_rules
 
     if redact_rules.redact_string(text, POLICY.mask) != text:
         assert redact_rules.suspicious(text.encode("utf-8", "surrogatepass"))

@@ -12,8 +12,8 @@ import timeit
 
 import pytest
 
-from agentwatch import normalize, redact
-from agentwatch.chain import canonical_json
+from agentwatch.record import normalize, redact
+from agentwatch.store.chain import canonical_json
 
 SALT = bytes(range(32))
 

@@ -11,14 +11,13 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 
 import apsw
 import pytest
-
-from agentwatch.normalize import to_append
-from agentwatch.store import Store
 from daemon import Client, Daemon, daemon, envelope, line, spool_write, wait_for  # noqa: F401
+
+from agentwatch.record.normalize import to_append
+from agentwatch.store.append import Store
 
 MAX_LINE = 1 << 20
 
@@ -435,7 +434,7 @@ def test_spool_is_drained_at_start_and_while_serving(tmp_path):
 
 
 def test_records_are_redacted_by_the_configured_policy(tmp_path, monkeypatch):
-    from agentwatch.redact_corpus import secrets_corpus
+    from agentwatch.record.redact.corpus import secrets_corpus
 
     kind, secret, text = secrets_corpus()[1]
     default = Daemon(tmp_path / "default").start()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agentwatch import service
 from agentwatch.cli import app
+from agentwatch.daemon import service
 
 runner = CliRunner()
 

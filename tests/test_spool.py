@@ -13,8 +13,8 @@ import pytest
 from hook_fakes import hook_cmd, run_hook
 
 from agentwatch import hookclient, paths
-from agentwatch.normalize import check_envelope
-from agentwatch.spool import MAX_FILE, STALE_TMP_S, Spool
+from agentwatch.daemon.spool import MAX_FILE, STALE_TMP_S, Spool
+from agentwatch.record.normalize import check_envelope
 
 
 def envelope(record_id: str, payload: str = "{}") -> bytes:

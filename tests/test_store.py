@@ -5,8 +5,8 @@ import sqlite3
 import apsw
 import pytest
 
-from agentwatch.chain import GENESIS, canonical_json, row_hash
-from agentwatch.store import Append, Appended, Store
+from agentwatch.store.append import Append, Appended, RowRefused, Store
+from agentwatch.store.chain import GENESIS, canonical_json, row_hash
 
 
 def event(record_id: str, **fields) -> Append:
@@ -152,7 +152,7 @@ def test_failed_batch_rolls_back_whole(store_path, monkeypatch):
     with Store(store_path) as store:
         store.append([event("a")])
         bad = Append("b", "event", b"\xff")  # cannot decode: fails inside the transaction
-        with pytest.raises(UnicodeDecodeError):
+        with pytest.raises(RowRefused, match="not UTF-8"):
             store.append([event("c"), bad])
         assert store.head()[0] == 1
         assert store.append([event("d")])[0].seq == 2

@@ -7,11 +7,10 @@ import signal
 import threading
 
 from daemon import Daemon, append_many, daemon, wait_for  # noqa: F401  (fixture)
-
-from agentwatch import tail
-from agentwatch.store import Store
-
 from test_tail_reconcile import event
+
+from agentwatch.readers import tail
+from agentwatch.store.append import Store
 
 
 def subscribe(d: Daemon, **request):
@@ -128,7 +127,7 @@ def test_subscriber_ends_with_its_connection(daemon):
 
 
 def test_run_tail_uses_the_daemon_and_keeps_consumer_accounting(daemon):
-    from agentwatch.reconcile import reconcile
+    from agentwatch.readers.reconcile import reconcile
 
     acked = append_many(daemon, 40)
     out, sources = [], []
@@ -182,7 +181,7 @@ def test_follow_survives_a_daemon_restart(tmp_path):
 def test_a_commit_reaches_the_loop_as_one_callback_acks_first_then_subscribers():
     """Were acks and the publish two hops, a client subscribing on its ack could be served
     between them and told a head below its own record (seen once under CI load)."""
-    from agentwatch.server import Server
+    from agentwatch.daemon.server import Server
 
     events: list = []
 

@@ -4,13 +4,14 @@ import threading
 import pytest
 from typer.testing import CliRunner
 
-from agentwatch import db, tail
-from agentwatch.chain import canonical_json
 from agentwatch.cli import app
-from agentwatch.consumers import Consumer
 from agentwatch.errors import UsageError
-from agentwatch.reconcile import reconcile
-from agentwatch.store import Append, Store
+from agentwatch.readers import tail
+from agentwatch.readers.consumers import Consumer
+from agentwatch.readers.reconcile import reconcile
+from agentwatch.store import db
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
 
 runner = CliRunner()
 

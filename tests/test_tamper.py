@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 
+import chain_tamper as t
 import pytest
 
-import chain_tamper as t
-from agentwatch.verify import verify_store
+from agentwatch.verify.check import verify_store
 
 
 @pytest.fixture(scope="module")

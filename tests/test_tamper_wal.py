@@ -12,9 +12,10 @@ from __future__ import annotations
 import shutil
 
 import chain_tamper as t
-from agentwatch.chain import canonical_json
-from agentwatch.store import Append, Store
-from agentwatch.verify import verify_store
+
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
+from agentwatch.verify.check import verify_store
 
 ROWS = 12
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentwatch import normalize
-from agentwatch.store import Store
+from agentwatch.record import normalize
+from agentwatch.store.append import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "harness"
 MS = 1_000_000

@@ -12,14 +12,17 @@ import stat
 import subprocess
 import sys
 
+import chain_tamper as t
 import pytest
 
-import chain_tamper as t
-from agentwatch import db, paths
-from agentwatch.chain import GENESIS, format_hash
+from agentwatch import paths
 from agentwatch.errors import SchemaError, StoreUnreachable, UsageError
-from agentwatch.store import Store
-from agentwatch.verify import FINDING_KINDS, read_store_id, verify_range, verify_store
+from agentwatch.store import db
+from agentwatch.store.append import Store
+from agentwatch.store.chain import GENESIS, format_hash
+from agentwatch.verify.check import verify_store
+from agentwatch.verify.findings import FINDING_KINDS
+from agentwatch.verify.walk import read_store_id, verify_range
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import chain_tamper as t
 import pytest
 
-import chain_tamper as t
-from agentwatch import verify
-from agentwatch.verify import verify_store
+from agentwatch.verify import check
+from agentwatch.verify.check import verify_store
 
 ROWS = 900  # three segments of 300 with jobs=3: cuts after seq 300 and 600
 
@@ -17,9 +17,9 @@ def template(tmp_path_factory):
 
 
 def test_segments_cover_the_range_consecutively():
-    assert verify._segments(0, 900, 3) == [(0, 300), (300, 600), (600, 900)]
-    assert verify._segments(10, 15, 3) == [(10, 15)]  # too few rows to split
-    assert verify._segments(0, 7, 2) == [(0, 3), (3, 7)]
+    assert check._segments(0, 900, 3) == [(0, 300), (300, 600), (600, 900)]
+    assert check._segments(10, 15, 3) == [(10, 15)]  # too few rows to split
+    assert check._segments(0, 7, 2) == [(0, 3), (3, 7)]
 
 
 def verdict(path, jobs):
@@ -51,3 +51,11 @@ def test_parallel_verdict_equals_single_walk(template, tmp_path, name, change):
         assert single == (True, None, None, ROWS)
     else:
         assert single[0] is False
+
+
+def test_zero_jobs_is_a_usage_error(template):
+    from agentwatch.errors import UsageError
+
+    with pytest.raises(UsageError, match="jobs must be at least 1") as info:
+        verify_store(template, full=True, update_anchor=False, jobs=0)
+    assert info.value.exit_code == 2

@@ -1,4 +1,4 @@
-"""Verification in child processes (agentwatch.verify_worker).
+"""Verification in child processes (agentwatch.verify.worker).
 
 The sweeper's: it verifies, it is replaced when it dies, it ends with the daemon, and
 where no child can run the sweeper verifies in its thread. A parallel full verify's: the
@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import os
 import signal
-
-from daemon import Daemon, append_many, wait_for
-
 import subprocess
 import sys
 
 import chain_tamper as t
-from agentwatch import sweeper as sweeper_mod
-from agentwatch import verify, verify_worker
-from agentwatch.store import Append, Store
-from agentwatch.sweeper import Sweeper
-from agentwatch.verify import verify_store
+from daemon import Daemon, append_many, wait_for
+
+from agentwatch.store.append import Append, Store
+from agentwatch.verify import check
+from agentwatch.verify import sweeper as sweeper_mod
+from agentwatch.verify import worker as verify_worker
+from agentwatch.verify.check import verify_store
+from agentwatch.verify.sweeper import Sweeper
 
 
 def caught_up(d: Daemon, seq: int) -> dict:
@@ -117,7 +117,7 @@ def test_the_segments_of_a_parallel_verify_are_walked_by_worker_processes(tmp_pa
     def not_here(*args):
         raise AssertionError("the caller walked a segment itself")
 
-    monkeypatch.setattr(verify, "verify_segment", not_here)  # the caller's fallback; children are untouched
+    monkeypatch.setattr(check, "verify_segment", not_here)  # the caller's fallback; children are untouched
     result = verify_store(store, full=True, update_anchor=False, jobs=3, chunk_rows=64)
     assert (result.ok, result.rows_checked, result.verified_through) == (True, 600, 600)
 
@@ -137,7 +137,7 @@ def test_a_script_without_a_main_guard_verifies_in_parallel_quietly(tmp_path):
     script = tmp_path / "check.py"
     script.write_text(
         "import sys\n"
-        "from agentwatch.verify import verify_store\n"
+        "from agentwatch.verify.check import verify_store\n"
         "r = verify_store(sys.argv[1], full=True, update_anchor=False, jobs=2, chunk_rows=64)\n"
         "print(r.ok, r.rows_checked)\n"
     )

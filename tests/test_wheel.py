@@ -52,7 +52,7 @@ def test_installed_wheel_creates_a_store(wheel, tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["stored"] == 1
     where = subprocess.run(
-        [str(python), "-I", "-c", "import agentwatch.migrations as m; print(m.migrations_dir())"],
+        [str(python), "-I", "-c", "import agentwatch.store.migrations as m; print(m.migrations_dir())"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -66,3 +66,16 @@ def test_installed_wheel_creates_a_store(wheel, tmp_path):
             cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
         ).stdout
     ) == [{"name": p.stem} for p in sorted((ROOT / "migrations").glob("*.sql"))]
+
+
+def test_wheel_holds_only_what_users_run(wheel):
+    """Package code, its migrations and metadata: no tests, no test support, no caches."""
+    names = zipfile.ZipFile(wheel).namelist()
+    package = sorted(n for n in names if not n.startswith("agentwatch-"))
+    outside = [n for n in package if not n.startswith("agentwatch/")]
+    assert outside == []
+    assert [n for n in package if "/testing/" in n or "/tests/" in n or "__pycache__" in n] == []
+    expected = sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "agentwatch").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    ) + sorted(f"agentwatch/migrations/{p.name}" for p in (ROOT / "migrations").glob("*.sql"))
+    assert package == sorted(expected)

@@ -17,12 +17,12 @@ import socket
 import uuid
 
 import pytest
+from daemon import Client, Daemon, envelope, line, wait_for
+from faultload import reap_daemons  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentwatch.store import json_nesting_exceeds
-from daemon import Client, Daemon, envelope, line, wait_for
-from faultload import reap_daemons  # noqa: F401
+from agentwatch.store.append import json_nesting_exceeds
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
 

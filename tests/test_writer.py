@@ -7,9 +7,9 @@ import queue
 
 import apsw
 
-from agentwatch.chain import canonical_json
-from agentwatch.store import Append, Store
-from agentwatch.writer import Job, Writer
+from agentwatch.daemon.writer import Job, Writer
+from agentwatch.store.append import Append, Store
+from agentwatch.store.chain import canonical_json
 
 
 def event(record_id: str) -> Append:
@@ -193,3 +193,45 @@ def test_a_row_the_store_refuses_is_refused_alone(store_path):
     assert writer.outage is None
     assert writer.stats.commit_failures == 0
     assert writer.stats.rows_refused_by_store == 1
+
+
+class BuggyStore(Store):
+    """A real store whose append raises an exception that says nothing about any row."""
+
+    error: BaseException = ValueError("a bug inside the store")
+
+    def append(self, batch):
+        raise self.error
+
+
+def test_an_unexpected_exception_in_the_store_fails_closed_never_blames_the_row(store_path):
+    """ValueError/TypeError/anything from the store's own code is `unavailable` (spool, retry), not bad_request."""
+    for error in (ValueError("bug"), TypeError("bug"), KeyError("bug"), RuntimeError("bug"), apsw.SQLError("no such table")):
+        BuggyStore.error = error
+        store = BuggyStore(store_path)
+        writer, answers = make_writer(store)
+        writer.start()
+        try:
+            (got,) = run_batches(writer, answers, [event("a")])
+            (many,) = run_batches(writer, answers, [event("b"), event("c")])
+        finally:
+            writer.stop()
+            store.close()
+        assert [e.code for _, e in got + many] == ["unavailable"] * 3, error
+        assert writer.stats.rows_refused_by_store == 0
+        assert writer.outage is not None and writer.outage.rows_refused == 3
+    assert rows(store_path) == []
+
+
+def test_a_payload_that_is_not_utf8_is_the_rows_fault(store_path):
+    store = Store(store_path)
+    writer, answers = make_writer(store)
+    writer.start()
+    try:
+        (got,) = run_batches(writer, answers, [event("a"), Append("bad", "event", b'{"x": "\xff"}'), event("c")])
+    finally:
+        writer.stop()
+        store.close()
+    assert [(e.code if e else None) for _, e in got] == [None, "bad_request", None]
+    assert "not UTF-8" in got[1][1].message
+    assert [rid for _, rid, _, _ in rows(store_path)] == ["a", "c"]

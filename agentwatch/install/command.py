@@ -37,7 +37,7 @@ _UNQUOTABLE = ("\n", "\r", "\0", "\\")
 
 def hook_file() -> str:
     """Absolute path of the stdlib-only client file (agentwatch/hook.py)."""
-    from .. import hook
+    from agentwatch import hook
 
     path = os.path.abspath(hook.__file__)
     if not os.path.isfile(path):

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import EXIT_UNREACHABLE, EXIT_USAGE, AgentwatchError
+from agentwatch.errors import EXIT_UNREACHABLE, EXIT_USAGE, AgentwatchError
 
 BACKUP_INFIX = ".agentwatch-backup-"
 

@@ -1,0 +1,149 @@
+"""Asking a running daemon how it is: `ping` and `health` over the socket.
+
+A small blocking client with a deadline and a clear "cannot connect"
+message; the `health` command and the daemon's own stale-socket check use it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+from agentwatch.errors import AgentwatchError
+
+DEFAULT_TIMEOUT = 5.0
+
+
+class DaemonUnreachable(AgentwatchError):
+    """No daemon answers on the socket (absent, refused, or silent past the deadline)."""
+
+    exit_code = 3
+
+
+def request(socket_path: Path | str, message: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """Send one request line and return the reply object."""
+    deadline = time.monotonic() + timeout
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(socket_path))
+        except FileNotFoundError:
+            raise DaemonUnreachable(f"cannot connect to {socket_path}: no daemon socket there") from None
+        except OSError as exc:
+            raise DaemonUnreachable(f"cannot connect to {socket_path}: {exc.strerror or exc}") from None
+        data = bytearray()
+        try:
+            sock.sendall(json.dumps(message).encode("utf-8") + b"\n")
+            while b"\n" not in data:
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except socket.timeout:
+            raise DaemonUnreachable(f"{socket_path}: no answer within {timeout:g} s") from None
+        except OSError as exc:
+            raise DaemonUnreachable(f"{socket_path}: {exc.strerror or exc}") from None
+    finally:
+        sock.close()
+    line, newline, _ = bytes(data).partition(b"\n")
+    if not newline:
+        raise DaemonUnreachable(f"{socket_path}: connection closed without an answer")
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise DaemonUnreachable(f"{socket_path}: answer is not JSON") from None
+    if not isinstance(reply, dict):
+        raise DaemonUnreachable(f"{socket_path}: answer is not a JSON object")
+    return reply
+
+
+def answers(socket_path: Path | str, timeout: float = 1.0) -> bool:
+    """True when a daemon answers a ping on `socket_path`."""
+    try:
+        return request(socket_path, {"op": "ping"}, timeout).get("ok") is True
+    except DaemonUnreachable:
+        return False
+
+
+def query(socket_path: Path | str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    reply = request(socket_path, {"op": "health"}, timeout)
+    if reply.get("ok") is not True:
+        raise DaemonUnreachable(f"{socket_path}: health refused: {reply.get('error')}: {reply.get('message')}")
+    return reply
+
+
+# A spool file older than this while the daemon runs means the drain is stuck.
+SPOOL_STALE_S = 300.0
+
+RECORDING, DEGRADED, STOPPED = "recording", "degraded", "stopped"
+STATUS_EXIT = {RECORDING: 0, DEGRADED: 1, STOPPED: 3}
+
+
+def assess(health: dict) -> tuple[str, list[str]]:
+    """The top-level status of a health document and the reasons for it (empty when recording).
+
+    `stopped`: the daemon is draining for exit. `degraded`: it records, but
+    something needs the operator (failing commits, a chain break, a sweeper that
+    cannot run, quarantined or stale spool files, a failed redaction self-test).
+    """
+    reasons = []
+    writer = health.get("writer", {})
+    if writer.get("state", "ok") != "ok":
+        reasons.append(f"writer is failing since {writer.get('failing_since')}: {writer.get('last_error')}")
+    sweeper = health.get("sweeper", {})
+    if sweeper.get("state") == "broken":
+        findings = sweeper.get("findings") or [sweeper.get("finding") or {}]
+        for finding in findings:
+            reasons.append(
+                f"chain verification found {finding.get('kind')} at seq {finding.get('seq')}: {finding.get('detail')}"
+            )
+    elif sweeper.get("state") == "error":
+        reasons.append(f"chain verification cannot run: {sweeper.get('last_error')}")
+    spool = health.get("spool", {})
+    if spool.get("bad"):
+        reasons.append(f"{spool['bad']} spool file(s) quarantined in {health.get('spool_path')}/bad")
+    oldest = spool.get("oldest_age_s")
+    if oldest is not None and oldest > SPOOL_STALE_S:
+        reasons.append(f"the oldest spool file waits for {oldest:.0f} s (over {SPOOL_STALE_S:g} s): the drain is stuck")
+    self_test = health.get("redaction", {}).get("self_test")
+    if self_test is not None and not self_test.get("ok"):
+        failures = self_test.get("failures") or []
+        reasons.append(f"redaction self-test failed ({len(failures)} failure(s), first: {failures[:1]})")
+    if health.get("draining"):
+        return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
+    return (DEGRADED if reasons else RECORDING), reasons
+
+
+def problems(health: dict) -> list[str]:
+    """What an operator should look at; empty when the daemon is recording and well."""
+    if "reasons" in health:
+        return list(health["reasons"])
+    return assess(health)[1]  # a daemon from before `status`
+
+
+def status_of(health: dict) -> str:
+    return health.get("status") or assess(health)[0]
+
+
+def unreachable(socket_path: Path | str, reason: str) -> dict:
+    """What `agentwatch health` reports when no daemon answers."""
+    return {"ok": False, "status": STOPPED, "reasons": [reason], "reachable": False, "socket": str(socket_path)}
+
+
+def format_text(health: dict) -> list[str]:
+    """Plain lines for a terminal: `key: value`, nested keys dotted."""
+    lines: list[str] = []
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for key in value:
+                walk(f"{prefix}.{key}" if prefix else key, value[key])
+        else:
+            lines.append(f"{prefix}: {value}")
+
+    walk("", {k: v for k, v in health.items() if k not in ("ok", "op")})
+    return lines

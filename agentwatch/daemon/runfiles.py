@@ -1,0 +1,163 @@
+"""The daemon's files on disk: exclusive lock files and the private socket.
+
+One daemon per store and one per socket: each is claimed with an flock on a
+lock file beside it, held for the daemon's life. The socket lives in a
+directory only the owner can enter, and a path already taken is reused only
+when it is a socket nobody answers on; a regular file or a symlink there is
+never followed or removed.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import socket
+import stat
+from pathlib import Path
+from typing import Callable
+
+from agentwatch.errors import AgentwatchError, UsageError
+
+
+class AlreadyServing(AgentwatchError):
+    """Another daemon serves this store or socket."""
+
+    exit_code = 3
+
+
+class LockFile:
+    """An exclusive, non-blocking flock on `path`, holding our pid for messages."""
+
+    def __init__(self, path: Path, what: str):
+        self.path = Path(path)
+        self.what = what
+        self.fd: int | None = None
+
+    def acquire(self) -> "LockFile":
+        while True:
+            old = os.umask(0o077)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            except OSError as exc:
+                raise UsageError(f"{self.path}: cannot open lock file ({exc.strerror})") from None
+            finally:
+                os.umask(old)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_pid(fd)
+                os.close(fd)
+                who = f" (pid {holder})" if holder else ""
+                raise AlreadyServing(f"{self.what} is already served by another agentwatch daemon{who}") from None
+            # A previous holder may have unlinked the file between our open and
+            # our flock; a lock on an unlinked inode guards nothing, so retry.
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path, follow_symlinks=False))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        # Unlink while still holding the lock, so nobody locks the old inode after us.
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        return int(text) if text.isdigit() else None
+    except OSError:
+        return None
+
+
+def lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def private_dir(directory: Path) -> None:
+    """Create `directory` 0700 if missing; refuse one that others can enter or that is not ours."""
+    old = os.umask(0o077)
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise UsageError(f"{directory}: cannot create directory ({exc.strerror})") from None
+    finally:
+        os.umask(old)
+    st = os.stat(directory, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{directory}: not a directory")
+    if st.st_uid != os.getuid():
+        raise UsageError(f"{directory}: owned by uid {st.st_uid}, not by us; choose a private directory")
+    if st.st_mode & 0o077:
+        raise UsageError(
+            f"{directory}: mode {stat.S_IMODE(st.st_mode):04o} lets others in; "
+            "the socket directory must be 0700 (chmod 700 it or choose another)"
+        )
+
+
+def clear_socket_path(path: Path, answers: Callable[[Path], bool]) -> None:
+    """Make `path` free for bind: remove a stale socket, refuse anything else.
+
+    `answers(path)` returns True when a daemon answers a ping there.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(f"{path}: is a symlink; refusing to follow or remove it")
+    if not stat.S_ISSOCK(st.st_mode):
+        raise UsageError(f"{path}: exists and is not a socket; refusing to remove it")
+    if answers(path):
+        raise AlreadyServing(f"socket {path} is already served by another agentwatch daemon")
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+# Hooks connect with a deadline, i.e. non-blocking: a full backlog fails them at
+# once (EAGAIN) and they spool. Make bursts of hooks fit.
+BACKLOG = 4096
+
+
+def bind_socket(path: Path) -> socket.socket:
+    """A listening Unix socket at `path`, mode 0600 from the start (bound under umask 0177)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise AlreadyServing(f"socket {path} is in use") from None
+        raise UsageError(f"{path}: cannot bind socket ({exc.strerror})") from None
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(BACKLOG)
+    sock.setblocking(False)
+    return sock
+
+
+def remove_socket(path: Path) -> None:
+    """Unlink our socket file. The socket lock we hold makes the path ours; still, only a socket goes."""
+    try:
+        if stat.S_ISSOCK(os.lstat(path).st_mode):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,397 @@
+"""`agentwatch serve`: the daemon that turns socket frames into committed rows.
+
+Threads: the asyncio event loop reads sockets, parses and normalizes each
+line (all before the queue) and writes replies; one writer thread
+(`writer.Writer`) owns the store and commits in groups. In-flight records are
+bounded: when the bound is reached the loop stops reading sockets
+(backpressure) and nothing is dropped. An ack goes out only after COMMIT
+returned. docs/daemon.md describes the whole design.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import signal
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Optional
+
+import apsw
+
+try:  # libuv's event loop: accept, transports and socket I/O run in C (docs/daemon.md)
+    import uvloop
+except ImportError:  # a platform without uvloop: the standard loop serves the same protocol
+    uvloop = None
+
+from agentwatch import __version__
+from agentwatch.daemon import health, runfiles
+from agentwatch.daemon.admission import Admission
+from agentwatch.daemon.connection import Connection
+from agentwatch.daemon.drain import SpoolDrainer
+from agentwatch.daemon.settings import Counters, ServeConfig
+from agentwatch.daemon.subscriptions import Hub
+from agentwatch.daemon.writer import Job, Refusal, Writer
+from agentwatch.errors import AgentwatchError, StoreUnreachable
+from agentwatch.record import normalize, redact
+from agentwatch.store.append import Append, Appended, Store
+from agentwatch.store.chain import canonical_json, format_hash
+from agentwatch.store.wal import Checkpointer
+from agentwatch.verify.sweeper import Sweeper
+
+if TYPE_CHECKING:
+    from agentwatch.verify.findings import Finding
+
+class Server:
+    def __init__(self, config: ServeConfig):
+        self.config = config
+        self.uid = os.getuid()
+        self.pid = os.getpid()
+        self.counters = Counters()
+        self.started_ns = time.time_ns()
+        self.writer: Optional[Writer] = None
+        self.sweeper: Optional[Sweeper] = None
+        self.subscriptions: Optional[Hub] = None  # live-tail subscribers (subscriptions.py)
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.conns: set[Connection] = set()
+        # The one count of records handed to the writer and not yet answered.
+        self.admission = Admission(config.max_inflight, lambda jobs: self.writer.submit(jobs))
+        self.last_data = 0.0  # monotonic time of the last bytes read from any socket
+        self.draining = False
+        self._dirty: set[Connection] = set()
+        self._stop: Optional[asyncio.Event] = None  # made on the loop
+        # Loaded once: a per-record lookup of the salt file cost a third of normalization.
+        self.policy = config.policy or redact.default_policy()
+        self.normalize = _normalizer(self.policy)
+        self._config_digest = config.digest()
+        self.drainer = SpoolDrainer(self, config.spool, self.normalize)
+        self.self_test: Optional[redact.SelfTestResult] = None
+        self.start_commit_ns = 0  # the start attestation's commit (the writer's stats begin after it)
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until SIGTERM/SIGINT; return the exit code. Raises AgentwatchError at startup."""
+        cfg = self.config
+        store_lock = sock_lock = store = listener = None
+        try:
+            cfg.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
+            runfiles.private_dir(cfg.socket.parent)
+            sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
+            runfiles.clear_socket_path(cfg.socket, health.answers)
+            self.drainer.prepare()
+            self._check_redaction()
+            try:
+                store = Store(cfg.store)
+            except apsw.Error as exc:
+                raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
+            try:
+                store.append([self._attestation("start", store.head())])
+            except Exception as exc:
+                raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
+            self.start_commit_ns = time.time_ns()
+            listener = runfiles.bind_socket(cfg.socket)
+            self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch, checkpointer=Checkpointer(cfg.store))
+            self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
+            print(
+                f"agentwatch serve: pid {self.pid}, store {cfg.store}, socket {cfg.socket}, spool {cfg.spool}",
+                file=sys.stderr,
+                flush=True,
+            )
+            (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
+            return self._finish()
+        finally:
+            if self.writer is not None:
+                self.writer.stop()  # no-op when it already ended; never leave it running
+            if listener is not None:
+                listener.close()
+                runfiles.remove_socket(cfg.socket)
+            if self.writer is not None and self.writer.store is not None:
+                self.writer.store.close()
+            elif store is not None and self.writer is None:
+                store.close()
+            for lock in (sock_lock, store_lock):
+                if lock is not None:
+                    lock.release()
+
+    def _finish(self) -> int:
+        """After the loop ended and the writer thread stopped: the stop attestation, in this thread."""
+        writer = self.writer
+        stop = Job(lambda w: self._attestation("stop", (w.head_seq, w.head_hash)), lambda r, e: None)
+        ((_, _, error),) = writer.commit_now([stop])
+        if error is not None:
+            print(f"agentwatch serve: could not write the stop attestation: {writer.stats.last_error}", file=sys.stderr)
+            return 3
+        print(f"agentwatch serve: stopped; {self.counters.accepted} accepted", file=sys.stderr, flush=True)
+        return 0
+
+    async def _serve(self, listener: socket.socket) -> None:
+        loop = self.loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stop.set)
+        self.writer.start()
+        if self.config.verify_interval > 0:
+            writer = self.writer
+            self.sweeper = Sweeper(
+                self.config.store,
+                lambda: writer.head_seq,
+                interval=self.config.verify_interval,
+                full_interval=self.config.full_verify_interval,
+                on_finding=functools.partial(self._found_by_sweeper, loop),
+            )
+            self.sweeper.start()
+        server = await loop.create_unix_server(lambda: Connection(self), sock=listener, backlog=runfiles.BACKLOG)
+        tasks = [
+            asyncio.create_task(self._idle_sweep()),
+            asyncio.create_task(self.drainer.run()),
+        ]
+        if self.config.attest_interval > 0:
+            tasks.append(asyncio.create_task(self._attest_periodically()))
+        await self._stop.wait()
+        self.draining = True
+        server.close()  # stop accepting; clients now spool
+        if self.sweeper is not None:
+            await asyncio.to_thread(self.sweeper.stop)
+        await self.drainer.stop()
+        await self._finish_reading()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.writer.stop()
+        await asyncio.sleep(0)  # run the writer's last hand-overs before the loop closes
+
+    async def _finish_reading(self) -> None:
+        """Read what connections already sent, commit and answer it, then close them."""
+        cfg = self.config
+        give_up = time.monotonic() + cfg.drain_max
+        self.last_data = max(self.last_data, time.monotonic())
+        while time.monotonic() < give_up:
+            await asyncio.sleep(0.02)
+            quiet = time.monotonic() - self.last_data >= cfg.drain_quiet
+            if quiet and not any(c.paused for c in self.conns):
+                break
+        for conn in list(self.conns):
+            conn.stop_reading()
+        while self.admission.inflight or any(c.has_work() for c in self.conns):
+            await asyncio.sleep(0.005)
+        for conn in list(self.conns):
+            conn.close()
+        give_up = time.monotonic() + 2.0  # a peer that never reads its replies cannot hold the exit
+        while self.conns and time.monotonic() < give_up:
+            await asyncio.sleep(0.01)
+        for conn in list(self.conns):
+            conn.abort()
+
+    # -- records in and out of the writer --------------------------------------------
+
+    def _deliver_from_writer(self, outcomes: list) -> None:
+        # Runs on the writer thread: one hop onto the loop per batch.
+        self.loop.call_soon_threadsafe(self._on_commit, outcomes, self.writer.take_committed())
+
+    def _on_commit(self, outcomes: list, committed: list) -> None:
+        # The acks, then the committed rows to live-tail subscribers, in one callback: a client
+        # that subscribes on its ack always finds the hub's head at or past its record.
+        self._on_results(outcomes)
+        if committed:
+            self.subscriptions.publish(committed)
+
+    def _on_results(self, outcomes: list) -> None:
+        self.admission.settle(outcomes)
+        dirty, self._dirty = self._dirty, set()
+        for conn in dirty:
+            conn.flush()
+        self.admission.wake_waiting()
+
+    def mark_dirty(self, conn: Connection) -> None:
+        self._dirty.add(conn)
+
+    # -- attestations -----------------------------------------------------------------
+
+    def _attestation(
+        self, kind: str, head: tuple[int, bytes], record_id: Optional[str] = None, extra: Optional[dict] = None
+    ) -> Append:
+        payload = {
+            "schema": 1,
+            "type": kind,
+            "version": __version__,
+            "pid": self.pid,
+            "started_at_ns": self.started_ns,
+            "config_digest": self._config_digest,
+            "head_seq": head[0],
+            "head_hash": format_hash(head[1]),
+            "counters": self.counters.snapshot(self.writer),
+            **(extra or {}),
+        }
+        return Append(record_id or f"attest-{uuid.uuid4()}", "attestation", canonical_json(payload))
+
+    def _found_by_sweeper(self, loop: asyncio.AbstractEventLoop, finding: Finding, found_by: str) -> None:
+        """On the sweeper's thread: hand the finding to the loop."""
+        loop.call_soon_threadsafe(self._record_break, finding, found_by)
+
+    def _record_break(self, finding: Finding, found_by: str) -> None:
+        """On the loop: commit one `integrity_break` attestation for a sweeper finding.
+
+        Its record_id is derived from the finding, so the same break is stored once
+        even when it is found again after a restart or a commit whose outcome was unknown.
+        """
+
+        def row(w: Writer) -> Append:
+            record_id = f"attest-integrity-break-{finding.seq}-{finding.kind}"
+            extra = {"finding": finding.to_json(), "found_by": found_by}
+            return self._attestation("integrity_break", (w.head_seq, w.head_hash), record_id, extra)
+
+        def done(result: Optional[Appended], error: Optional[Refusal]) -> None:
+            if self.sweeper is None:
+                return
+            if result is not None:
+                self.sweeper.recorded(finding, result.seq)
+            else:
+                self.sweeper.unreported(finding)  # tried again when the sweeper finds it again
+
+        self.admission.submit([Job(row, done)])
+
+    async def _attest_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.attest_interval)
+            # Built on the writer thread, so head_* is the head the writer sees just before it.
+            row = lambda w: self._attestation("periodic", (w.head_seq, w.head_hash))  # noqa: E731
+            self.admission.submit([Job(row, _ignore)])
+
+    # -- connections ------------------------------------------------------------------
+
+    async def _idle_sweep(self) -> None:
+        timeout = self.config.idle_timeout
+        while True:
+            await asyncio.sleep(min(1.0, timeout / 4))
+            now = time.monotonic()
+            for conn in list(self.conns):
+                if now - conn.last_line > timeout and conn.is_idle():
+                    self.counters.timeouts += 1
+                    conn.time_out(timeout)
+
+    def health(self) -> dict:
+        writer = self.writer
+        outage = writer.outage if writer else None
+        stats = writer.stats if writer else None
+        cfg = self.config
+        doc = {
+            "ok": True,
+            "op": "health",
+            "version": __version__,
+            "pid": self.pid,
+            "uptime_s": round((time.time_ns() - self.started_ns) / 1e9, 3),
+            "store": str(cfg.store),
+            "socket": str(cfg.socket),
+            "spool_path": str(cfg.spool),
+            "config_digest": self._config_digest,
+            "event_loop": "uvloop" if uvloop is not None else "asyncio",
+            "head_seq": writer.head_seq if writer else None,
+            "head_hash": format_hash(writer.head_hash) if writer else None,
+            "writer": {
+                "state": "ok" if outage is None else "failing",
+                "failing_since_ns": outage.first_ns if outage else None,
+                "failing_since": _iso(outage.first_ns) if outage else None,
+                "last_error": stats.last_error if stats else None,
+                "commits": stats.commits if stats else 0,
+                "rows_committed": stats.rows_committed if stats else 0,
+                "largest_batch": stats.batch_max if stats else 0,
+                "rows_refused_by_store": stats.rows_refused_by_store if stats else 0,
+                "last_commit_ns": stats.last_commit_ns if stats else 0,
+                "longest_commit_ms": round(stats.commit_max_ns / 1e6, 3) if stats else 0,
+                "longest_queue_wait_ms": round(stats.queue_wait_max_ns / 1e6, 3) if stats else 0,
+                "checkpoints": writer.checkpointer.stats.as_dict() if writer and writer.checkpointer else None,
+                "queued": writer.queued() if writer else 0,
+            },
+            "inflight": self.admission.inflight,
+            "max_inflight": cfg.max_inflight,
+            "max_inflight_per_connection": cfg.max_inflight_per_connection,
+            "connections_open": len(self.conns),
+            "subscriptions": self.subscriptions.health() if self.subscriptions is not None else None,
+            "draining": self.draining,
+            "spool": self.drainer.stats(),
+            "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
+            "counters": self.counters.snapshot(writer),
+            "limits": {
+                "max_line_bytes": cfg.max_line,
+                "idle_timeout_s": cfg.idle_timeout,
+                "attest_interval_s": cfg.attest_interval,
+                "verify_interval_s": cfg.verify_interval,
+                "full_verify_interval_s": cfg.full_verify_interval,
+                "max_batch": cfg.max_batch,
+            },
+        }
+        # The operator's summary: reachable (it answered), how fresh the last commit is, how big
+        # the WAL has grown, whether the redactor passed its self-test; then status and reasons.
+        last_commit_ns = max(stats.last_commit_ns if stats else 0, self.start_commit_ns)
+        doc["reachable"] = True
+        doc["last_commit_age_s"] = round((time.time_ns() - last_commit_ns) / 1e9, 3) if last_commit_ns else None
+        doc["wal_bytes"] = _file_size(Path(f"{cfg.store}-wal"))
+        doc["redaction"] = {
+            "mode": self.policy.mode,
+            "self_test": self.self_test.as_dict() if self.self_test is not None else None,
+        }
+        doc["status"], doc["reasons"] = health.assess(doc)
+        return doc
+
+    def _check_redaction(self) -> None:
+        """Run the redaction self-test once, before the store is opened and any record is read.
+
+        A redactor that fails it could store a secret in rows that can never be deleted,
+        so the daemon refuses to start (exit 2) unless privacy is `full`, where the rules
+        are not applied anyway; hooks spool meanwhile, and the drain redacts those records
+        once a fixed daemon runs. In `full` mode it starts, and health says degraded.
+        """
+        result = self.self_test = redact.self_test(self.policy)
+        if result.ok:
+            return
+        message = f"redaction self-test failed ({len(result.failures)} of {result.checked} checks): " + "; ".join(
+            result.failures[:3]
+        )
+        if self.policy.mode != redact.FULL:
+            raise RedactionBroken(f"{message}; refusing to record in privacy mode {self.policy.mode!r}")
+        print(f"agentwatch serve: {message}; privacy is 'full', so nothing is redacted anyway", file=sys.stderr)
+
+
+class RedactionBroken(AgentwatchError):
+    """The redaction self-test failed at start (exit 2): recording could store secrets."""
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _normalizer(policy: redact.Policy) -> Callable[..., Append]:
+    """The envelope-to-row function every socket and spool record goes through."""
+    return functools.partial(normalize.to_append, policy=policy)
+
+
+def _ignore(result: Optional[Appended], error: Optional[Refusal]) -> None:
+    pass
+
+
+def _iso(ns: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ns / 1e9))
+
+
+def serve(config: ServeConfig) -> int:
+    """Run the daemon in this process until SIGTERM/SIGINT. Returns the exit code."""
+    if config.idle_timeout <= 0:
+        raise AgentwatchError("idle timeout must be positive")
+    if config.verify_interval < 0:
+        raise AgentwatchError("verify interval must be zero (off) or positive")
+    if config.full_verify_interval < 0:
+        raise AgentwatchError("full verify interval must be zero (off) or positive")
+    if config.attest_interval < 0:
+        raise AgentwatchError("attest interval must be zero (off) or positive")
+    return Server(config).run()
+
+

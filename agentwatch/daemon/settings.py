@@ -1,0 +1,90 @@
+"""The daemon's settings (ServeConfig) and its counters since start (Counters)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+from agentwatch import __version__
+from agentwatch.daemon.subscriptions import DEFAULT_MAX_BUFFER
+from agentwatch.daemon.writer import DEFAULT_MAX_BATCH, Writer
+from agentwatch.record import redact
+from agentwatch.store.chain import canonical_json
+
+if TYPE_CHECKING:
+    from agentwatch import config
+
+MAX_LINE = 1 << 20  # bytes per request line, newline excluded (docs/protocol.md)
+REJECT_REASONS = ("bad_json", "bad_utf8", "too_large", "unknown_op", "bad_request")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    store: Path
+    socket: Path
+    spool: Path
+    attest_interval: float = 60.0  # seconds between periodic attestations; 0 turns them off
+    idle_timeout: float = 30.0  # seconds without a complete line before a connection is closed
+    max_batch: int = DEFAULT_MAX_BATCH  # rows per group commit
+    # Records read but not yet answered: across all connections, and per connection,
+    # so one bulk client cannot hold every slot while a hook waits behind it.
+    max_inflight: int = 2048
+    max_inflight_per_connection: int = 1000
+    subscriber_buffer: int = DEFAULT_MAX_BUFFER  # unsent bytes a live-tail subscriber may hold before catch-up
+    max_line: int = MAX_LINE
+    spool_poll: float = 0.5  # seconds between looks at spool/new
+    verify_interval: float = 5.0  # seconds between sweeper rounds (incremental verify); 0 turns it off
+    full_verify_interval: float = 3600.0  # seconds between full verification passes; 0 turns them off
+    drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
+    drain_max: float = 10.0  # ... or this long at most
+    # The effective agentwatch configuration (config.Config.as_dict()) this daemon runs
+    # with, for the digest; and the redaction policy it asks for (None: the default).
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    policy: Optional[redact.Policy] = field(default=None, repr=False)
+
+    @classmethod
+    def from_config(cls, cfg: "config.Config", **daemon_options: Any) -> "ServeConfig":
+        return cls(
+            store=cfg.store,
+            socket=cfg.socket,
+            spool=cfg.spool,
+            attest_interval=cfg["serve.attest_interval_s"],
+            max_batch=cfg["serve.batch_max"],
+            settings=cfg.as_dict(),
+            policy=cfg.policy(),
+            **daemon_options,
+        )
+
+    def digest(self) -> str:
+        """sha256 of the effective configuration (the salt itself stays out; its file is in `settings`)."""
+        doc = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "policy"}
+        doc = {k: str(v) if isinstance(v, Path) else v for k, v in doc.items()}
+        doc["settings"] = dict(self.settings)
+        doc["privacy"] = (self.policy or redact.default_policy()).mode
+        doc["version"] = __version__
+        return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
+
+
+@dataclass
+class Counters:
+    """Since the daemon started. Mutated on the event loop; read anywhere."""
+
+    accepted: int = 0  # event rows newly stored (socket and spool)
+    duplicates: int = 0  # appends acknowledged as already stored
+    rejected: dict = field(default_factory=lambda: dict.fromkeys(REJECT_REASONS, 0))
+    unavailable: int = 0  # appends answered `unavailable` after a failed commit
+    replayed_from_spool: int = 0  # spool files committed (new or duplicate) and deleted
+    spool_duplicates: int = 0
+    spool_quarantined: int = 0
+    connections: int = 0
+    peers_refused: int = 0
+    timeouts: int = 0
+
+    def snapshot(self, writer: Optional[Writer]) -> dict:
+        doc = asdict(self)
+        doc["rejected"] = dict(self.rejected)
+        doc["commit_failures"] = writer.stats.commit_failures if writer else 0
+        doc["gaps_recorded"] = writer.stats.gaps_recorded if writer else 0
+        return doc

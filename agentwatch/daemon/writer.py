@@ -1,0 +1,285 @@
+"""The daemon's one writer: a thread that owns the store and commits in groups.
+
+Everything else (socket reading, parsing, normalization, spool reading) runs
+elsewhere and hands finished rows to `Writer.submit`. The writer takes
+whatever is queued, up to `max_batch`, appends it in one `Store.append`
+transaction and reports every outcome back to the event loop in one call,
+only after COMMIT returned. Its critical section is O(batch): it never waits
+on background work.
+
+A commit that fails fails closed: every job of the batch is told so (its
+sender is answered `unavailable` and spools), the writer keeps going, and the
+first batch that commits again carries a `gap` row describing the outage.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence, Union
+
+from agentwatch.record.normalize import gap_append
+from agentwatch.store.append import Append, Appended, RowRefused, Store
+from agentwatch.store.rows import TailRecord
+from agentwatch.store.wal import BACKGROUND_AT, Checkpointer
+
+DEFAULT_MAX_BATCH = 1000
+
+# A job's row, or a function the writer calls just before the commit to build
+# it (attestations, which need the head as the writer sees it).
+RowSource = Union[Append, Callable[["Writer"], Append]]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a job was not committed: `unavailable` (retry later), `bad_request` (never), `shutting_down`."""
+
+    code: str
+    message: str
+
+
+class Job:
+    """One row to commit and the callback (run on the event loop) told how it went."""
+
+    __slots__ = ("row", "done", "queued_ns")
+
+    def __init__(self, row: RowSource, done: Callable[[Optional[Appended], Optional[Refusal]], None]):
+        self.row = row
+        self.done = done  # done(result, None) after commit; done(None, refusal) when not committed
+        self.queued_ns = 0  # monotonic time of submit, for stats.queue_wait_max_ns
+
+
+@dataclass
+class Outage:
+    """Commits that failed since the last one that succeeded."""
+
+    first_ns: int
+    last_ns: int
+    error: str
+    failed_commits: int = 0
+    rows_refused: int = 0
+
+    def gap_row(self) -> Append:
+        return gap_append(
+            f"gap-{uuid.uuid4()}",
+            "commit_failed",
+            {
+                "error": self.error,
+                "first_failure_ns": self.first_ns,
+                "last_failure_ns": self.last_ns,
+                "failed_commits": self.failed_commits,
+                # Their senders were answered `unavailable`; their clients spool and resend them.
+                "rows_refused": self.rows_refused,
+            },
+        )
+
+
+@dataclass
+class WriterStats:
+    commits: int = 0
+    rows_committed: int = 0
+    commit_failures: int = 0
+    gaps_recorded: int = 0
+    last_commit_ns: int = 0
+    last_error: Optional[str] = None
+    batch_max: int = 0
+    rows_refused_by_store: int = 0  # single rows the store refused (answered bad_request)
+    # How long the hot path was held up, for soaks and health: the longest group commit
+    # (BEGIN IMMEDIATE to COMMIT, fsync included), and the longest a record sat queued
+    # before the writer took its group (a stalled writer shows here first).
+    commit_max_ns: int = 0
+    queue_wait_max_ns: int = 0
+
+
+class Writer:
+    """Owns `store` from `start()` until `stop()`; nothing else may touch it meanwhile.
+
+    `deliver(pairs)` is called (from the writer thread) with a list of
+    (job, result, error) for each finished batch; the server passes a function
+    that hops onto its event loop with `call_soon_threadsafe`.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        deliver: Callable[[list], None],
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        reopen: Optional[Callable[[], Store]] = None,
+        checkpointer: Optional[Checkpointer] = None,
+    ):
+        self.store: Optional[Store] = store
+        self._deliver = deliver
+        self._reopen = reopen or (lambda: Store(Path(store.path)))
+        self.max_batch = max_batch
+        self._queue: deque[Job] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="agentwatch-writer", daemon=True)
+        self.outage: Optional[Outage] = None
+        self.stats = WriterStats()
+        self.committed: list[TailRecord] = []  # since the last take_committed()
+        self.head_seq, self.head_hash = store.head()
+        # None: SQLite checkpoints inside COMMIT, as for any connection.
+        self.checkpointer = checkpointer
+        if checkpointer is not None:
+            checkpointer.attach(store.conn)
+
+    # -- called from other threads -------------------------------------------------
+
+    def start(self) -> None:
+        if self.checkpointer is not None and not self.checkpointer.start():
+            # No second connection: SQLite checkpoints inside COMMIT again, as it would anyway.
+            print(f"agentwatch serve: {self.checkpointer.stats.last_error}; checkpoints stay in the commit",
+                  file=sys.stderr)
+            self.store.conn.setwalhook(None)
+            self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
+            self.checkpointer = None
+        self._thread.start()
+
+    def submit(self, jobs: Sequence[Job]) -> bool:
+        """Queue jobs for the next group commit. False when the writer is stopping."""
+        now = time.monotonic_ns()
+        for job in jobs:
+            job.queued_ns = now
+        with self._cond:
+            if self._stopping:
+                return False
+            self._queue.extend(jobs)
+            self._cond.notify()
+        return True
+
+    def take_committed(self) -> list[TailRecord]:
+        """The rows committed since the last call (writer thread: call it from `deliver`)."""
+        committed, self.committed = self.committed, []
+        return committed
+
+    def queued(self) -> int:
+        return len(self._queue)
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Commit what is queued, then end the thread. The caller closes the store."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
+
+    def commit_now(self, jobs: Sequence[Job]) -> list:
+        """Commit on the calling thread: only while the writer thread is not running."""
+        if self._thread.is_alive():
+            raise RuntimeError("the writer thread owns the store")
+        return self._commit(list(jobs))
+
+    # -- the writer thread ----------------------------------------------------------
+
+    def _run(self) -> None:
+        queue = self._queue
+        while True:
+            with self._cond:
+                while not queue and not self._stopping:
+                    self._cond.wait()
+                if not queue:
+                    return
+                n = min(len(queue), self.max_batch)
+                jobs = [queue.popleft() for _ in range(n)]
+            try:
+                began = time.monotonic_ns()
+                outcomes = self._commit(jobs)
+                stats = self.stats
+                stats.commit_max_ns = max(stats.commit_max_ns, time.monotonic_ns() - began)
+                stats.queue_wait_max_ns = max(stats.queue_wait_max_ns, began - jobs[0].queued_ns)
+                self._deliver(outcomes)
+                if self.checkpointer is not None and self.store is not None:
+                    self.checkpointer.after_commit(self.store.conn)
+            except BaseException as exc:  # the writer thread must never die silently
+                print(f"agentwatch serve: writer: unexpected {exc!r}", file=sys.stderr)
+
+    def _commit(self, jobs: list[Job]) -> list:
+        try:
+            rows = [job.row if isinstance(job.row, Append) else job.row(self) for job in jobs]
+        except Exception as exc:  # a row builder's bug: refuse the group rather than lose the thread
+            return self._failed(jobs, exc)
+        return self._commit_rows(jobs, rows)
+
+    def _commit_rows(self, jobs: list[Job], rows: list[Append]) -> list:
+        try:
+            if self.store is None:
+                self.store = self._reopen()
+                if self.checkpointer is not None:
+                    self.checkpointer.attach(self.store.conn)
+            gap = self.outage.gap_row() if self.outage is not None else None
+            results = self.store.append([gap, *rows] if gap is not None else rows)
+        except RowRefused as exc:
+            # Something about one row (a payload SQLite's JSON functions refuse, a CHECK)
+            # fails the whole transaction. Split the group so the one poisoned row is
+            # refused alone instead of turning every record beside it away, forever.
+            self._recover_connection()
+            if len(jobs) == 1:
+                self.stats.rows_refused_by_store += 1
+                message = f"the store refused this record ({exc})"
+                print(f"agentwatch serve: {message}: {rows[0].record_id!r}", file=sys.stderr)
+                return [(jobs[0], None, Refusal("bad_request", message))]
+            half = len(jobs) // 2
+            return self._commit_rows(jobs[:half], rows[:half]) + self._commit_rows(jobs[half:], rows[half:])
+        except Exception as exc:  # the store's fault, or a bug: fail closed, the sender spools
+            return self._failed(jobs, exc)
+        now = time.time_ns()
+        stats = self.stats
+        # Committed rows, in seq order, for live-tail subscribers (the server takes them).
+        stored = [(row, r) for row, r in zip([gap, *rows] if gap is not None else rows, results) if not r.duplicate]
+        self.committed.extend(
+            TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload) for row, r in stored
+        )
+        if stored:  # the last row stored is the head: no need to ask the store
+            self.head_seq, self.head_hash = stored[-1][1].seq, stored[-1][1].hash
+        if gap is not None:
+            results = results[1:]
+            stats.gaps_recorded += 1
+            self.outage = None
+        stats.commits += 1
+        stats.rows_committed += len(rows)
+        stats.last_commit_ns = now
+        if len(rows) > stats.batch_max:
+            stats.batch_max = len(rows)
+        return [(job, result, None) for job, result in zip(jobs, results)]
+
+    def _failed(self, jobs: list[Job], exc: Exception) -> list:
+        now = time.time_ns()
+        error = f"{type(exc).__name__}: {exc}"
+        stats = self.stats
+        stats.commit_failures += 1
+        stats.last_error = error
+        if self.outage is None:
+            self.outage = Outage(now, now, error)
+            print(f"agentwatch serve: commit failed, answering unavailable until it succeeds: {error}", file=sys.stderr)
+        outage = self.outage
+        outage.last_ns = now
+        outage.error = error
+        outage.failed_commits += 1
+        outage.rows_refused += len(jobs)
+        self._recover_connection()
+        refusal = Refusal("unavailable", "the store cannot commit now; spool the record and retry later")
+        return [(job, None, refusal) for job in jobs]
+
+    def _recover_connection(self) -> None:
+        """Leave no transaction open; drop a connection that cannot even roll back."""
+        store = self.store
+        if store is None:
+            return
+        try:
+            if not store.conn.getautocommit():
+                store.conn.execute("ROLLBACK")
+        except Exception:
+            try:
+                store.close()
+            except Exception:
+                pass
+            self.store = None  # reopened before the next batch

@@ -1,0 +1,214 @@
+"""Exact accounting at every boundary: what senders sent, what the store holds,
+what a consumer was delivered. Each count comes from its own source; nothing is
+inferred, and the gate is equality, never `>=`.
+
+Sources:
+- the sender ledger (JSON lines, one per client attempt: record_id, outcome
+  acked|spooled|failed, seq, optional reason) — written by `agentwatch-hook`
+  when AGENTWATCH_LEDGER is set, and by every soak;
+- the store, read in a snapshot bounded by its head at the start;
+- a named consumer's cursor and delivery log (agentwatch.readers.consumers).
+
+Memory: the store is streamed; the ledger keeps one entry per record_id it
+names; the consumer check keeps one bit per seq in its range.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentwatch.errors import UsageError
+from agentwatch.readers.consumers import Consumer
+from agentwatch.store import db
+from agentwatch.verify import check
+
+CHUNK = 50_000
+OUTCOMES = ("acked", "spooled", "failed")
+
+
+@dataclass
+class Predicate:
+    name: str
+    ok: bool | None  # None: not evaluated (its source was not given)
+    detail: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class Reconciliation:
+    store: str
+    head_seq: int
+    predicates: list[Predicate] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def within_bounds(self) -> bool:
+        return all(p.ok is not False for p in self.predicates)
+
+    def to_json(self) -> dict:
+        return {
+            "store": self.store,
+            "head_seq": self.head_seq,
+            "within_bounds": self.within_bounds,
+            "predicates": {p.name: p.to_json() for p in self.predicates},
+            "counts": self.counts,
+        }
+
+
+def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None = None,
+              state_dir: Path | None = None) -> Reconciliation:
+    conn = db.open_reader(store)
+    try:
+        store_id = db.store_id(conn)
+        head = conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0]
+        result = Reconciliation(str(store), head)
+        by_kind = dict(conn.execute("SELECT kind, count(*) FROM records WHERE seq <= ? GROUP BY kind", (head,)))
+        counts = result.counts
+        counts["by_kind"] = {k: by_kind.get(k, 0) for k in ("event", "attestation", "gap")}
+        counts["stored"] = counts["by_kind"]["event"]
+        counts["replayed_from_spool"] = conn.execute(
+            "SELECT count(*) FROM records WHERE seq <= ? AND kind = 'event' "
+            "AND json_extract(payload, '$.client.delivery') = 'spool'", (head,)
+        ).fetchone()[0]
+
+        checked = check.verify_store(store, full=True, state_dir=state_dir, update_anchor=False)
+        finding = checked.finding
+        result.predicates.append(Predicate(
+            "chain_ok", checked.ok,
+            f"{checked.rows_checked} rows verified" if checked.ok else f"seq {finding.seq}: {finding.kind}: {finding.detail}",
+        ))
+        result.predicates.append(_contiguous(conn, head))
+        result.predicates.append(_no_loss(conn, ledger, head, counts))
+        result.predicates.append(_exactly_once(conn, store_id, consumer, head, state_dir, counts))
+        result.predicates.append(Predicate("within_bounds", result.within_bounds,
+                                           "all predicates hold" if result.within_bounds else "a predicate failed"))
+        return result
+    finally:
+        conn.close()
+
+
+def _contiguous(conn, head: int) -> Predicate:
+    count, low = conn.execute("SELECT count(*), coalesce(min(seq), 1) FROM records WHERE seq <= ?", (head,)).fetchone()
+    ok = count == head and low == 1
+    return Predicate("contiguous", ok, f"seq 1..{head}, {count} rows" if ok else f"{head - count} seqs missing below {head}")
+
+
+def _no_loss(conn, ledger: Path | None, head: int, counts: dict) -> Predicate:
+    if ledger is None:
+        return Predicate("no_loss", None, "no sender ledger given (--ledger)")
+    outcomes: dict[str, str] = {}
+    acked_seq: dict[str, int] = {}
+    reasons: Counter = Counter()
+    attempts = malformed = 0
+    try:
+        lines = ledger.open("rb")
+    except OSError as exc:
+        raise UsageError(f"{ledger}: cannot read ledger ({exc.strerror})") from None
+    with lines:
+        for raw in lines:
+            try:
+                entry = json.loads(raw)
+                record_id, outcome = entry["record_id"], entry["outcome"]
+                if not isinstance(record_id, str) or outcome not in OUTCOMES:
+                    raise ValueError
+            except (ValueError, KeyError, TypeError):
+                malformed += 1
+                continue
+            attempts += 1
+            # A record acked once stays acked, whatever a later attempt says.
+            if outcomes.get(record_id) != "acked":
+                outcomes[record_id] = outcome
+            if outcome == "acked" and isinstance(entry.get("seq"), int):
+                acked_seq[record_id] = entry["seq"]
+            if outcome == "spooled" and entry.get("reason"):
+                reasons[entry["reason"]] += 1
+    per_outcome = Counter(outcomes.values())
+    missing = mismatched = 0
+    lookup = "SELECT seq FROM records WHERE record_id = ? AND seq <= ?"
+    for record_id in outcomes:
+        row = conn.execute(lookup, (record_id, head)).fetchone()
+        if row is None:
+            missing += 1
+        elif record_id in acked_seq and acked_seq[record_id] != row[0]:
+            mismatched += 1
+    counts.update(
+        attempted=len(outcomes), attempts=attempts, acknowledged=per_outcome["acked"],
+        spooled=per_outcome["spooled"], failed=per_outcome["failed"], timed_out=reasons.get("timeout", 0),
+        spool_reasons=dict(reasons), missing=missing, ack_seq_mismatch=mismatched, ledger_malformed=malformed,
+    )
+    ok = missing == 0 and mismatched == 0 and malformed == 0
+    detail = (f"all {len(outcomes)} ledger records stored" if ok else
+              f"{missing} missing, {mismatched} acked at another seq, {malformed} unreadable ledger lines")
+    return Predicate("no_loss", ok, detail)
+
+
+def _exactly_once(conn, store_id: bytes, name: str | None, head: int, state_dir, counts: dict) -> Predicate:
+    total, distinct = conn.execute(
+        "SELECT count(*), count(DISTINCT record_id) FROM records WHERE seq <= ?", (head,)
+    ).fetchone()
+    counts["duplicated"] = total - distinct
+    problems = [f"{total - distinct} record_ids stored twice"] if total != distinct else []
+    if name is not None:
+        consumer = Consumer(name, store_id, state_dir)
+        cursor = consumer.load()
+        if cursor is None:
+            raise UsageError(f"no consumer named {name!r} for this store")
+        delivered, redelivered, undelivered, phantom, in_flight, records = _compare_deliveries(conn, consumer, cursor)
+        counts.update(consumer=name, consumer_range=[cursor.start_seq, cursor.acked_seq], records_in_range=records,
+                      delivered=delivered, redelivered=redelivered, undelivered=undelivered,
+                      delivered_not_stored=phantom, in_flight=in_flight)
+        if delivered != records or undelivered or phantom:
+            problems.append(f"consumer {name}: delivered {delivered} != records {records} "
+                            f"({undelivered} undelivered, {phantom} delivered but not stored in range)")
+    ok = not problems
+    detail = "; ".join(problems) if problems else (
+        f"no duplicates; consumer {name}: delivered == records == {counts['delivered']}" if name else "no duplicates")
+    return Predicate("exactly_once", ok, detail)
+
+
+def _compare_deliveries(conn, consumer: Consumer, cursor) -> tuple[int, int, int, int, int, int]:
+    start, end = cursor.start_seq, cursor.acked_seq
+    width = max(end - start + 1, 0)
+    seen = bytearray((width + 7) // 8)
+    delivered = redelivered = in_flight = outside = 0
+    for seq in consumer.deliveries():
+        if seq > end:
+            in_flight += 1  # delivered, not yet acknowledged: counted when the cursor passes it
+            continue
+        if seq < start:
+            outside += 1
+            continue
+        i = seq - start
+        if seen[i >> 3] & (1 << (i & 7)):
+            redelivered += 1
+        else:
+            seen[i >> 3] |= 1 << (i & 7)
+            delivered += 1
+    sql = "SELECT seq FROM records WHERE seq > ? AND seq <= ?"
+    args: list = []
+    if cursor.kinds:
+        sql += f" AND kind IN ({','.join('?' * len(cursor.kinds))})"
+        args = list(cursor.kinds)
+    sql += " ORDER BY seq LIMIT ?"
+    records = undelivered = 0
+    after = start - 1
+    while True:
+        rows = conn.execute(sql, [after, end, *args, CHUNK]).fetchall()
+        for (seq,) in rows:
+            records += 1
+            i = seq - start
+            if seen[i >> 3] & (1 << (i & 7)):
+                seen[i >> 3] &= ~(1 << (i & 7))
+            else:
+                undelivered += 1
+        if len(rows) < CHUNK:
+            break
+        after = rows[-1][0]
+    phantom = sum(bin(b).count("1") for b in seen) + outside
+    return delivered, redelivered, undelivered, phantom, in_flight, records

@@ -1,0 +1,452 @@
+"""Redaction before store: what a record document may keep, by privacy mode.
+
+Every path to the store (daemon, spool drain, import) serializes a record
+through `Policy.encode`, so a secret is masked before its row is written. The
+modes, weakest to strongest (docs/redaction.md):
+
+- ``full``: nothing is masked.
+- ``redacted`` (default): secrets in any string, dict keys included, are
+  replaced by ``[REDACTED:<kind>:hmac-sha256:<12 hex>]``; the same secret gives
+  the same mask under one salt, so occurrences correlate without the secret.
+- ``hashed``: as redacted, and every string inside the content fields (raw
+  payload, tool input and response, argv, decision reason) becomes a salted
+  digest; structure, keys, numbers and booleans stay.
+- ``metadata-only``: the content fields are dropped (their size and salted
+  digest are kept under ``privacy.dropped``); only the normalized metadata stays.
+
+The detection rules live in `redact_rules`; this module applies them to a
+record document and owns the salt.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import re
+import secrets
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentwatch import paths
+from agentwatch.errors import UsageError
+from agentwatch.record.redact.rules import MASK_PREFIX, benign_value, redact_string, sensitive_name, suspicious
+from agentwatch.store.chain import canonical_json
+
+FULL, REDACTED, HASHED, METADATA_ONLY = "full", "redacted", "hashed", "metadata-only"
+MODES = (FULL, REDACTED, HASHED, METADATA_ONLY)  # weakest to strongest; a project may only move right
+STRICTNESS = {mode: rank for rank, mode in enumerate(MODES)}
+
+SALT_FILE_NAME = "redaction.salt"
+MASK_HEX = 12  # correlation, not identification: 48 bits
+HASH_HEX = 32  # hashed-mode values and dropped-content digests: 128 bits
+
+# Fields holding free-form content (what the harness or model said or did).
+# hashed mode hashes their strings; metadata-only drops them.
+CONTENT_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("raw",), ("raw_b64",), ("argv",), ("tool", "input"), ("tool", "response"), ("decision", "reason"),
+    ("prompt", "text"),
+)
+# Plain digests of content, and the content each covers. Unkeyed, a digest lets anyone
+# confirm a guess of the content ("is the password hunter2?"), so where that content was
+# masked (redacted) or is not stored (hashed, metadata-only) it is re-keyed with the salt.
+# Equal content still gives equal digests, so pre/post pairing by input digest holds.
+CONTENT_DIGESTS: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = {
+    ("raw_sha256",): (("raw",), ("raw_b64",)),
+    ("tool", "input_sha256"): (("tool", "input"),),
+    ("tool", "response_sha256"): (("tool", "response"),),
+    ("prompt", "sha256"): (("raw",), ("raw_b64",)),  # the prompt text lives in raw
+}
+# What metadata-only keeps: top-level keys, and for objects the sub-keys (None = all).
+METADATA_FIELDS: dict[str, frozenset | None] = {
+    "schema": None, "harness": None, "harness_version": None, "event": None, "session_id": None,
+    "session_synthesized": None, "turn_id": None, "agent": None, "cwd": None, "workspace_roots": None,
+    "transcript_path": None, "model": None, "permission_mode": None, "ts_harness": None, "client": None,
+    "hook": None, "payload_error": None, "normalize_error": None, "orig_bytes": None, "truncated": None,
+    "raw_sha256": None,
+    "tool": frozenset({"name", "category", "call_id", "mcp_server", "input_sha256", "response_sha256",
+                       "is_error", "duration_ms", "exit_code"}),
+    "prompt": frozenset({"sha256", "length"}),
+    "decision": frozenset({"value", "source"}),
+}
+
+
+class SaltError(UsageError):
+    """The salt file is unusable (unreadable, malformed, or readable by others)."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How to redact record documents. Immutable; safe to share between threads."""
+
+    mode: str = REDACTED
+    salt: bytes = field(default=b"", repr=False)
+    extra_patterns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"unknown privacy mode {self.mode!r} (expected one of {', '.join(MODES)})")
+        if self.mode != FULL and len(self.salt) < 16:
+            raise ValueError("a redaction salt of at least 16 bytes is required")
+        extra = re.compile("|".join(f"(?:{p})" for p in self.extra_patterns)) if self.extra_patterns else None
+        if extra is not None and len(self.extra_patterns) == 1:
+            extra = re.compile(self.extra_patterns[0])  # keeps a single pattern's `secret` group
+        object.__setattr__(self, "_extra", extra)
+        # Strings seen to need no masking (keys, event names, paths recur in every record).
+        # Only clean strings are kept, so the cache never holds a secret.
+        object.__setattr__(self, "_clean", set())
+
+    # -- the masks ---------------------------------------------------------------------------
+    def keyed(self, data: str | bytes, hex_chars: int = HASH_HEX) -> str:
+        """``hmac-sha256:<hex>`` of data under this policy's salt."""
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogatepass")
+        return "hmac-sha256:" + hmac.digest(self.salt, data, "sha256").hex()[:hex_chars]
+
+    def mask(self, kind: str, secret: str) -> str:
+        return f"{MASK_PREFIX}{kind}:{self.keyed(secret, MASK_HEX)}]"
+
+    def redact_text(self, text: str) -> str:
+        """One string with every secret masked (the `redacted` rules, whatever the mode)."""
+        clean = self._clean
+        if text in clean:
+            return text
+        if self._extra is None and not suspicious(text.encode("utf-8", "surrogatepass"), json=False):
+            out = text
+        else:
+            out = redact_string(text, self.mask, self._extra)
+        if out == text and len(text) <= 256:
+            if len(clean) >= 8192:
+                clean.clear()
+            clean.add(text)
+        return out
+
+    # -- whole documents -----------------------------------------------------------------------
+    def encode(self, doc: dict) -> bytes:
+        """Canonical JSON of the document as this policy lets it be stored.
+
+        Equal to ``canonical_json(self.apply(doc))``. The common case costs one
+        canonical_json plus a prefilter scan of its bytes: when nothing in the
+        bytes could be a secret, the bytes are the answer. Raises ValueError
+        like canonical_json for values JSON cannot carry.
+        """
+        if self.mode == FULL:
+            return canonical_json(doc)
+        if self.mode != REDACTED:
+            doc = self._restrict(doc)
+        data, view = encode_with_scan_view(doc)
+        if self._extra is None and "raw_b64" not in doc and not suspicious(view):
+            return data
+        return canonical_json(self._redact_doc(doc))
+
+    def apply(self, doc: dict) -> dict:
+        """A new document with this policy applied (the input is not modified)."""
+        if self.mode == FULL:
+            return doc
+        if self.mode != REDACTED:
+            doc = self._restrict(doc)
+        return self._redact_doc(doc)
+
+    def _redact_doc(self, doc: dict) -> dict:
+        out = self._walk(doc, False, {})
+        raw_b64 = doc.get("raw_b64")
+        if isinstance(raw_b64, str):
+            out["raw_b64"] = self._redact_b64(raw_b64)
+        if out != doc:
+            self._rekey_digests(out, changed_from=doc)  # plain digests of masked content confirm guesses
+        return out
+
+    def _walk(self, value: Any, sensitive: bool, seen: dict) -> Any:
+        if isinstance(value, str):
+            if sensitive and not benign_value(value):
+                return self.mask("secret_field", value)
+            return self.redact_text(value) if len(value) >= _MIN_LEN else value
+        if isinstance(value, (dict, list)):
+            # tool.input and tool.response are the very objects inside raw: walk each once.
+            key = (id(value), sensitive)
+            done = seen.get(key)
+            if done is None:
+                if isinstance(value, dict):
+                    done = {}
+                    for k, v in value.items():
+                        name = self.redact_text(k) if len(k) >= _MIN_LEN else k
+                        done[name] = self._walk(v, _sensitive_key(k, cache=name == k), seen)
+                else:
+                    done = [self._walk(v, sensitive, seen) for v in value]
+                seen[key] = done
+            return done
+        return value
+
+    def _redact_b64(self, text: str) -> str:
+        """Bytes that are not UTF-8, carried as base64: redact their Latin-1 reading."""
+        import base64
+        import binascii
+
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            return self.redact_text(text)
+        latin = raw.decode("latin-1")
+        redacted = self.redact_text(latin)
+        return text if redacted == latin else base64.b64encode(redacted.encode("latin-1")).decode("ascii")
+
+    def _rekey_digests(self, doc: dict, changed_from: dict | None = None) -> None:
+        """Re-key plain content digests: all of them, or those whose content differs from `changed_from`."""
+        for path, covers in CONTENT_DIGESTS.items():
+            parent = _parent(doc, path)
+            value = parent.get(path[-1]) if parent is not None else None
+            if not (isinstance(value, str) and value.startswith("sha256:")):
+                continue
+            if changed_from is None or any(_get(doc, c) != _get(changed_from, c) for c in covers):
+                parent[path[-1]] = self.keyed(value)
+
+    def _restrict(self, doc: dict) -> dict:
+        """hashed / metadata-only: the structural part, before the redaction rules run."""
+        out = _copy_path_parents(doc)
+        if self.mode == HASHED:
+            for path in CONTENT_FIELDS:
+                parent = _parent(out, path)
+                if parent is not None and path[-1] in parent:
+                    parent[path[-1]] = self._hash_strings(parent[path[-1]])
+        else:
+            dropped = {}
+            kept: dict[str, Any] = {}
+            for key, value in out.items():
+                allowed = METADATA_FIELDS.get(key, False)
+                if allowed is False:
+                    dropped[key] = self._summary(value)
+                elif allowed is not None and isinstance(value, dict):
+                    kept[key] = {k: v for k, v in value.items() if k in allowed}
+                    for k, v in value.items():
+                        if k not in allowed:
+                            dropped[f"{key}.{k}"] = self._summary(v)
+                else:
+                    kept[key] = value
+            out = kept
+        out["privacy"] = {"mode": self.mode, "dropped": dropped} if self.mode == METADATA_ONLY else {"mode": self.mode}
+        self._rekey_digests(out)
+        return out
+
+    def _hash_strings(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.keyed(value)
+        if isinstance(value, dict):
+            return {k: self._hash_strings(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._hash_strings(v) for v in value]
+        return value
+
+    def _summary(self, value: Any) -> dict:
+        data = canonical_json(value)
+        return {"bytes": len(data), "digest": self.keyed(data)}
+
+
+_MIN_LEN = 5  # the shortest string a rule can change ("sig=x")
+_SENSITIVE_CACHE: dict[str, bool] = {}
+
+
+def _sensitive_key(key: str, *, cache: bool) -> bool:
+    """Cached for keys the rules found clean (the same few dozen recur in every record)."""
+    hit = _SENSITIVE_CACHE.get(key)
+    if hit is None:
+        hit = sensitive_name(key)
+        if cache and len(key) <= 256:
+            if len(_SENSITIVE_CACHE) >= 4096:
+                _SENSITIVE_CACHE.clear()
+            _SENSITIVE_CACHE[key] = hit
+    return hit
+
+
+_MISSING = object()
+
+
+def _get(doc: dict, path: tuple[str, ...]) -> Any:
+    parent = _parent(doc, path)
+    return parent.get(path[-1], _MISSING) if parent is not None else _MISSING
+
+
+def _parent(doc: dict, path: tuple[str, ...]) -> dict | None:
+    node: Any = doc
+    for key in path[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def _copy_path_parents(doc: dict) -> dict:
+    """A copy deep enough that the structural edits never touch the caller's document."""
+    out = dict(doc)
+    for key in {p[0] for p in (*CONTENT_FIELDS, *CONTENT_DIGESTS) if len(p) > 1}:
+        if isinstance(out.get(key), dict):
+            out[key] = dict(out[key])
+    return out
+
+
+# --- the fast path's view of a document ----------------------------------------------------------
+# tool.input and tool.response are most often the very objects inside raw (the adapter hands
+# them on), so their text is in the document twice; the prefilter need read it only once. The
+# document is encoded with a placeholder string in their place: that is the text the prefilter
+# scans. The stored bytes are that text with each placeholder replaced by the value's own
+# canonical JSON, which does not depend on where it sits, so they are canonical_json(doc) byte
+# for byte. A placeholder is made of characters no rule reads and is drawn per process, so no
+# payload can aim at it; should one occur more than once, the document is encoded whole. The
+# splice costs about what scanning 300 bytes does, so small values are simply scanned twice.
+_SHARED_TOOL_KEYS = ("input", "response")
+_VIEW_MIN_CHARS = 512  # shared text (roughly: the values' top-level strings) worth a view
+_PLACEHOLDER_SYMBOLS = "!#$%&()*;<>?[]^|"  # none is part of a word, a name, a flag or a URL
+
+
+def _placeholder() -> str:
+    return "".join(secrets.choice(_PLACEHOLDER_SYMBOLS) for _ in range(32))  # 128 bits
+
+
+_PLACEHOLDERS = {key: _placeholder() for key in _SHARED_TOOL_KEYS}
+_PLACEHOLDERS_JSON = {key: canonical_json(text) for key, text in _PLACEHOLDERS.items()}
+
+
+def encode_with_scan_view(doc: dict) -> tuple[bytes, bytes]:
+    """(canonical_json(doc), the text the prefilter must scan: the same, shared values once)."""
+    tool, raw = doc.get("tool"), doc.get("raw")
+    shared = ()
+    if (type(tool) is dict and type(raw) is dict  # most events stop at the size test
+            and _rough_len(tool.get("input")) + _rough_len(tool.get("response")) >= _VIEW_MIN_CHARS):
+        in_raw = {id(v) for v in raw.values()}
+        shared = [k for k in _SHARED_TOOL_KEYS
+                  if isinstance(tool.get(k), (dict, list, str)) and id(tool[k]) in in_raw]
+        if sum(_rough_len(tool[k]) for k in shared) < _VIEW_MIN_CHARS:
+            shared = ()
+    if not shared:
+        data = canonical_json(doc)
+        return data, data
+    view = canonical_json({**doc, "tool": {**tool, **{k: _PLACEHOLDERS[k] for k in shared}}})
+    data = view
+    for key in shared:
+        placeholder = _PLACEHOLDERS_JSON[key]
+        if view.count(placeholder) != 1:
+            data = canonical_json(doc)
+            return data, data
+        data = data.replace(placeholder, canonical_json(tool[key]), 1)
+    return data, view
+
+
+def _rough_len(value: Any) -> int:
+    """The length of a value's own strings, one level down: enough to tell small from large."""
+    kind = type(value)
+    if kind is str:
+        return len(value)
+    if kind is dict:
+        value = value.values()
+    elif kind is not list:
+        return 0
+    size = 0
+    for item in value:
+        if type(item) is str:
+            size += len(item)
+    return size
+
+
+def default_salt_file() -> Path:
+    return paths.data_dir() / SALT_FILE_NAME
+
+
+def load_salt(path: Path | str | None = None, *, create: bool = True) -> bytes:
+    """The per-install salt: 32 random bytes, hex, in a 0600 file (created on first use).
+
+    Refused when the file is readable or writable by group or others: with the
+    salt, low-entropy masked secrets can be confirmed by guessing.
+    """
+    path = Path(path) if path is not None else default_salt_file()
+    if create and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            pass  # another process made it first: read theirs
+        else:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise SaltError(f"{path}: cannot read the redaction salt: {exc.strerror}") from None
+    with os.fdopen(fd) as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if stat.S_IMODE(mode) & 0o077:
+            raise SaltError(f"{path}: redaction salt is accessible to other users; run: chmod 600 {path}")
+        text = f.read().strip()
+    try:
+        salt = bytes.fromhex(text)
+    except ValueError:
+        raise SaltError(f"{path}: redaction salt must be hex (at least 32 hex digits)") from None
+    if len(salt) < 16:
+        raise SaltError(f"{path}: redaction salt must be hex (at least 32 hex digits)")
+    return salt
+
+
+_DEFAULT_POLICIES: dict[str, Policy] = {}
+
+
+def default_policy() -> Policy:
+    """`redacted` mode with the per-install salt: what `normalize.to_append` uses unless told."""
+    path = default_salt_file()
+    key = str(path)
+    policy = _DEFAULT_POLICIES.get(key)
+    if policy is None:
+        policy = _DEFAULT_POLICIES[key] = Policy(REDACTED, load_salt(path))
+    return policy
+
+
+def validate_pattern(pattern: str) -> re.Pattern:
+    """A user pattern must compile and must not match the empty string."""
+    compiled = re.compile(pattern)
+    if compiled.search("") is not None:
+        raise ValueError("pattern matches the empty string")
+    return compiled
+
+
+# --- self-test ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SelfTestResult:
+    ok: bool
+    failures: tuple[str, ...]
+    checked: int
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "failures": list(self.failures), "checked": self.checked}
+
+
+def self_test(policy: Policy | None = None) -> SelfTestResult:
+    """Run the built-in corpus of synthetic secrets through the redaction rules.
+
+    Checks that every fake secret is masked with its kind, in a bare string and
+    inside a record document (fast path and full walk agree), and that the
+    benign look-alikes (digests, UUIDs, paths, ids) are left alone. Only the
+    salt of `policy` is used: the built-in rules are tested, in `redacted`
+    mode, without user patterns. Takes tens of milliseconds; the daemon runs
+    it at start and reports it in health.
+    """
+    from agentwatch.record.redact.corpus import BENIGN, secrets_corpus
+
+    policy = Policy(REDACTED, policy.salt if policy and policy.salt else b"agentwatch-self-test-salt")
+    failures: list[str] = []
+    checked = 0
+    # Failures name the corpus entry, never its text: a report must not echo a secret.
+    for i, (kind, secret, text) in enumerate(secrets_corpus()):
+        checked += 1
+        out = policy.redact_text(text)
+        if secret in out:
+            failures.append(f"secrets[{i}] ({kind}): the secret survived")
+        elif f"{MASK_PREFIX}{kind}:" not in out:
+            failures.append(f"secrets[{i}] ({kind}): masked under another kind")
+        doc = {"raw": {"nested": [{"value": text}], text[:40]: "k"}, "tool": {"input": {"command": text}}}
+        fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
+        if fast != slow or secret.encode() in fast:
+            failures.append(f"secrets[{i}] ({kind}): a record document was not redacted consistently")
+    for i, text in enumerate(BENIGN):
+        checked += 1
+        if policy.redact_text(text) != text:
+            failures.append(f"benign[{i}]: masked though it holds no secret")
+    return SelfTestResult(not failures, tuple(failures), checked)

@@ -1,0 +1,193 @@
+"""The store's only INSERT path: batches appended to the chain in one transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+from typing import NamedTuple, Sequence
+
+import apsw
+
+from agentwatch.store import db
+from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
+
+# A batch goes in as a few multi-row INSERT statements (chunks of 1000, 100, 10
+# and 1 rows, so only four statement shapes are ever prepared), not executemany:
+# apsw releases the GIL around every sqlite3_step, and each re-acquire can wait a
+# switch interval while the daemon's event loop is busy, which made a 1000-row
+# executemany 3-10x slower under load. A multi-row VALUES binds the values as they
+# are (no JSON round trip) and steps once per chunk.
+_COLUMNS = "INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash) VALUES "
+_CHUNKS = (1000, 100, 10)
+# The chunk shapes, and every remainder below the smallest: a group of a few rows (the daemon's
+# usual group when hooks arrive one by one) is one statement, not one per row. apsw releases
+# the GIL around each SQLite call, and under a busy event loop each re-acquire can wait.
+_INSERT = {n: _COLUMNS + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * n) for n in (*_CHUNKS, *range(1, _CHUNKS[-1]))}
+_EXISTING = "SELECT record_id, seq FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
+
+# The schema's generated columns read every payload with SQLite's JSON functions,
+# which refuse nesting deeper than this (JSON_MAX_DEPTH). Such a row would fail
+# the INSERT and with it every other row of its batch, so it is refused up front.
+MAX_JSON_DEPTH = 1000
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def json_nesting_exceeds(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether JSON text nests arrays and objects more than `limit` deep (strings ignored)."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False  # the common case: too few brackets to nest that deep
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """One row to append. `payload` is canonical JSON (chain.canonical_json).
+
+    Its sha256, and the framing of its kind and record_id, are done here, where the
+    row is built (the daemon's event loop), so the writer's critical section hashes
+    only the small framed row (docs/daemon.md).
+    """
+
+    record_id: str
+    kind: str
+    payload: bytes
+    payload_sha256: bytes = field(init=False, repr=False, compare=False)
+    identity: bytes = field(init=False, repr=False, compare=False)  # chain.framed_identity(kind, record_id)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown record kind {self.kind!r} (expected one of {', '.join(KINDS)})")
+        if not isinstance(self.record_id, str) or not self.record_id:
+            raise ValueError("record_id must be a non-empty string")
+        if len(self.record_id.encode("utf-8", "surrogatepass")) > MAX_RECORD_ID_BYTES:
+            raise ValueError(f"record_id longer than {MAX_RECORD_ID_BYTES} bytes")
+        if not self.record_id.isprintable():
+            raise ValueError("record_id must be printable text")
+        if json_nesting_exceeds(self.payload):
+            raise ValueError(f"payload is nested too deeply to store (more than {MAX_JSON_DEPTH} levels)")
+        object.__setattr__(self, "payload_sha256", hashlib.sha256(self.payload).digest())
+        object.__setattr__(self, "identity", framed_identity(self.kind, self.record_id))
+
+
+class Appended(NamedTuple):
+    """What became of one Append. A tuple: the writer makes one per row, and a frozen
+    dataclass costs about three times as much to build."""
+
+    record_id: str
+    seq: int
+    duplicate: bool  # already stored earlier (a replay): acknowledged, not stored twice
+    # Of the row this call stored (not set for a duplicate): what live-tail pushes carry.
+    recorded_at_ns: int = 0
+    hash: bytes = b""
+
+
+class RowRefused(Exception):
+    """A row of the batch that the store refuses for what it holds: the same row fails every time.
+
+    Everything else that goes wrong inside `Store.append` is the store's (disk, I/O, a
+    busy or closed connection, a changed schema, a bug) and propagates as it is.
+    """
+
+
+class Store:
+    """The one writer's connection. Not thread-safe: one thread owns it."""
+
+    def __init__(self, path: Path | str, *, vfs: str | None = None):
+        self.path = Path(path)
+        self.conn = db.open_writer(self.path, vfs=vfs)
+        try:
+            self.store_id = db.store_id(self.conn)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def head(self) -> tuple[int, bytes]:
+        row = self.conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else (0, GENESIS)
+
+    def append(self, batch: Sequence[Append]) -> list[Appended]:
+        """Append a batch in one BEGIN IMMEDIATE transaction and commit it durably.
+
+        The head is read and the rows inserted under the same write lock, so the
+        chain cannot fork even if another process tries to append at once.
+        """
+        if not batch:
+            return []
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            seq, prev = self.head()
+            stored = dict(conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),)))
+            now = time.time_ns()
+            rows: list = []
+            results = []
+            prefix = DOMAIN_TAG + self.store_id
+            for a in batch:
+                earlier = stored.get(a.record_id)
+                if earlier is not None:
+                    results.append(Appended(a.record_id, earlier, True))
+                    continue
+                seq += 1
+                digest = row_hash_framed(prefix, seq, now, a.identity, prev, a.payload_sha256)
+                try:
+                    text = a.payload.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise RowRefused(f"payload of {a.record_id!r} is not UTF-8 (byte {exc.start})") from exc
+                rows.extend((seq, a.record_id, a.kind, now, text, prev, digest))
+                stored[a.record_id] = seq
+                prev = digest
+                results.append(Appended(a.record_id, seq, False, now, digest))
+            try:
+                _insert(conn, rows)
+            except apsw.Error as exc:
+                if _row_fault(exc):
+                    raise RowRefused(f"{type(exc).__name__}: {exc}") from exc
+                raise
+            conn.execute("COMMIT")
+        except BaseException:
+            if not conn.getautocommit():
+                conn.execute("ROLLBACK")
+            raise
+        return results
+
+
+def _insert(conn: apsw.Connection, values: list) -> None:
+    """Insert flattened rows (7 values each) in chunks of the prepared shapes, then the rest at once."""
+    at, end = 0, len(values)
+    for size in _CHUNKS:
+        width = size * 7
+        while end - at >= width:
+            conn.execute(_INSERT[size], values[at : at + width])
+            at += width
+    if at < end:
+        conn.execute(_INSERT[(end - at) // 7], values[at:])
+
+
+def _row_fault(exc: apsw.Error) -> bool:
+    """True when SQLite refused a row for what the row holds, not for the state of the store."""
+    if isinstance(exc, (apsw.TooBigError, apsw.MismatchError)):
+        return True
+    message = str(exc)
+    if isinstance(exc, apsw.ConstraintError):
+        # A CHECK on a column; not the contiguity trigger or a UNIQUE id, which are the store's.
+        return "CHECK constraint failed" in message
+    if isinstance(exc, apsw.SQLError):
+        return "JSON" in message  # SQLite's JSON functions refuse the payload
+    return False

@@ -1,0 +1,98 @@
+"""Verify anchors: how far an earlier verify got, kept outside the store (docs/chain.md).
+
+An anchor is the (seq, hash) of the head a clean verify reached. The next
+verify starts from it (incremental), and a store whose head fell below it, or
+whose anchored row changed, is reported as truncated or rewritten. Readers
+never write the store, so anchors live in the state directory:
+``<state_dir>/anchors/<store_id>.json``, written atomically, owner-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentwatch import paths
+from agentwatch.errors import UsageError
+from agentwatch.store.chain import CHAIN_VERSION, format_hash, parse_hash
+
+ANCHOR_FORMAT = "agentwatch-anchor/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A verified-through position, kept outside the store (docs/chain.md)."""
+
+    store_id: str
+    seq: int
+    hash: bytes
+    verified_at_ns: int
+    store: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": ANCHOR_FORMAT,
+            "store_id": self.store_id,
+            "chain_version": CHAIN_VERSION,
+            "seq": self.seq,
+            "hash": format_hash(self.hash),
+            "verified_at_ns": self.verified_at_ns,
+            "store": self.store,
+        }
+
+
+def anchor_path(store_id: bytes, state_dir: Path | None = None) -> Path:
+    """Where the anchor of a store lives: <state_dir>/anchors/<store_id>.json."""
+    return Path(state_dir or paths.state_dir()) / "anchors" / f"{store_id.hex()}.json"
+
+
+def read_anchor(path: Path, store_id: bytes) -> Anchor | None:
+    """The anchor at path, None if there is none. UsageError if it is unreadable or foreign."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the verify anchor ({exc.strerror})") from None
+    try:
+        doc = json.loads(text)
+        if doc["format"] != ANCHOR_FORMAT or doc["chain_version"] != CHAIN_VERSION:
+            raise ValueError(f"format {doc['format']!r}, chain version {doc['chain_version']!r}")
+        seq, verified_at = doc["seq"], doc["verified_at_ns"]
+        if type(seq) is not int or seq < 1 or type(verified_at) is not int:
+            raise ValueError("seq and verified_at_ns must be integers, seq >= 1")
+        anchor = Anchor(doc["store_id"], seq, parse_hash(doc["hash"]), verified_at, str(doc.get("store", "")))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(
+            f"{path}: not a valid verify anchor ({exc}); inspect it, and remove it only if you trust the store"
+        ) from None
+    if anchor.store_id != store_id.hex():
+        raise UsageError(f"{path}: anchor belongs to store {anchor.store_id}, not {store_id.hex()}")
+    return anchor
+
+
+def write_anchor(path: Path, anchor: Anchor) -> None:
+    """Replace the anchor atomically (temp file, fsync, rename), owner-only."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)  # left by a crashed process that had our pid
+    data = (json.dumps(anchor.to_json(), indent=2, sort_keys=True) + "\n").encode()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -1,0 +1,244 @@
+"""`agentwatch verify`: check a whole store against its chain and its anchor.
+
+``verify_store(path, *, full=False, state_dir=None, progress=None, update_anchor=True)``
+opens the store read-only and by default verifies incrementally: it re-checks the row named
+by the store's anchor (how far an earlier verify got, kept outside the store:
+agentwatch.verify.anchors), then only the rows after it, so the cost is proportional to the
+new rows. Without an anchor, or with ``full=True``, it walks from genesis and also compares
+the anchored row. A clean verify moves the anchor to the head. ``progress(done, total)``
+runs between chunks. It returns a VerifyResult; ``to_json()`` is what `verify --json`
+prints and ``exit_code`` is 0 (intact) or 1 (a finding). Errors carry their own exit codes:
+UsageError 2 (e.g. an unreadable anchor file), StoreUnreachable and SchemaError 3.
+
+A large store is verified in consecutive segments by worker processes
+(agentwatch.verify.worker); the walk itself is agentwatch.verify.walk.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import apsw
+
+from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, UsageError
+from agentwatch.store import db
+from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
+from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
+from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
+from agentwatch.verify.walk import CHUNK_ROWS, read_store_id, verify_segment, walk_segment
+from agentwatch.verify.worker import Worker, WorkerError
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorInfo:
+    """The anchor before and after a verify.
+
+    status: ``absent`` (none, none written), ``created``, ``advanced``,
+    ``unchanged`` (already at the head), ``kept`` (not moved: the verify found
+    a problem or update_anchor was off).
+    """
+
+    path: Path
+    status: str
+    before: Anchor | None
+    after: Anchor | None
+
+    def to_json(self) -> dict[str, Any]:
+        def pos(a: Anchor | None) -> dict[str, Any] | None:
+            if a is None:
+                return None
+            return {"seq": a.seq, "hash": format_hash(a.hash), "verified_at_ns": a.verified_at_ns}
+
+        return {"path": str(self.path), "status": self.status, "before": pos(self.before), "after": pos(self.after)}
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyResult:
+    """The verdict of verify_store.
+
+    mode is ``incremental`` when the walk started at the anchor, ``full`` when
+    it started at genesis. rows_checked counts rows verified intact by this
+    run; verified_through is the last seq of the intact chain (0 when an
+    incremental verify could not trust its anchor).
+    """
+
+    ok: bool
+    mode: str
+    store: str
+    store_id: str
+    rows_checked: int
+    first_seq_checked: int | None
+    head_seq: int
+    head_hash: str | None
+    verified_through: int
+    finding: Finding | None
+    anchor: AnchorInfo
+    chain_version: int = CHAIN_VERSION
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.ok else EXIT_PROBLEM
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable `verify --json` document; fields are only ever added."""
+        return {
+            "ok": self.ok,
+            "mode": self.mode,
+            "store": self.store,
+            "store_id": self.store_id,
+            "chain_version": self.chain_version,
+            "rows_checked": self.rows_checked,
+            "first_seq_checked": self.first_seq_checked,
+            "head_seq": self.head_seq,
+            "head_hash": self.head_hash,
+            "verified_through": self.verified_through,
+            "finding": None if self.finding is None else self.finding.to_json(),
+            "anchor": self.anchor.to_json(),
+        }
+
+
+def verify_store(
+    path: Path | str,
+    *,
+    full: bool = False,
+    state_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    update_anchor: bool = True,
+    chunk_rows: int = CHUNK_ROWS,
+    jobs: int | None = None,
+) -> VerifyResult:
+    """Verify a store's chain; see the module docstring. progress(done, total) runs between chunks.
+
+    `jobs` processes verify consecutive segments at once (None: one per CPU, at most
+    PARALLEL_MAX, once there are PARALLEL_MIN_ROWS rows to check; 1: this process only).
+    """
+    path = Path(path)
+    conn = db.open_reader(path)
+    try:
+        store_id = read_store_id(conn)
+        apath = anchor_path(store_id, state_dir)
+        before = read_anchor(apath, store_id)
+        head = conn.execute(HEAD_SQL).fetchone()
+        head_seq, head_hash = (head[0], head[1]) if head else (0, None)
+
+        incremental = before is not None and not full
+        start_seq, start_hash = (before.seq, before.hash) if incremental else (0, GENESIS)
+        total = max(head_seq - start_seq, 0)
+        if progress:
+            progress(0, total)
+        bounds = _segments(start_seq, head_seq, _jobs(jobs, total))
+        if len(bounds) == 1:
+            rows, last_seq, last_hash, finding = walk_segment(conn, store_id, start_seq, start_hash, head_seq,
+                                                                 chunk_rows, progress, total)
+        else:
+            rows, last_seq, last_hash, finding = _verify_parallel(conn, path, store_id, start_seq, start_hash,
+                                                                  bounds, chunk_rows, progress, total)
+        if before is not None and not incremental:
+            finding = _earlier(finding, _anchor_finding(conn, store_id, before))
+    finally:
+        conn.close()
+
+    ok = finding is None
+    if ok:
+        verified_through = last_seq
+    else:
+        verified_through = finding.seq - 1 if finding.seq > start_seq else 0
+        verified_through = min(verified_through, last_seq)
+    after, status = before, ("kept" if before else "absent")
+    if ok and update_anchor and last_seq > 0:
+        # Another verify may have moved the anchor meanwhile: never move it backwards.
+        current = read_anchor(apath, store_id)
+        if current is not None and current.seq >= last_seq:
+            after, status = current, "unchanged"
+        else:
+            after = Anchor(store_id.hex(), last_seq, last_hash, time.time_ns(), os.path.abspath(path))
+            write_anchor(apath, after)
+            status = "advanced" if before else "created"
+    return VerifyResult(
+        ok=ok,
+        mode="incremental" if incremental else "full",
+        store=str(path),
+        store_id=store_id.hex(),
+        rows_checked=rows,
+        first_seq_checked=start_seq + 1 if head_seq > start_seq else None,
+        head_seq=head_seq,
+        head_hash=format_hash(head_hash) if isinstance(head_hash, bytes) and len(head_hash) == 32 else None,
+        verified_through=verified_through,
+        finding=finding,
+        anchor=AnchorInfo(apath, status, before, after),
+    )
+
+
+# A full verify of a large store is split into consecutive segments verified at once, one
+# process each: a segment starts from the stored hash of the row before it, and the segment
+# before it proves that hash, so together they check exactly what one walk checks.
+PARALLEL_MIN_ROWS = 200_000
+PARALLEL_MAX = 2
+
+
+def _jobs(jobs: int | None, total: int) -> int:
+    if jobs is None:
+        return min(os.cpu_count() or 1, PARALLEL_MAX) if total >= PARALLEL_MIN_ROWS else 1
+    if jobs < 1:
+        raise UsageError("jobs must be at least 1")
+    return jobs
+
+
+def _segments(start_seq: int, head_seq: int, jobs: int) -> list[tuple[int, int]]:
+    """(after_seq, end_seq) per segment, consecutive, covering start_seq+1..head_seq."""
+    total = head_seq - start_seq
+    if jobs <= 1 or total < 2 * jobs:
+        return [(start_seq, head_seq)]
+    cuts = [start_seq + total * i // jobs for i in range(jobs + 1)]
+    return list(zip(cuts, cuts[1:]))
+
+
+def _verify_parallel(conn, path: Path, store_id: bytes, start_seq: int, start_hash: bytes,
+                     bounds: list[tuple[int, int]], chunk_rows: int, progress, total: int):
+    workers = []
+    try:
+        for after_seq, end_seq in bounds[1:]:
+            worker = Worker(path)
+            workers.append(worker)
+            try:
+                worker.send("segment", store_id, after_seq, end_seq, chunk_rows)
+            except (OSError, WorkerError):
+                pass  # walked here below
+        results = [walk_segment(conn, store_id, start_seq, start_hash, bounds[0][1], chunk_rows, progress, total)]
+        for (after_seq, end_seq), worker in zip(bounds[1:], workers):
+            try:
+                got = worker.receive()
+            except WorkerError:
+                # No process could verify it (none could start, it died, it failed): walk it here.
+                got = verify_segment(conn, store_id, after_seq, end_seq, chunk_rows)
+            results.append(got)
+    finally:
+        for worker in workers:
+            worker.close()
+    rows = 0
+    for seg_rows, last_seq, last_hash, finding in results:
+        rows += seg_rows
+        if finding is not None:
+            return rows, last_seq, last_hash, finding  # the first break; later segments do not count
+    if progress:
+        progress(rows, total)
+    return rows, last_seq, last_hash, None
+
+
+def _anchor_finding(conn: apsw.Connection, store_id: bytes, anchor: Anchor) -> Finding | None:
+    conn.execute("BEGIN")
+    try:
+        return check_position(conn, DOMAIN_TAG + store_id, anchor.seq, anchor.hash)
+    finally:
+        conn.execute("COMMIT")
+
+
+def _earlier(chain: Finding | None, anchored: Finding | None) -> Finding | None:
+    """The first break wins; at the same seq the anchor's verdict is the sharper one."""
+    if chain is None or anchored is None:
+        return chain or anchored
+    return chain if chain.seq < anchored.seq else anchored

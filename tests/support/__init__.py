@@ -1,0 +1,1 @@
+"""Test-only support code: fault VFS, power-loss and I/O fault runs, the ingest soak."""
