@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import Any, NoReturn, Optional
 
 import typer
 
 from agentwatch import __version__, paths
 from agentwatch.errors import AgentwatchError
+from agentwatch.record.adapters import HARNESSES
 
 app = typer.Typer(
     name="agentwatch",
@@ -122,6 +123,27 @@ def import_cmd(
     raise typer.Exit(1 if report.rejected else 0)
 
 
+def setting_option(name: str) -> Any:
+    """A command-line option for the setting config.KEYS[name]: its flag, help and default come from there.
+
+    The option's default is None (not given), so the configuration file and environment
+    still apply; config.load validates the value like any other source.
+    """
+    from agentwatch import config
+
+    key = config.KEYS[name]
+    return typer.Option(
+        None, key.option, metavar=key.metavar, show_default=False,
+        help=f"{key.doc[0].upper()}{key.doc[1:]} (config {name}, default {key.default()}).",
+    )
+
+
+SERVE_SETTINGS = (
+    "serve.attest_interval_s", "serve.batch_max", "serve.idle_timeout_s", "serve.verify_interval_s",
+    "serve.full_verify_interval_s", "serve.log_level", "serve.log_format",
+)
+
+
 @app.command("serve")
 def serve_cmd(
     store: Optional[Path] = StoreOpt,
@@ -129,30 +151,13 @@ def serve_cmd(
     spool: Optional[Path] = typer.Option(
         None, "--spool", envvar="AGENTWATCH_SPOOL", help="Spool directory to drain (default: $XDG_DATA_HOME/agentwatch/spool)."
     ),
-    attest_interval: Optional[float] = typer.Option(
-        None,
-        "--attest-interval",
-        min=0,
-        metavar="SECONDS",
-        help="Seconds between periodic attestation rows; 0 turns them off (config serve.attest_interval_s, 60).",
-    ),
-    idle_timeout: float = typer.Option(
-        30.0, "--idle-timeout", min=0.1, metavar="SECONDS", help="Close a connection that sends no complete line for this long."
-    ),
-    verify_interval: float = typer.Option(
-        5.0,
-        "--verify-interval",
-        min=0,
-        metavar="SECONDS",
-        help="Seconds between background chain verification rounds (new rows only); 0 turns it off.",
-    ),
-    full_verify_interval: float = typer.Option(
-        3600.0,
-        "--full-verify-interval",
-        min=0,
-        metavar="SECONDS",
-        help="Seconds between full re-verification passes from genesis (a chunk per round); 0 turns them off.",
-    ),
+    attest_interval: Optional[float] = setting_option("serve.attest_interval_s"),
+    batch_max: Optional[int] = setting_option("serve.batch_max"),
+    idle_timeout: Optional[float] = setting_option("serve.idle_timeout_s"),
+    verify_interval: Optional[float] = setting_option("serve.verify_interval_s"),
+    full_verify_interval: Optional[float] = setting_option("serve.full_verify_interval_s"),
+    log_level: Optional[str] = setting_option("serve.log_level"),
+    log_format: Optional[str] = setting_option("serve.log_format"),
 ) -> None:
     """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -161,20 +166,20 @@ def serve_cmd(
     start, periodically and at stop. On SIGTERM it stops accepting, commits and
     answers what was already sent, writes the stop attestation and exits 0.
     Paths, privacy mode, redaction and serve.* settings come from the
-    configuration (docs/config.md); flags override it. Exit 3 when the store
+    configuration (docs/config.md); flags override it. Logs go to stderr, as
+    text or (--log-format json) one JSON object per line. Exit 3 when the store
     or socket is already served or cannot be opened, 2 for a configuration
     problem (e.g. a non-socket file at the socket path, an unsafe salt file).
     See docs/daemon.md and docs/protocol.md.
     """
     from agentwatch import config
-    from agentwatch.daemon.server import ServeConfig, serve
+    from agentwatch.daemon.server import serve
+    from agentwatch.daemon.settings import ServeConfig
 
+    given = (attest_interval, batch_max, idle_timeout, verify_interval, full_verify_interval, log_level, log_format)
     try:
-        cfg = config.load(
-            {"store": store, "socket": socket_path, "spool": spool, "serve.attest_interval_s": attest_interval}
-        )
-        options = {"idle_timeout": idle_timeout, "verify_interval": verify_interval}
-        code = serve(ServeConfig.from_config(cfg, **options, full_verify_interval=full_verify_interval))
+        cfg = config.load({"store": store, "socket": socket_path, "spool": spool, **dict(zip(SERVE_SETTINGS, given))})
+        code = serve(ServeConfig.from_config(cfg))
     except AgentwatchError as exc:
         fail(exc)
     raise typer.Exit(code)
@@ -212,21 +217,24 @@ def health_cmd(
     raise typer.Exit(health.STATUS_EXIT.get(status, 1))
 
 
-@app.command(
-    "hook",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    options_metavar="HARNESS [--event NAME] [ARG...]",
-)
-def hook_cmd(ctx: typer.Context) -> None:
-    """Record one hook invocation (input on stdin); always exits 0. See docs/hook.md.
+HOOK_HELP = """Record one hook invocation (input on stdin); always exits 0. See docs/hook.md.
 
-    HARNESS is claude-code, codex, gemini-cli, cursor, copilot, vscode, cline or
-    openhands; --event NAME gives the event when the harness passes it outside
+    HARNESS is one of {harnesses}; --event NAME gives the event when the harness passes it outside
     the payload. Arguments are handed to the client unparsed, so even a malformed
     call exits 0 (a harness may read exit 2 as "block"). Same as
     `agentwatch-hook`; hooks should run the faster file form that `install`
     writes: `python -I -S /abs/path/agentwatch/hook.py HARNESS`.
-    """
+    """.format(harnesses=", ".join(HARNESSES))
+
+
+@app.command(
+    "hook",
+    help=HOOK_HELP,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    options_metavar="HARNESS [--event NAME] [ARG...]",
+)
+def hook_cmd(ctx: typer.Context) -> None:
+    """Record one hook invocation (input on stdin); see HOOK_HELP."""
     from agentwatch import hook
 
     hook.run(list(ctx.args))
@@ -318,7 +326,7 @@ def reconcile_cmd(
 
 
 HarnessArg = typer.Argument(
-    None, metavar="HARNESS", help="claude-code, codex, gemini-cli, cursor, copilot, vscode, cline, openhands."
+    None, metavar="HARNESS", help=", ".join(HARNESSES) + "."
 )
 ScopeOpt = typer.Option(
     None, "--scope", metavar="user|project",
@@ -369,7 +377,7 @@ def install_cmd(
 @app.command("uninstall")
 def uninstall_cmd(
     harness: str = typer.Argument(
-        ..., metavar="HARNESS", help="claude-code, codex, gemini-cli, cursor, copilot, vscode, cline, openhands."
+        ..., metavar="HARNESS", help=", ".join(HARNESSES) + "."
     ),
     scope: Optional[str] = ScopeOpt,
     project_dir: Optional[Path] = ProjectOpt,

@@ -20,13 +20,19 @@ from typing import Any, Callable, Mapping
 
 from agentwatch import paths
 from agentwatch.errors import UsageError
-from agentwatch.record import redact
 from agentwatch.store.chain import canonical_json
 
 CONFIG_VERSION = 1
 FILE_NAME = "config.toml"
 PROJECT_FILE_NAME = ".agentwatch.toml"
 DURABILITY = ("full",)
+
+
+def _redact():
+    """The redaction package, imported when a value needs it (it compiles its rules on import)."""
+    from agentwatch.record import redact
+
+    return redact
 
 
 class ConfigError(UsageError):
@@ -44,8 +50,9 @@ def _path(value: Any, where: str) -> Path:
     return path
 
 
-def _choice(options: tuple[str, ...]) -> Callable[[Any, str], str]:
+def _choice(choices: tuple[str, ...] | Callable[[], tuple[str, ...]]) -> Callable[[Any, str], str]:
     def parse(value: Any, where: str) -> str:
+        options = choices() if callable(choices) else choices
         if value not in options:
             raise ValueError(f"must be one of {', '.join(map(repr, options))}, not {value!r}")
         return value
@@ -88,7 +95,7 @@ def _patterns(value: Any, where: str) -> tuple[str, ...]:
         if len(pattern) > 1000:
             raise ValueError(f"pattern {i + 1} is longer than 1000 characters")
         try:
-            redact.validate_pattern(pattern)
+            _redact().validate_pattern(pattern)
         except Exception as exc:  # re.error or ValueError
             raise ValueError(f"pattern {i + 1} ({pattern!r}) is not usable: {exc}") from None
     return tuple(value)
@@ -103,6 +110,12 @@ class Key:
     default: Callable[[], Any]
     doc: str
     project: str | None = None  # None: not in a project file; "tighten"; "add"
+    flag: str | None = None  # the command-line option that sets it (serve's options), if any
+    metavar: str | None = None
+
+    @property
+    def option(self) -> str:
+        return self.flag or "--" + self.name.replace(".", "-").replace("_", "-")
 
     @property
     def env(self) -> str:
@@ -113,15 +126,30 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("store", _path, lambda: paths.data_dir() / "store.db", "the store (SQLite database)"),
     Key("socket", _path, lambda: paths.runtime_dir() / "agentwatch.sock", "the daemon's Unix socket"),
     Key("spool", _path, lambda: paths.data_dir() / "spool", "where hooks spool records the daemon did not ack"),
-    Key("privacy", _choice(redact.MODES), lambda: redact.REDACTED,
+    Key("privacy", _choice(lambda: _redact().MODES), lambda: _redact().REDACTED,
         "full | redacted | hashed | metadata-only (docs/redaction.md)", project="tighten"),
     Key("durability", _durability, lambda: "full", "only 'full': the commit before an ack is durable",
         project="tighten"),
-    Key("redaction.salt_file", _path, redact.default_salt_file, "per-install salt for masks and hashes (0600)"),
+    Key("redaction.salt_file", _path, lambda: _redact().default_salt_file(), "per-install salt for masks and hashes (0600)"),
     Key("redaction.extra_patterns", _patterns, tuple, "more regular expressions to mask", project="add"),
     Key("serve.attest_interval_s", _number(0, 86400, integer=False), lambda: 60.0,
-        "seconds between attestation rows (0: only at start and stop)"),
-    Key("serve.batch_max", _number(1, 100_000, integer=True), lambda: 1000, "rows per group commit at most"),
+        "seconds between periodic attestation rows (0: only at start and stop)",
+        flag="--attest-interval", metavar="SECONDS"),
+    Key("serve.batch_max", _number(1, 100_000, integer=True), lambda: 1000, "rows per group commit at most",
+        flag="--batch-max", metavar="ROWS"),
+    Key("serve.idle_timeout_s", _number(0.1, 86400, integer=False), lambda: 30.0,
+        "close a connection that sends no complete line for this long", flag="--idle-timeout", metavar="SECONDS"),
+    Key("serve.verify_interval_s", _number(0, 86400, integer=False), lambda: 5.0,
+        "seconds between background verification rounds of new rows (0: off)",
+        flag="--verify-interval", metavar="SECONDS"),
+    Key("serve.full_verify_interval_s", _number(0, 31_536_000, integer=False), lambda: 3600.0,
+        "seconds between full re-verification passes from genesis, a chunk per round (0: off)",
+        flag="--full-verify-interval", metavar="SECONDS"),
+    Key("serve.log_level", _choice(("debug", "info", "warning", "error")), lambda: "info",
+        "the daemon's log level", flag="--log-level", metavar="LEVEL"),
+    Key("serve.log_format", _choice(("text", "json")), lambda: "text",
+        "the daemon's log lines on stderr: text, or one JSON object per line for service managers",
+        flag="--log-format", metavar="FORMAT"),
 )}
 
 
@@ -181,9 +209,10 @@ class Config:
         doc = {"config_version": CONFIG_VERSION, "values": self.as_dict()}
         return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
 
-    def policy(self) -> redact.Policy:
+    def policy(self) -> Any:
         """The redaction policy this configuration asks for (reads or creates the salt file)."""
         mode = self.values["privacy"]
+        redact = _redact()
         salt = b"" if mode == redact.FULL else redact.load_salt(self.values["redaction.salt_file"])
         return redact.Policy(mode, salt, self.values["redaction.extra_patterns"])
 
@@ -225,7 +254,7 @@ def load(
             continue
         if name not in KEYS:
             raise ConfigError(f"unknown configuration key {name!r} given as a flag")
-        flag = "--" + name.replace(".", "-").replace("_", "-")
+        flag = KEYS[name].option
         values[name] = _parse(name, str(raw) if isinstance(raw, Path) else raw, "flag", f"option {flag}")
         sources[name] = f"flag:{flag}"
 
@@ -282,6 +311,7 @@ def _apply_project(path: Path, values: dict, sources: dict) -> None:
         value = _parse(name, raw, "project", str(path))
         if name == "privacy":
             current = values[name]
+            redact = _redact()
             if redact.STRICTNESS[value] < redact.STRICTNESS[current]:
                 raise ConfigError(f"{path}: key 'privacy': a project file may only tighten privacy; "
                                   f"{value!r} is weaker than the effective {current!r} "

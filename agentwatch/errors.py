@@ -1,6 +1,6 @@
 """Errors the library raises, each carrying the CLI exit code it maps to.
 
-Exit codes (DESIGN.md): 0 ok, 1 a check found a problem, 2 usage or config
+Exit codes (docs/architecture.md): 0 ok, 1 a check found a problem, 2 usage or config
 error, 3 store or daemon unreachable.
 """
 

@@ -8,22 +8,28 @@ wait briefly for the ack; without a valid ack write the envelope to the spool
 (tmp/, fsync, rename into new/). The daemon drains the spool deduplicating by
 record_id, so spooling on any doubt never stores a record twice.
 
-Standard library only and nothing from the agentwatch package, importing as
-little as it can (the C modules behind os, socket and json, not those
-packages): a hook pays for every millisecond of start-up. See docs/hook.md.
+Standard library only, and from the agentwatch package only platform_layer.py
+(itself standard-library only, beside this file), importing as little as it can
+(the C modules behind os, socket and json, not those packages): a hook pays for
+every millisecond of start-up. See docs/hook.md.
 """
 
 import sys
 import time
 
 try:
-    # `os` pulls in posixpath and collections.abc (~2.5 ms, a third of bare
-    # interpreter start-up); posix has every call used here.
+    # `os` pulls in posixpath and collections.abc, a noticeable share of the hook's start-up;
+    # posix has every call used here (docs/benchmarks.md has the hook's start-up figures).
     import posix as _os
 except ImportError:  # pragma: no cover - not POSIX
     import os as _os  # type: ignore[no-redef]
 import _json  # the C escaper and scanner; `json` would import `re`
 import _socket
+
+if __package__:
+    from . import platform_layer as _platform
+else:  # run as a file: hook.py put this file's directory on the path
+    import platform_layer as _platform  # type: ignore[no-redef]
 
 PROTOCOL_VERSION = 1
 MAX_LINE = 1 << 20  # wire limit per line, newline excluded
@@ -59,13 +65,6 @@ def _home():
     return pwd.getpwuid(_os.getuid()).pw_dir.encode("utf-8", "surrogateescape")
 
 
-def _xdg(var, fallback):
-    value = _environ().get(var)
-    if value and value.startswith(b"/"):
-        return value
-    return _home().rstrip(b"/") + fallback
-
-
 def socket_path():
     env = _environ()
     if env.get(b"AGENTWATCH_SOCKET"):
@@ -73,14 +72,18 @@ def socket_path():
     runtime = env.get(b"XDG_RUNTIME_DIR")
     if runtime and runtime.startswith(b"/"):
         return runtime.rstrip(b"/") + b"/agentwatch/agentwatch.sock"
-    return b"/tmp/agentwatch-%d/agentwatch.sock" % _os.getuid()
+    return _platform.fallback_runtime_dir(_os.getuid()).encode("utf-8", "surrogateescape") + b"/agentwatch.sock"
 
 
 def spool_path():
     env = _environ()
     if env.get(b"AGENTWATCH_SPOOL"):
         return env[b"AGENTWATCH_SPOOL"]
-    return _xdg(b"XDG_DATA_HOME", b"/.local/share").rstrip(b"/") + b"/agentwatch/spool"
+    data = env.get(b"XDG_DATA_HOME")
+    if data and data.startswith(b"/"):
+        return data.rstrip(b"/") + b"/agentwatch/spool"
+    home = _home().rstrip(b"/").decode("utf-8", "surrogateescape")
+    return _platform.fallback_data_dir(home).encode("utf-8", "surrogateescape") + b"/spool"
 
 
 def _env_ms(name, default):
@@ -377,7 +380,7 @@ def spool_write(root, record_id, data):
         fd = _os.open(tmp, flags, 0o600)
     try:
         _write_all(fd, data)
-        _os.fsync(fd)
+        _platform.full_fsync(fd)
     finally:
         _os.close(fd)
     final = new_dir + b"/" + name
@@ -389,7 +392,7 @@ def spool_write(root, record_id, data):
     # The rename itself must survive a crash too.
     dfd = _os.open(new_dir, _os.O_RDONLY | O_CLOEXEC)
     try:
-        _os.fsync(dfd)
+        _platform.full_fsync(dfd)
     finally:
         _os.close(dfd)
     return final

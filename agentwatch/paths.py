@@ -1,34 +1,36 @@
-"""Default locations, following XDG, overridable by flags and AGENTWATCH_* env vars."""
+"""Default locations, overridable by flags and AGENTWATCH_* env vars.
+
+XDG variables win where they are set; otherwise the platform's own places
+(agentwatch.platform_layer; docs/config.md has the table).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from agentwatch import platform_layer
+
 APP = "agentwatch"
 
 
-def _xdg(var: str, fallback: str) -> Path:
+def _xdg(var: str) -> Path | None:
     value = os.environ.get(var)
-    if value and os.path.isabs(value):
-        return Path(value)
-    return Path.home() / fallback
+    return Path(value) / APP if value and os.path.isabs(value) else None
 
 
 def data_dir() -> Path:
-    return _xdg("XDG_DATA_HOME", ".local/share") / APP
+    return _xdg("XDG_DATA_HOME") or Path(platform_layer.fallback_data_dir(str(Path.home()), APP))
 
 
 def state_dir() -> Path:
-    return _xdg("XDG_STATE_HOME", ".local/state") / APP
+    return _xdg("XDG_STATE_HOME") or Path(platform_layer.fallback_state_dir(str(Path.home()), APP))
 
 
 def runtime_dir() -> Path:
-    value = os.environ.get("XDG_RUNTIME_DIR")
-    if value and os.path.isabs(value):
-        return Path(value) / APP
-    # No per-user runtime dir (e.g. a container): fall back under /tmp, per uid.
-    return Path("/tmp") / f"{APP}-{os.getuid()}"
+    # No XDG_RUNTIME_DIR (macOS, a container): the per-user temporary directory where the
+    # platform has one, else a per-uid directory under /tmp, checked before use.
+    return _xdg("XDG_RUNTIME_DIR") or Path(platform_layer.fallback_runtime_dir(os.getuid(), APP))
 
 
 def default_store() -> Path:

@@ -4,7 +4,7 @@
     .venv/bin/python -m pytest -m soak -q -s soak/test_ingest_soak.py
     AGENTWATCH_SOAK_SENDS=2000 AGENTWATCH_SOAK_PREFILL=5000 AGENTWATCH_SOAK_SENDERS=4 ...
 
-DESIGN.md lesson 1 (a verifier under the append lock dropped ~10% of 10,000
+Lesson 1 of docs/architecture.md (a verifier under the append lock dropped ~10% of 10,000
 events at 20,000 rows) run with the sweeper every 0.05 s; lesson 2 (a count
 against shared state is a race) by a store the soak creates and owns and an
 exact gate. The report (docs/soak.md) separates every boundary, each from its

@@ -2,7 +2,7 @@
 
 Each owns its store, socket, spool, consumer state and sender ledger under `root`,
 counts by kind (the daemon's attestation rows are counted apart), and gates on
-exact equality (DESIGN.md, lesson 2).
+exact equality (docs/architecture.md, lesson 2).
 
 - `drop_consumer`: events stream through the live tail to a consumer process
   (`agentwatch tail -f --consumer NAME --json --kind event`) that is SIGKILLed at

@@ -51,7 +51,7 @@ def test_precedence_flags_over_env_over_file_over_defaults(user_file, monkeypatc
     cfg = config.load({"socket": None, "serve.batch_max": 30}, cwd=tmp_path)
     assert cfg.store == Path("/from/file.db") and cfg.sources["store"] == f"file:{user_file}"
     assert cfg.socket == Path("/from/env.sock") and cfg.sources["socket"] == "env:AGENTWATCH_SOCKET"
-    assert cfg["serve.batch_max"] == 30 and cfg.sources["serve.batch_max"] == "flag:--serve-batch-max"
+    assert cfg["serve.batch_max"] == 30 and cfg.sources["serve.batch_max"] == "flag:--batch-max"
     assert cfg["serve.attest_interval_s"] == 99 and cfg.privacy == "hashed"
     assert cfg.files == (str(user_file),)
 

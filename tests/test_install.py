@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agentwatch import interpreter as interpreter_mod
 from agentwatch.cli import app
 from agentwatch.install import cline as cline_mod
 from agentwatch.install import command as command_mod
@@ -386,7 +387,7 @@ def test_the_command_runs_a_real_interpreter_isolated(harness, home, project):
         words = shlex.split(command)
         python, hook = words[0], words[3]
         assert os.path.isabs(python) and os.path.isfile(python) and os.access(python, os.X_OK)
-        assert not command_mod.is_shim(python)
+        assert not interpreter_mod.is_shim(python)
         assert Path(os.path.realpath(python)).read_bytes()[:2] != b"#!"
         assert words[1:3] == ["-I", "-S"]
         assert os.path.isabs(hook) and hook.endswith("/agentwatch/hook.py") and os.path.isfile(hook)
@@ -453,7 +454,7 @@ def test_shims_are_not_used(tmp_path, monkeypatch):
     script.parent.mkdir()
     script.write_text("#!/bin/sh\nexec python3 \"$@\"\n")
     script.chmod(0o755)
-    assert command_mod.is_shim(str(shim)) and command_mod.is_shim(str(script))
+    assert interpreter_mod.is_shim(str(shim)) and interpreter_mod.is_shim(str(script))
     real = command_mod.interpreter()
     monkeypatch.setattr(sys, "executable", str(shim))
     monkeypatch.setattr(sys, "_base_executable", real, raising=False)

@@ -16,8 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentwatch"
 RANKS = {
     "errors": 0,
     "paths": 0,
-    "platform_layer": 0,
     "safefs": 0,
+    "interpreter": 0,
     "store": 1,
     "record": 2,
     "config": 3,
@@ -31,7 +31,7 @@ RANKS = {
     "commands": 9,
 }
 # External contracts that import only the standard library (docs/architecture.md).
-STDLIB_ONLY = {"hook", "hookclient", "standalone_verify"}
+STDLIB_ONLY = {"hook", "hookclient", "standalone_verify", "platform_layer"}
 
 
 def modules() -> dict[str, Path]:
@@ -138,3 +138,34 @@ def test_the_graph_reader_sees_known_edges():
     g = graph()
     assert "agentwatch.store.append" in g["agentwatch.daemon.writer"]
     assert "agentwatch.daemon.admission" in g["agentwatch.daemon.connection"]
+
+
+# Modules that talk to a person or a harness directly; everything else logs or returns.
+PRINTS_ALLOWED = {"agentwatch.cli", "agentwatch.readers.render", "agentwatch.hook", "agentwatch.hookclient",
+                  "agentwatch.standalone_verify"}
+
+# The log handler writes stderr; the verify worker speaks its pickle protocol on stdin/stdout.
+STREAMS_ALLOWED = PRINTS_ALLOWED | {"agentwatch.daemon.logs", "agentwatch.verify.worker"}
+
+
+def test_library_code_never_prints():
+    printing = []
+    for name, path in modules().items():
+        if name in PRINTS_ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                printing.append(f"{name}:{node.lineno}")
+            if (name not in STREAMS_ALLOWED and isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr")
+                    and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+                printing.append(f"{name}:{node.lineno} sys.{node.attr}")
+    assert printing == []
+
+
+def test_every_setting_is_read_somewhere():
+    """A key's value is looked up (`cfg["name"]`, `values["name"]`) somewhere besides its declaration."""
+    from agentwatch import config
+
+    sources = "\n".join(p.read_text() for p in modules().values())
+    unread = [name for name in config.KEYS if f'["{name}"]' not in sources]
+    assert unread == []

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import plistlib
 import shlex
-import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from agentwatch.cli import app
 from agentwatch.daemon import service
+from agentwatch.interpreter import python_binary
 
 runner = CliRunner()
 
@@ -36,7 +36,7 @@ def test_systemd_unit_runs_this_interpreter_and_restarts_on_failure(tmp_path):
     store, sock = tmp_path / "store.db", tmp_path / "run" / "aw.sock"
     unit = parse_unit(service.systemd_unit(store, sock))
     svc = unit["Service"]
-    assert shlex.split(svc["ExecStart"][0]) == [os.path.abspath(sys.executable), "-m", "agentwatch.cli", "serve"]
+    assert shlex.split(svc["ExecStart"][0]) == [python_binary(), "-m", "agentwatch.cli", "serve"]
     assert os.path.isabs(shlex.split(svc["ExecStart"][0])[0])
     assert svc["Restart"] == ["on-failure"] and svc["Type"] == ["simple"]
     env = dict(shlex.split(v)[0].split("=", 1) for v in svc["Environment"])
@@ -57,11 +57,33 @@ def test_launchd_plist_parses_with_program_arguments_and_keepalive(tmp_path):
     store, sock, cfg = tmp_path / "store.db", tmp_path / "aw.sock", tmp_path / "c.toml"
     doc = plistlib.loads(service.launchd_plist(store, sock, config_file=cfg, log_dir=tmp_path).encode())
     assert doc["Label"] == "agentwatch.serve"
-    assert doc["ProgramArguments"] == [os.path.abspath(sys.executable), "-m", "agentwatch.cli", "serve"]
+    assert doc["ProgramArguments"] == [python_binary(), "-m", "agentwatch.cli", "serve"]
     assert doc["KeepAlive"] == {"SuccessfulExit": False} and doc["RunAtLoad"] is True
     assert doc["EnvironmentVariables"] == {
         "AGENTWATCH_STORE": str(store), "AGENTWATCH_SOCKET": str(sock), "AGENTWATCH_CONFIG": str(cfg)}
     assert doc["Umask"] == 0o077 and doc["StandardErrorPath"] == str(tmp_path / "agentwatch.serve.log")
+
+
+# launchd.plist(5): the keys this agent uses, and the type each must have.
+LAUNCHD_KEYS = {
+    "Label": str, "ProgramArguments": list, "EnvironmentVariables": dict, "RunAtLoad": bool,
+    "KeepAlive": (bool, dict), "ThrottleInterval": int, "ExitTimeOut": int, "Umask": int,
+    "StandardOutPath": str, "StandardErrorPath": str, "ProcessType": str,
+}
+PROCESS_TYPES = {"Background", "Standard", "Adaptive", "Interactive"}  # launchd.plist(5), ProcessType
+
+
+def test_launchd_plist_uses_documented_keys_and_the_hooks_interpreter(tmp_path):
+    from agentwatch.install import command
+
+    doc = plistlib.loads(service.launchd_plist(tmp_path / "s.db", tmp_path / "s.sock", log_dir=tmp_path).encode())
+    assert set(doc) == set(LAUNCHD_KEYS)
+    assert {k: isinstance(v, LAUNCHD_KEYS[k]) for k, v in doc.items()} == dict.fromkeys(doc, True)
+    assert doc["ProcessType"] in PROCESS_TYPES and doc["ProcessType"] == "Standard"
+    assert set(doc["KeepAlive"]) == {"SuccessfulExit"}
+    assert all(isinstance(arg, str) for arg in doc["ProgramArguments"])
+    # The same binary that `install` writes into every harness hook.
+    assert doc["ProgramArguments"][0] == command.argv("claude-code")[0]
 
 
 def test_cli_prints_units_for_the_effective_store_and_socket(tmp_path, monkeypatch):

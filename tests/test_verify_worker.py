@@ -87,13 +87,13 @@ def sweep_to(tmp_path, head: int) -> Sweeper:
     return sweeper
 
 
-def test_without_a_worker_process_the_sweeper_verifies_in_its_thread(tmp_path, monkeypatch, capsys):
+def test_without_a_worker_process_the_sweeper_verifies_in_its_thread(tmp_path, monkeypatch, caplog):
     head = _store_with_rows(tmp_path / "s.db", 12)
     monkeypatch.setattr(verify_worker.sys, "executable", str(tmp_path / "no-such-python"))
     sweeper = sweep_to(tmp_path, head)
     health = sweeper.health()
     assert (health["verifies_in"], health["worker_pid"], health["state"]) == ("thread", None, "ok")
-    assert "no worker process" in capsys.readouterr().err
+    assert "no worker process" in caplog.text
 
 
 def test_a_worker_that_cannot_answer_falls_back_to_the_thread(tmp_path, monkeypatch):

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import struct
-import sys
+import logging
 import time
 from collections import deque
 from typing import Any, Callable, Optional, Protocol
 
-from agentwatch import __version__
+from agentwatch import __version__, platform_layer
 from agentwatch.daemon import subscriptions
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.writer import Job, Refusal
 from agentwatch.store.append import Append, Appended
 
+log = logging.getLogger(__name__)
 
 class Host(Protocol):
     """What a connection needs from the daemon that accepted it (daemon.server.Server)."""
@@ -42,7 +41,7 @@ class Host(Protocol):
 
     def mark_dirty(self, conn: "Connection") -> None: ...
 
-_UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+
 _TRUE_FALSE = (b"false", b"true")
 
 
@@ -106,9 +105,9 @@ class Connection(asyncio.Protocol):
         self.peer_pid: Optional[int] = None
         self.peer_uid: Optional[int] = None
         # After a `subscribe` request the connection only carries pushes (subscriptions.py):
-        # the request, then the live Subscription once earlier replies are out.
+        # the request, then the live Subscriber once earlier replies are out.
         self.subscribe_request: Optional[dict] = None
-        self.subscription: Optional[subscriptions.Subscription] = None
+        self.subscription: Optional[subscriptions.Subscriber] = None
 
     # -- asyncio callbacks ----------------------------------------------------------
 
@@ -116,11 +115,8 @@ class Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         server = self.server
         server.counters.connections += 1
-        try:
-            sock = transport.get_extra_info("socket")
-            pid, uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
-        except (OSError, AttributeError, struct.error):
-            pid = uid = None
+        sock = transport.get_extra_info("socket")
+        pid, uid = platform_layer.peer_credentials(sock) if sock is not None else (None, None)
         if uid != server.uid:
             server.counters.peers_refused += 1
             self.transport.write(error_line("forbidden", f"peer uid {uid} is not the daemon's uid {server.uid}"))
@@ -231,7 +227,7 @@ class Connection(asyncio.Protocol):
             except (ValueError, RecursionError) as exc:  # BadEnvelope is a ValueError
                 return self._reject("bad_request", str(exc))
             except Exception as exc:  # a bug must cost one request, not the connection
-                print(f"agentwatch serve: normalizing a request failed: {exc!r}", file=sys.stderr)
+                log.exception("normalizing a request failed: %r", exc)
                 return self._reject("bad_request", f"could not normalize the request ({type(exc).__name__})")
             slot = Slot(self)
             self.pending.append(slot)
@@ -267,7 +263,7 @@ class Connection(asyncio.Protocol):
                 self.transport.write(b"".join(out))
         if self.subscribe_request is not None and self.subscription is None and not pending and not self.closed:
             from_seq, kinds = subscriptions.parse_request(self.subscribe_request)
-            self.subscription = subscriptions.Subscription(self.server.subscriptions, self, from_seq, kinds)
+            self.subscription = subscriptions.Subscriber(self.server.subscriptions, self, from_seq, kinds)
             self.subscription.start()
         self._finish_if_done()
 

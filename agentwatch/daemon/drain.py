@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sys
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,7 @@ from agentwatch.daemon.writer import Job, Refusal
 from agentwatch.record.normalize import gap_append
 from agentwatch.store.append import Append, Appended
 
+log = logging.getLogger(__name__)
 
 class Host(Protocol):
     """What the drainer needs from the daemon (daemon.server.Server)."""
@@ -81,7 +82,7 @@ class SpoolDrainer:
             try:
                 more = await self._pass()
             except Exception as exc:  # a spool problem must not stop the daemon; the next pass retries
-                print(f"agentwatch serve: spool drain: {exc!r}", file=sys.stderr, flush=True)
+                log.exception("spool drain: %r", exc)
                 more = False
             finally:
                 self._pass_done.set()

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import signal
 import socket
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -28,8 +28,8 @@ try:  # libuv's event loop: accept, transports and socket I/O run in C (docs/dae
 except ImportError:  # a platform without uvloop: the standard loop serves the same protocol
     uvloop = None
 
-from agentwatch import __version__
-from agentwatch.daemon import health, runfiles
+from agentwatch import __version__, platform_layer
+from agentwatch.daemon import health, logs, runfiles
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
@@ -38,6 +38,7 @@ from agentwatch.daemon.subscriptions import Hub
 from agentwatch.daemon.writer import Job, Refusal, Writer
 from agentwatch.errors import AgentwatchError, StoreUnreachable
 from agentwatch.record import normalize, redact
+from agentwatch.store import db
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.wal import Checkpointer
@@ -45,6 +46,8 @@ from agentwatch.verify.sweeper import Sweeper
 
 if TYPE_CHECKING:
     from agentwatch.verify.findings import Finding
+
+log = logging.getLogger(__name__)
 
 class Server:
     def __init__(self, config: ServeConfig):
@@ -71,6 +74,7 @@ class Server:
         self.drainer = SpoolDrainer(self, config.spool, self.normalize)
         self.self_test: Optional[redact.SelfTestResult] = None
         self.start_commit_ns = 0  # the start attestation's commit (the writer's stats begin after it)
+        self.sync_settings: Optional[dict] = None  # the writer connection's durability pragmas
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -95,14 +99,11 @@ class Server:
             except Exception as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
             self.start_commit_ns = time.time_ns()
+            self.sync_settings = db.sync_settings(store.conn)
             listener = runfiles.bind_socket(cfg.socket)
             self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch, checkpointer=Checkpointer(cfg.store))
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
-            print(
-                f"agentwatch serve: pid {self.pid}, store {cfg.store}, socket {cfg.socket}, spool {cfg.spool}",
-                file=sys.stderr,
-                flush=True,
-            )
+            log.info("pid %d, store %s, socket %s, spool %s", self.pid, cfg.store, cfg.socket, cfg.spool)
             (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
             return self._finish()
         finally:
@@ -125,9 +126,9 @@ class Server:
         stop = Job(lambda w: self._attestation("stop", (w.head_seq, w.head_hash)), lambda r, e: None)
         ((_, _, error),) = writer.commit_now([stop])
         if error is not None:
-            print(f"agentwatch serve: could not write the stop attestation: {writer.stats.last_error}", file=sys.stderr)
+            log.error("could not write the stop attestation: %s", writer.stats.last_error)
             return 3
-        print(f"agentwatch serve: stopped; {self.counters.accepted} accepted", file=sys.stderr, flush=True)
+        log.info("stopped; %d accepted", self.counters.accepted)
         return 0
 
     async def _serve(self, listener: socket.socket) -> None:
@@ -291,6 +292,7 @@ class Server:
             "spool_path": str(cfg.spool),
             "config_digest": self._config_digest,
             "event_loop": "uvloop" if uvloop is not None else "asyncio",
+            "durability": {"mode": cfg.durability, "sqlite": self.sync_settings},
             "head_seq": writer.head_seq if writer else None,
             "head_hash": format_hash(writer.head_hash) if writer else None,
             "writer": {
@@ -355,7 +357,7 @@ class Server:
         )
         if self.policy.mode != redact.FULL:
             raise RedactionBroken(f"{message}; refusing to record in privacy mode {self.policy.mode!r}")
-        print(f"agentwatch serve: {message}; privacy is 'full', so nothing is redacted anyway", file=sys.stderr)
+        log.warning("%s; privacy is 'full', so nothing is redacted anyway", message)
 
 
 class RedactionBroken(AgentwatchError):
@@ -392,6 +394,11 @@ def serve(config: ServeConfig) -> int:
         raise AgentwatchError("full verify interval must be zero (off) or positive")
     if config.attest_interval < 0:
         raise AgentwatchError("attest interval must be zero (off) or positive")
+    try:
+        platform_layer.require_peer_credentials()
+    except platform_layer.PlatformUnsupported as exc:
+        raise AgentwatchError(str(exc)) from None
+    logs.configure(config.log_level, config.log_format)
     return Server(config).run()
 
 

@@ -1,23 +1,23 @@
 """Service definitions that run `agentwatch serve` at login: a systemd user unit, a launchd agent.
 
-The command is the absolute path of the interpreter running now with
-`-m agentwatch.cli serve`, so the service uses the same installation (venv)
-as the command that printed it; no shell, shim or PATH lookup is involved.
+The command is the interpreter that `install` writes into harness hooks
+(agentwatch.interpreter: this installation's Python, never a shim) with
+`-m agentwatch.cli serve`, so the service uses the same installation (venv) as
+the hooks that feed it; no shell, shim or PATH lookup is involved.
 """
 
 from __future__ import annotations
 
-import os
 import plistlib
-import sys
 from pathlib import Path
+
+from agentwatch.interpreter import python_binary
 
 LABEL = "agentwatch.serve"
 
 
 def serve_command(python: str | None = None) -> list[str]:
-    # abspath, not realpath: a venv's python is a symlink, and resolving it would leave the venv.
-    return [os.path.abspath(python or sys.executable), "-m", "agentwatch.cli", "serve"]
+    return [python or python_binary(), "-m", "agentwatch.cli", "serve"]
 
 
 def service_environment(store: Path, socket: Path, config_file: Path | None = None) -> dict[str, str]:
@@ -76,6 +76,8 @@ def launchd_plist(store: Path, socket: Path, *, config_file: Path | None = None,
         "Umask": 0o077,
         "StandardOutPath": str(logs / f"{LABEL}.log"),
         "StandardErrorPath": str(logs / f"{LABEL}.log"),
+        # Standard, not Background: hooks wait on this daemon, so it must not be throttled.
+        "ProcessType": "Standard",
     }
     return plistlib.dumps(doc, sort_keys=False).decode("utf-8")
 

@@ -5,29 +5,38 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
-from agentwatch import __version__
+from agentwatch import __version__, config
 from agentwatch.daemon.subscriptions import DEFAULT_MAX_BUFFER
-from agentwatch.daemon.writer import DEFAULT_MAX_BATCH, Writer
+from agentwatch.daemon.writer import Writer
 from agentwatch.record import redact
 from agentwatch.store.chain import canonical_json
-
-if TYPE_CHECKING:
-    from agentwatch import config
 
 MAX_LINE = 1 << 20  # bytes per request line, newline excluded (docs/protocol.md)
 REJECT_REASONS = ("bad_json", "bad_utf8", "too_large", "unknown_op", "bad_request")
 
 
+def _default(name: str) -> Any:
+    return config.KEYS[name].default()
+
+
 @dataclass(frozen=True)
 class ServeConfig:
+    """What one `serve` runs with. The user-facing settings are declared in config.KEYS (serve.*),
+    which gives their defaults here; the rest are internal bounds that tests tighten."""
+
     store: Path
     socket: Path
     spool: Path
-    attest_interval: float = 60.0  # seconds between periodic attestations; 0 turns them off
-    idle_timeout: float = 30.0  # seconds without a complete line before a connection is closed
-    max_batch: int = DEFAULT_MAX_BATCH  # rows per group commit
+    attest_interval: float = _default("serve.attest_interval_s")
+    idle_timeout: float = _default("serve.idle_timeout_s")
+    max_batch: int = _default("serve.batch_max")
+    verify_interval: float = _default("serve.verify_interval_s")
+    full_verify_interval: float = _default("serve.full_verify_interval_s")
+    log_level: str = _default("serve.log_level")
+    log_format: str = _default("serve.log_format")
+    durability: str = _default("durability")
     # Records read but not yet answered: across all connections, and per connection,
     # so one bulk client cannot hold every slot while a hook waits behind it.
     max_inflight: int = 2048
@@ -35,8 +44,6 @@ class ServeConfig:
     subscriber_buffer: int = DEFAULT_MAX_BUFFER  # unsent bytes a live-tail subscriber may hold before catch-up
     max_line: int = MAX_LINE
     spool_poll: float = 0.5  # seconds between looks at spool/new
-    verify_interval: float = 5.0  # seconds between sweeper rounds (incremental verify); 0 turns it off
-    full_verify_interval: float = 3600.0  # seconds between full verification passes; 0 turns them off
     drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
     drain_max: float = 10.0  # ... or this long at most
     # The effective agentwatch configuration (config.Config.as_dict()) this daemon runs
@@ -45,13 +52,19 @@ class ServeConfig:
     policy: Optional[redact.Policy] = field(default=None, repr=False)
 
     @classmethod
-    def from_config(cls, cfg: "config.Config", **daemon_options: Any) -> "ServeConfig":
+    def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
         return cls(
             store=cfg.store,
             socket=cfg.socket,
             spool=cfg.spool,
             attest_interval=cfg["serve.attest_interval_s"],
+            idle_timeout=cfg["serve.idle_timeout_s"],
             max_batch=cfg["serve.batch_max"],
+            verify_interval=cfg["serve.verify_interval_s"],
+            full_verify_interval=cfg["serve.full_verify_interval_s"],
+            log_level=cfg["serve.log_level"],
+            log_format=cfg["serve.log_format"],
+            durability=cfg["durability"],
             settings=cfg.as_dict(),
             policy=cfg.policy(),
             **daemon_options,

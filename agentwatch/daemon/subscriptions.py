@@ -107,8 +107,8 @@ class Hub:
         self.store_id = store_id
         self.head = head_seq  # the last seq published (committed and handed to the loop)
         self.max_buffer = max_buffer
-        self.subscriptions: set[Subscription] = set()
-        self.live: set[Subscription] = set()
+        self.subscriptions: set[Subscriber] = set()
+        self.live: set[Subscriber] = set()
         self.started = 0
         self.fallbacks = 0  # live subscribers sent back to catch-up because they fell behind
         self.rows_pushed = 0
@@ -135,7 +135,7 @@ class Hub:
         }
 
 
-class Subscription:
+class Subscriber:
     def __init__(self, hub: Hub, conn: Peer, from_seq: Optional[int], kinds: Optional[list[str]]):
         self.hub = hub
         self.conn = conn

@@ -14,7 +14,7 @@ first batch that commits again carries a `gap` row describing the outage.
 
 from __future__ import annotations
 
-import sys
+import logging
 import threading
 import time
 import uuid
@@ -28,7 +28,7 @@ from agentwatch.store.append import Append, Appended, RowRefused, Store
 from agentwatch.store.rows import TailRecord
 from agentwatch.store.wal import BACKGROUND_AT, Checkpointer
 
-DEFAULT_MAX_BATCH = 1000
+log = logging.getLogger(__name__)
 
 # A job's row, or a function the writer calls just before the commit to build
 # it (attestations, which need the head as the writer sees it).
@@ -109,7 +109,7 @@ class Writer:
         store: Store,
         deliver: Callable[[list], None],
         *,
-        max_batch: int = DEFAULT_MAX_BATCH,
+        max_batch: int,
         reopen: Optional[Callable[[], Store]] = None,
         checkpointer: Optional[Checkpointer] = None,
     ):
@@ -135,8 +135,7 @@ class Writer:
     def start(self) -> None:
         if self.checkpointer is not None and not self.checkpointer.start():
             # No second connection: SQLite checkpoints inside COMMIT again, as it would anyway.
-            print(f"agentwatch serve: {self.checkpointer.stats.last_error}; checkpoints stay in the commit",
-                  file=sys.stderr)
+            log.warning("%s; checkpoints stay in the commit", self.checkpointer.stats.last_error)
             self.store.conn.setwalhook(None)
             self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
             self.checkpointer = None
@@ -200,7 +199,7 @@ class Writer:
                 if self.checkpointer is not None and self.store is not None:
                     self.checkpointer.after_commit(self.store.conn)
             except BaseException as exc:  # the writer thread must never die silently
-                print(f"agentwatch serve: writer: unexpected {exc!r}", file=sys.stderr)
+                log.exception("writer: unexpected %r", exc)
 
     def _commit(self, jobs: list[Job]) -> list:
         try:
@@ -225,7 +224,7 @@ class Writer:
             if len(jobs) == 1:
                 self.stats.rows_refused_by_store += 1
                 message = f"the store refused this record ({exc})"
-                print(f"agentwatch serve: {message}: {rows[0].record_id!r}", file=sys.stderr)
+                log.warning("%s: %r", message, rows[0].record_id)
                 return [(jobs[0], None, Refusal("bad_request", message))]
             half = len(jobs) // 2
             return self._commit_rows(jobs[:half], rows[:half]) + self._commit_rows(jobs[half:], rows[half:])
@@ -259,7 +258,7 @@ class Writer:
         stats.last_error = error
         if self.outage is None:
             self.outage = Outage(now, now, error)
-            print(f"agentwatch serve: commit failed, answering unavailable until it succeeds: {error}", file=sys.stderr)
+            log.error("commit failed, answering unavailable until it succeeds: %s", error)
         outage = self.outage
         outage.last_ns = now
         outage.error = error

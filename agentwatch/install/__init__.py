@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentwatch.record import adapters
+
 from . import cline
 from .core import ConfigMalformed, ConfigUnwritable, FileChange, InstallError, Listing, Result, apply, read_bytes
 from .harnesses import JSON_HARNESSES, JsonHarness
 from .jsonconfig import dump, found, hooks_of, is_leftover, merge, parse
 
-HARNESSES = ["claude-code", "codex", "gemini-cli", "cursor", "copilot", "vscode", "cline", "openhands"]
+HARNESSES = list(adapters.HARNESSES)
 SCOPES = ["user", "project"]
 
 __all__ = [

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
-from pathlib import Path
+
+from agentwatch.interpreter import InterpreterNotFound, python_binary
 
 from .core import InstallError
 
@@ -45,49 +45,12 @@ def hook_file() -> str:
     return path
 
 
-def is_shim(path: str) -> bool:
-    """True when `path` is not a real interpreter binary: a script (pyenv/asdf shims are) or under a shims dir."""
-    if "shims" in Path(path).parts:
-        return True
-    real = os.path.realpath(path)
-    if "shims" in Path(real).parts:
-        return True
-    try:
-        with open(real, "rb") as fh:
-            return fh.read(2) == b"#!"
-    except OSError:
-        return True  # missing or unreadable: unusable either way
-
-
-def _stable_name(path: str) -> str:
-    """`python3` (or `python`) beside `path` when it is the same binary: the same command however agentwatch ran."""
-    real = os.path.realpath(path)
-    for name in ("python3", "python"):
-        sibling = os.path.join(os.path.dirname(path), name)
-        if os.path.realpath(sibling) == real and os.access(sibling, os.X_OK):
-            return sibling
-    return path
-
-
 def interpreter() -> str:
-    """Absolute path of a real Python binary to run the client with."""
-    candidates = [sys.executable, getattr(sys, "_base_executable", None)]
-    for candidate in candidates:
-        if not candidate:
-            continue
-        path = os.path.abspath(candidate)
-        if os.access(path, os.X_OK) and not is_shim(path):
-            return _stable_name(path)
-        real = os.path.realpath(path)
-        if os.access(real, os.X_OK) and not is_shim(real):
-            return _stable_name(real)
-    base = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
-    if os.access(base, os.X_OK) and not is_shim(base):
-        return _stable_name(base)
-    raise InstallError(
-        f"cannot find a real Python binary behind {sys.executable!r} (a shim?); "
-        "run agentwatch from an interpreter installed by absolute path or from a venv"
-    )
+    """Absolute path of a real Python binary to run the client with (agentwatch.interpreter)."""
+    try:
+        return python_binary()
+    except InterpreterNotFound as exc:
+        raise InstallError(str(exc)) from None
 
 
 def _quote(word: str) -> str:

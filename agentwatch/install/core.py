@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentwatch import platform_layer
 from agentwatch.errors import EXIT_UNREACHABLE, EXIT_USAGE, AgentwatchError
 
 BACKUP_INFIX = ".agentwatch-backup-"
@@ -211,7 +212,7 @@ def _backup(path: Path, data: bytes) -> Path:
             continue
         try:
             _write_all(fd, data)
-            os.fsync(fd)
+            platform_layer.full_fsync(fd)
         finally:
             os.close(fd)
         return candidate
@@ -236,7 +237,7 @@ def _atomic_write(path: Path, data: bytes, new_mode: int | None) -> None:
                     os.fchown(fd, *owner)
                 except OSError:
                     pass  # not ours to give away; the mode is still the original's
-            os.fsync(fd)
+            platform_layer.full_fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -261,7 +262,7 @@ def _fsync_dir(path: Path) -> None:
     except OSError:
         return
     try:
-        os.fsync(fd)
+        platform_layer.full_fsync(fd)
     except OSError:
         pass
     finally:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from agentwatch import paths
+from agentwatch import paths, platform_layer
 from agentwatch.errors import UsageError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -96,7 +96,7 @@ class Consumer:
             self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._log_fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         os.write(self._log_fd, data)
-        os.fsync(self._log_fd)
+        platform_layer.full_fsync(self._log_fd)
 
     def ack(self, cursor: Cursor, seq: int) -> None:
         cursor.acked_seq = seq
@@ -109,13 +109,13 @@ class Consumer:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
             os.write(fd, json.dumps(cursor.to_json(), sort_keys=True).encode("utf-8"))
-            os.fsync(fd)
+            platform_layer.full_fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, self.cursor_path)
         dir_fd = os.open(self.dir, os.O_RDONLY)
         try:
-            os.fsync(dir_fd)
+            platform_layer.full_fsync(dir_fd)
         finally:
             os.close(dir_fd)
 

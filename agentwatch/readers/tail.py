@@ -106,7 +106,7 @@ _POLL_S = 0.25  # how often a blocked read looks at `stop`
 _RETRY_S = 0.5  # while the daemon is away: how often to look for it again
 
 
-class Subscription:
+class LiveFeed:
     """A blocking client of the daemon's `subscribe` op."""
 
     def __init__(self, sock: socket.socket, ack: dict, buf: bytearray):
@@ -116,7 +116,7 @@ class Subscription:
         self._buf = buf
 
     @classmethod
-    def open(cls, socket_path: Path, after_seq: int, kinds: Sequence[str] | None, timeout: float = 5.0) -> "Subscription | None":
+    def open(cls, socket_path: Path, after_seq: int, kinds: Sequence[str] | None, timeout: float = 5.0) -> "LiveFeed | None":
         """Subscribe after `after_seq`; None when no daemon answers (or it does not speak `subscribe`)."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -208,7 +208,7 @@ def follow_any(
 
     `on_source(name)` is told "daemon" or "store" whenever the source changes.
     """
-    sub = Subscription.open(socket_path, after_seq, kinds) if socket_path is not None else None
+    sub = LiveFeed.open(socket_path, after_seq, kinds) if socket_path is not None else None
     if sub is None:
         if on_source:
             on_source("store")
@@ -242,7 +242,7 @@ def follow_any(
                 stop.wait(_RETRY_S)
             else:
                 time.sleep(_RETRY_S)
-            sub = Subscription.open(socket_path, after_seq, kinds)
+            sub = LiveFeed.open(socket_path, after_seq, kinds)
             if sub is not None:
                 break
 

@@ -19,9 +19,9 @@ from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYT
 # A batch goes in as a few multi-row INSERT statements (chunks of 1000, 100, 10
 # and 1 rows, so only four statement shapes are ever prepared), not executemany:
 # apsw releases the GIL around every sqlite3_step, and each re-acquire can wait a
-# switch interval while the daemon's event loop is busy, which made a 1000-row
-# executemany 3-10x slower under load. A multi-row VALUES binds the values as they
-# are (no JSON round trip) and steps once per chunk.
+# switch interval while the daemon's event loop is busy, so fewer steps per batch keep
+# the commit short under load. A multi-row VALUES binds the values as they are (no JSON
+# round trip) and steps once per chunk.
 _COLUMNS = "INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash) VALUES "
 _CHUNKS = (1000, 100, 10)
 # The chunk shapes, and every remainder below the smallest: a group of a few rows (the daemon's

@@ -29,7 +29,7 @@ def _not_json(value: Any) -> Any:
 
 
 # The same settings, as one C encoder built once: JSONEncoder.encode builds a new one on every
-# call, which costs about as much as encoding a small document. Without circular-reference
+# call, a cost comparable to encoding a small document. Without circular-reference
 # markers it holds no state between calls (safe from any thread); a cyclic value, which
 # parsed JSON never is, ends in RecursionError instead of ValueError.
 _C_ENCODE = json.encoder.c_make_encoder and json.encoder.c_make_encoder(  # type: ignore[attr-defined]

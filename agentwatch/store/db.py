@@ -7,6 +7,7 @@ from pathlib import Path
 
 import apsw
 
+from agentwatch import platform_layer
 from agentwatch.errors import SchemaError, StoreUnreachable
 from agentwatch.store import migrations
 
@@ -26,6 +27,18 @@ def _configure(conn: apsw.Connection) -> None:
 def _refuse_symlink(path: Path) -> None:
     if path.is_symlink():
         raise StoreUnreachable(f"{path}: store path is a symlink; refusing to follow it")
+
+
+def _durable(conn: apsw.Connection) -> None:
+    """synchronous=FULL, and whatever this platform needs for a sync to reach the disk (macOS: fullfsync)."""
+    conn.pragma("synchronous", "FULL")
+    for name, value in platform_layer.sqlite_durability_pragmas():
+        conn.pragma(name, value)
+
+
+def sync_settings(conn: apsw.Connection) -> dict[str, int]:
+    """The pragmas that decide how durable a commit is, as the connection has them."""
+    return {name: int(conn.pragma(name)) for name in platform_layer.SYNC_PRAGMAS}
 
 
 def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> apsw.Connection:
@@ -51,7 +64,7 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> a
             if conn.pragma("journal_mode", "wal") != "wal":
                 raise StoreUnreachable(f"{path}: could not switch the store to WAL mode")
             # Every commit that precedes an acknowledgement is durable.
-            conn.pragma("synchronous", "FULL")
+            _durable(conn)
             migrations.migrate(conn)
         except BaseException as exc:
             _close_quietly(conn)
@@ -75,7 +88,7 @@ def open_checkpointer(path: Path) -> apsw.Connection:
     conn = _connect(path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW)
     try:
         _configure(conn)
-        conn.pragma("synchronous", "FULL")  # a checkpoint syncs the database file before it ends
+        _durable(conn)  # a checkpoint syncs the database file before it ends
         # Read the schema once: until then the connection does not know the store is in WAL
         # mode, and a checkpoint on it does nothing.
         if conn.pragma("journal_mode") != "wal":

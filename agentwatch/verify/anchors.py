@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentwatch import paths
+from agentwatch import paths, platform_layer
 from agentwatch.errors import UsageError
 from agentwatch.store.chain import CHAIN_VERSION, format_hash, parse_hash
 
@@ -84,7 +84,7 @@ def write_anchor(path: Path, anchor: Anchor) -> None:
     try:
         try:
             os.write(fd, data)
-            os.fsync(fd)
+            platform_layer.full_fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -93,6 +93,6 @@ def write_anchor(path: Path, anchor: Anchor) -> None:
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
-        os.fsync(dir_fd)
+        platform_layer.full_fsync(dir_fd)
     finally:
         os.close(dir_fd)

@@ -31,7 +31,7 @@ each stopping at the first break it meets. It does not write the anchor
 
 from __future__ import annotations
 
-import sys
+import logging
 import threading
 import time
 from pathlib import Path
@@ -44,8 +44,10 @@ from agentwatch.verify.findings import Finding
 from agentwatch.verify.walk import RangeResult, read_store_id, verify_range
 from agentwatch.verify.worker import Worker, WorkerError
 
+log = logging.getLogger(__name__)
+
 CHUNK_ROWS = 5000
-# A full pass takes one chunk per round: ~30 ms of hashing, one short read transaction.
+# A full pass takes one chunk per round: a short burst of hashing in one short read transaction.
 FULL_CHUNK_ROWS = 20_000
 DUTY = 0.25  # at most this share of wall time spent verifying while catching up
 
@@ -56,8 +58,8 @@ class Sweeper:
         store: Path,
         head_seq: Callable[[], int],
         *,
-        interval: float = 5.0,
-        full_interval: float = 3600.0,
+        interval: float,
+        full_interval: float,
         on_finding: Optional[Callable[[Finding, str], None]] = None,
         state_dir: Optional[Path] = None,
     ):
@@ -171,7 +173,7 @@ class Sweeper:
                 if worker.answered and not isinstance(exc, OSError):
                     raise  # one ran before and died: report, and start a new one next round
                 # No child can start (OSError), or the first never answered.
-                print(f"agentwatch serve: sweeper: no worker process ({exc}); verifying in the daemon", file=sys.stderr)
+                log.warning("sweeper: no worker process (%s); verifying in the daemon", exc)
                 worker.close()
                 self._worker = None
         return verify_range(conn, self._store_id, after_seq, after_hash, limit)
@@ -236,12 +238,7 @@ class Sweeper:
         self.state = "broken"
         if key not in self.findings:
             self.findings[key] = finding
-            print(
-                f"agentwatch serve: chain verification ({by}) found {finding.kind} at seq {finding.seq}: "
-                f"{finding.detail}",
-                file=sys.stderr,
-                flush=True,
-            )
+            log.error("chain verification (%s) found %s at seq %d: %s", by, finding.kind, finding.seq, finding.detail)
         if key in self._reported:
             return
         self._reported.add(key)
@@ -249,7 +246,7 @@ class Sweeper:
             try:
                 self._on_finding(finding, by)
             except Exception as exc:  # recording it is the daemon's job; the finding stays in health
-                print(f"agentwatch serve: could not record the finding: {exc!r}", file=sys.stderr, flush=True)
+                log.error("could not record the finding: %r", exc)
 
 
     def recorded(self, finding: Finding, seq: int) -> None:

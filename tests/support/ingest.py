@@ -1,6 +1,6 @@
 """The ingest soak: real hook processes against a real daemon, on a store the soak owns.
 
-DESIGN.md's two lessons, as a test. A background verifier that held the append
+The two lessons of docs/architecture.md, as a test. A background verifier that held the append
 lock once made a recorder drop ~10% of 10,000 events at 20,000 rows while
 telling every caller "sent"; and a soak pointed at a live store once counted
 the recorder's own attestation rows as deliveries. So ``run()``:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentwatch import paths
+from agentwatch import paths, platform_layer
 from agentwatch.errors import UsageError
 from agentwatch.record.redact.rules import MASK_PREFIX, benign_value, redact_string, sensitive_name, suspicious
 from agentwatch.store.chain import canonical_json
@@ -289,8 +289,8 @@ def _copy_path_parents(doc: dict) -> dict:
 # scans. The stored bytes are that text with each placeholder replaced by the value's own
 # canonical JSON, which does not depend on where it sits, so they are canonical_json(doc) byte
 # for byte. A placeholder is made of characters no rule reads and is drawn per process, so no
-# payload can aim at it; should one occur more than once, the document is encoded whole. The
-# splice costs about what scanning 300 bytes does, so small values are simply scanned twice.
+# payload can aim at it; should one occur more than once, the document is encoded whole. Small
+# values are simply scanned twice: the splice would cost more than the second scan.
 _SHARED_TOOL_KEYS = ("input", "response")
 _VIEW_MIN_CHARS = 512  # shared text (roughly: the values' top-level strings) worth a view
 _PLACEHOLDER_SYMBOLS = "!#$%&()*;<>?[]^|"  # none is part of a word, a name, a flag or a URL
@@ -366,7 +366,7 @@ def load_salt(path: Path | str | None = None, *, create: bool = True) -> bytes:
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_hex(32) + "\n")
                 f.flush()
-                os.fsync(f.fileno())
+                platform_layer.full_fsync(f.fileno())
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError as exc:
