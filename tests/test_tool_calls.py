@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import copy
-import time
 import itertools
 import json
+import time
 from pathlib import Path
 
 import pytest
