@@ -39,17 +39,16 @@ Installed = Callable[[str, str], bool]  # (installer, scope) -> agentwatch's ent
 
 
 def conflicts(harness: str, scope: str, where: Location, installed: Installed) -> list[tuple[str, Path, str]]:
-    """(reader, other file, its installer) for each harness that would run agentwatch twice."""
+    """(reader, other file, its install) for each harness that would run agentwatch's hook twice."""
     target = where(harness, scope)
     found: list[tuple[str, Path, str]] = []
     for reader, files in READS.items():
-        if (harness, scope) not in files:
+        paths = {where(h, s): (h, s) for h, s in files}
+        if target not in paths:
             continue
-        for other, other_scope in files:
-            path = where(other, other_scope)
-            if path == target or not installed(other, other_scope):
-                continue
-            found.append((reader, path, f"{other} --scope {other_scope}"))
+        for path, (other, other_scope) in paths.items():
+            if path != target and installed(other, other_scope):
+                found.append((reader, path, f"{other} --scope {other_scope}"))
     return found
 
 
