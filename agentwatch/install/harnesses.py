@@ -63,9 +63,10 @@ class JsonHarness:
                 left_out.append(f"{event} (needs {show(since)})")
         notes = []
         if version is None:
-            what = "only the events every hooks-capable build accepts"
-            notes.append(f"{self.name} version unknown (its CLI is not on PATH or printed no version): "
-                         f"registered {what}; run install again once it is installed")
+            if self.gated or self.legacy_events is not None:
+                notes.append(f"{self.name} version unknown (its CLI is not on PATH or printed no version): "
+                             "registered only the events every hooks-capable build accepts; "
+                             "run install again once it is installed")
         else:
             notes.append(f"{self.name} {show(version)} found: registered the events it has")
         if not modern and self.modern_since is not None:

@@ -15,33 +15,49 @@ each sender's payload has keys no other member sends (docs/record.md,
   `timestamp` (its VS Code-compatible format);
 - Claude Code: `hook_event_name` and no `timestamp`.
 
-Harnesses whose config files no other harness reads (Codex, Gemini CLI,
-Cline, OpenHands) keep the name on the command line.
+Only a harness that runs the config file can be the sender: Claude Code's
+settings are run by all four, the file Copilot and VS Code share by those two,
+and the files of Cursor, Codex, Gemini CLI, Cline and OpenHands by their own
+harness alone, which keeps the name on the command line.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# The harnesses that run each other's config files.
-SHARED_CONFIG = frozenset({"claude-code", "vscode", "copilot", "cursor"})
+# For the harness a hook was installed for: the harnesses that run that config file.
+RUN_BY = {
+    "claude-code": frozenset({"claude-code", "vscode", "copilot", "cursor"}),
+    "copilot": frozenset({"copilot", "vscode"}),
+    "vscode": frozenset({"copilot", "vscode"}),
+}
 _CURSOR_KEYS = ("conversation_id", "generation_id", "cursor_version", "workspace_roots")
 _COPILOT_CAMEL_KEYS = ("toolArgs", "toolResult", "initialPrompt", "sessionId", "stopReason", "errorContext")
 
 
 def sender(installed_for: str, payload: Any) -> str:
     """The harness that sent `payload`, given the harness its hook was installed for."""
-    if installed_for not in SHARED_CONFIG or not isinstance(payload, dict):
+    candidates = RUN_BY.get(installed_for)
+    if candidates is None or not isinstance(payload, dict):
         return installed_for
+    found = _shape(payload)
+    return found if found in candidates else installed_for
+
+
+def _shape(payload: dict) -> str | None:
     if any(key in payload for key in _CURSOR_KEYS):
         return "cursor"
-    if isinstance(payload.get("hookEventName"), str):
+    if _text(payload.get("hookEventName")):
         return "vscode"
-    if isinstance(payload.get("hook_event_name"), str):
-        return "copilot" if isinstance(payload.get("timestamp"), str) else "claude-code"
+    if _text(payload.get("hook_event_name")):
+        return "copilot" if _text(payload.get("timestamp")) else "claude-code"
     if any(key in payload for key in _COPILOT_CAMEL_KEYS) or _epoch_ms(payload.get("timestamp")):
         return "copilot"
-    return installed_for
+    return None
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _epoch_ms(value: Any) -> bool:
