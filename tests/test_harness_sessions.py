@@ -27,15 +27,18 @@ from agentwatch.record import normalize
 from agentwatch.store.append import Store
 
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
-HARNESSES = sorted(p.stem for p in SESSIONS.glob("*.json"))
+# <harness>.json is the harness's own session; <harness>--<variant>.json another one through
+# the same install (another runtime, or another harness running that config).
+FILES = sorted(p.stem for p in SESSIONS.glob("*.json"))
+HARNESSES = [name for name in FILES if "--" not in name]
 PROGRAMS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini", "cursor": "cursor-agent",
             "copilot": "copilot", "cline": "cline"}
 SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "taskId")
 MS = 1_000_000
 
 
-def load(harness: str) -> dict:
-    return json.loads((SESSIONS / f"{harness}.json").read_text(encoding="utf-8"))
+def load(name: str) -> dict:
+    return json.loads((SESSIONS / f"{name}.json").read_text(encoding="utf-8"))
 
 
 def config_file(home: Path, project: Path, harness: str) -> Path:
@@ -88,9 +91,8 @@ def installed(isolated_env, tmp_path, monkeypatch):
     return install
 
 
-def run_session(harness: str, path: Path, store: Store, spool: Path) -> list[dict]:
+def run_session(session: dict, harness: str, path: Path, store: Store, spool: Path) -> list[dict]:
     """Each step through its installed command; returns the spooled envelopes, stored in step order."""
-    session = load(harness)
     argvs = commands(path, harness)
     env = dict(os.environ, AGENTWATCH_SPOOL=str(spool), AGENTWATCH_SOCKET=str(spool / "no-daemon.sock"))
     seen: set[str] = set()
@@ -113,14 +115,15 @@ def rows(store: Store, sql: str) -> list[dict]:
     return [dict(zip(names, row)) for row in cursor]
 
 
-@pytest.mark.parametrize("harness", HARNESSES)
-def test_a_realistic_session_through_the_installed_command(harness, installed, store_path, tmp_path):
-    session = load(harness)
+@pytest.mark.parametrize("name", FILES)
+def test_a_realistic_session_through_the_installed_command(name, installed, store_path, tmp_path):
+    session = load(name)
+    harness = session["harness"]
     path = installed(harness, session.get("version_output"))
     expect = session["expect"]
     steps = session["steps"]
     with Store(store_path) as store:
-        envelopes = run_session(harness, path, store, tmp_path / "spool")
+        envelopes = run_session(session, harness, path, store, tmp_path / "spool")
         events = rows(store, "SELECT seq, record_id, harness, session_id, event_name, event_kind, payload "
                              "FROM events ORDER BY seq")
         calls = rows(store, "SELECT * FROM tool_calls ORDER BY first_seq")
@@ -159,9 +162,9 @@ def test_a_realistic_session_through_the_installed_command(harness, installed, s
             assert call["duration_ms"] == (observed[end] - observed[start]) / MS
 
 
-@pytest.mark.parametrize("harness", HARNESSES)
-def test_every_session_step_names_its_upstream_source(harness):
-    session = load(harness)
+@pytest.mark.parametrize("name", FILES)
+def test_every_session_step_names_its_upstream_source(name):
+    session = load(name)
     assert session["sources"]
     for step in session["steps"]:
         assert step["source"].startswith("https://") or step["source"].split(" ", 1)[0].count("/") == 1, step
