@@ -10,9 +10,11 @@
 --     that any end reports (denied > interrupted > error > ok), so a denial
 --     reported on two events (a permission event and a failure event) stays
 --     one call;
---   * otherwise by the tool name plus tool.input_sha256, matched FIFO: an end
---     pairs with the oldest start of its key still open before it. An end
---     with no open start becomes a call of its own with no start.
+--   * otherwise by the tool name plus tool.input_sha256, matched FIFO in the
+--     order the hooks started (the client's clock, then seq; async hooks can
+--     store a call's end before its start): an end pairs with the oldest start
+--     of its key still open before it. An end with no open start becomes a
+--     call of its own with no start.
 -- A start that nothing ends is `open`, unless a later record of its session
 -- says the turn was interrupted (`interrupt: true`; same turn_id when both
 -- records carry one): then `interrupted`.
@@ -37,6 +39,8 @@ WITH tool_events AS (
              THEN coalesce(tool_name, '') END AS key_tool,
         CASE WHEN json_extract(payload, '$.tool.call_id') IS NULL
              THEN coalesce(json_extract(payload, '$.tool.input_sha256'), '') END AS key_input,
+        CASE WHEN json_extract(payload, '$.tool.call_id') IS NULL
+             THEN coalesce(json_extract(payload, '$.client.ts_observed_ns'), recorded_at_ns) END AS t,
         CASE
             WHEN event_kind = 'tool_pre' THEN NULL
             ELSE CASE coalesce(json_extract(payload, '$.tool.outcome'),
@@ -66,7 +70,7 @@ counted AS (
     FROM tool_events
     WHERE call_id IS NULL
     WINDOW running AS (PARTITION BY harness, session_id, key_tool, key_input
-                       ORDER BY seq ROWS UNBOUNDED PRECEDING)
+                       ORDER BY t, seq ROWS UNBOUNDED PRECEDING)
 ),
 numbered AS (
     SELECT seq, harness, session_id, is_pre, key_tool, key_input, end_rank,
@@ -78,7 +82,7 @@ numbered AS (
     FROM (
         SELECT *,
             max(0, coalesce(max(ends - pres) OVER (
-                PARTITION BY harness, session_id, key_tool, key_input ORDER BY seq
+                PARTITION BY harness, session_id, key_tool, key_input ORDER BY t, seq
                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS open_max
         FROM counted
     )

@@ -306,3 +306,12 @@ def test_gemini_pairs_on_the_tool_name_when_a_hook_rewrote_the_arguments(rec):
     rec.add(fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "src/**/theme*"}))
     [call] = rec.calls()
     assert (call["outcome"], call["start_seq"], call["end_seq"], call["paired_by"]) == ("ok", 1, 2, "fifo")
+
+
+def test_fifo_follows_the_order_the_hooks_started_not_the_order_they_were_stored(rec):
+    # OpenHands runs async hooks: a quick tool's PostToolUse can reach the store first
+    post = rec.add(fixture("openhands", "PostToolUse", tool_input={"command": "ls"}), observed_ms=5_020)
+    pre = rec.add(fixture("openhands", "PreToolUse", tool_input={"command": "ls"}), observed_ms=5_000)
+    [call] = rec.calls()
+    assert (call["start_seq"], call["end_seq"], call["outcome"]) == (pre, post, "ok")
+    assert (call["duration_ms"], call["duration_source"]) == (20.0, "observed")
