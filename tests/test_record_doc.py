@@ -56,7 +56,7 @@ def capability_rows() -> dict[str, list[str]]:
     section = DOC.split("## What each harness can tell us", 1)[1].split("\n## ", 1)[0]
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[0] in HARNESSES:
+        if len(cells) == 6 and cells[0] in HARNESSES:
             rows[cells[0]] = cells
     return rows
 
@@ -69,8 +69,12 @@ def test_the_capability_table_matches_the_installers_and_the_sessions():
 
     rows = capability_rows()
     assert sorted(rows) == sorted(HARNESSES)
-    for harness, (_, events, pairs, outcomes, _cannot) in rows.items():
+    for harness, (_, events, pairs, outcomes, _cannot, since) in rows.items():
         registered = cline.EVENTS if harness == "cline" else JSON_HARNESSES[harness].select((999, 0, 0))[0]
+        spec = JSON_HARNESSES.get(harness)
+        gates = [v for _, v in spec.gated] + [spec.modern_since] if spec else []
+        gates = [v for v in gates if v is not None]
+        assert since == (".".join(map(str, max(gates))) if gates else "any with hooks"), harness
         assert re.findall(r"`([^`]+)`", events) == registered, harness
         calls = load(harness)["expect"]["tool_calls"]
         assert re.findall(r"`([^`]+)`", pairs) == sorted({c["paired_by"] for c in calls}), harness
