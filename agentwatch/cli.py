@@ -351,10 +351,14 @@ def install_cmd(
     """Add agentwatch's hook to a harness's own config, touching nothing else.
 
     Merges one observe-only entry per event (async where the harness offers
-    it) running `python -I -S /abs/agentwatch/hook.py HARNESS`; keeps a
-    backup of the file before changing it; a second install changes nothing
-    (already_installed). A malformed config is refused and left unchanged
-    (exit 2); an unwritable location exits 3. `--list` shows what is
+    it) running `python -I -S /abs/agentwatch/hook.py HARNESS --via CONFIG`:
+    the pre-tool, post-tool and failure events wherever the harness has them,
+    and only the events the installed harness version has (read from its own
+    `--version`; the notes say what was left out and why). Keeps a backup of
+    the file before changing it; a second install changes nothing
+    (already_installed). A malformed config, or an install that would make
+    one harness run agentwatch twice for each event, is refused and left
+    unchanged (exit 2); an unwritable location exits 3. `--list` shows what is
     installed where. See docs/install.md.
     """
     from agentwatch import install

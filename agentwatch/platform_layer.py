@@ -61,6 +61,10 @@ def is_macos() -> bool:
     return SYSTEM == "darwin"
 
 
+def is_linux() -> bool:
+    return SYSTEM.startswith("linux")
+
+
 def _is_bsd_family() -> bool:
     return SYSTEM == "darwin" or SYSTEM.startswith(("freebsd", "openbsd", "netbsd", "dragonfly"))
 

@@ -12,6 +12,7 @@ would add, and the normalized fields expected from it:
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,17 @@ def test_fixture_normalizes_as_documented(path):
     # The stored bytes are the canonical form of exactly this document.
     append = normalize.to_append(env)
     assert json.loads(append.payload) == json.loads(json.dumps(doc))
+
+
+# A fixture names where its payload comes from: a documentation page, or a repository and the
+# files in it ("owner/name path/to/file").
+_SOURCE = re.compile(r"^(https://\S+|[A-Za-z0-9._-]+/[A-Za-z0-9._-]+ \S+)")
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_fixture_names_its_upstream_source(path):
+    source = load(path).get("source")
+    assert isinstance(source, str) and _SOURCE.match(source), source
 
 
 @pytest.mark.parametrize("harness", HARNESSES)

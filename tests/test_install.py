@@ -30,35 +30,45 @@ runner = CliRunner()
 
 EVENTS = {
     "claude-code": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-                    "SubagentStop", "PreCompact", "Notification"],
-    "codex": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse", "PermissionRequest", "PreCompact",
-              "Stop", "SubagentStart", "SubagentStop"],
-    "gemini-cli": ["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "AfterTool", "PreCompress",
-                   "Notification"],
-    "cursor": ["sessionStart", "sessionEnd", "beforeSubmitPrompt", "afterShellExecution", "afterMCPExecution",
-               "afterFileEdit", "afterAgentResponse", "stop"],
-    "copilot": ["sessionStart", "sessionEnd", "userPromptSubmitted", "postToolUse", "errorOccurred", "agentStop",
-                "subagentStop"],
-    "vscode": ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "SubagentStart", "SubagentStop",
-               "Stop"],
+                    "SubagentStop", "PreCompact", "Notification", "SubagentStart", "PermissionRequest",
+                    "PostCompact", "StopFailure", "PermissionDenied", "PostToolUseFailure"],
+    "codex": ["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact",
+              "PostCompact", "Stop", "SubagentStart", "SubagentStop", "SessionEnd", "StopFailure", "Interrupt"],
+    "gemini-cli": ["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool",
+                   "PreCompress", "Notification"],
+    "cursor": ["beforeSubmitPrompt", "preToolUse", "postToolUse", "postToolUseFailure", "subagentStart",
+               "subagentStop", "preCompact", "afterAgentResponse", "stop", "sessionStart", "sessionEnd"],
+    "copilot": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+                "Stop", "SubagentStart", "SubagentStop", "PreCompact", "ErrorOccurred"],
+    "vscode": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+               "Stop", "SubagentStart", "SubagentStop", "PreCompact", "ErrorOccurred"],
     "openhands": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"],
-    "cline": ["TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "UserPromptSubmit", "PostToolUse",
-              "PreCompact"],
+    "cline": ["TaskStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "TaskComplete", "TaskCancel",
+              "TaskError", "SessionShutdown"],
 }
 GROUPED = {"claude-code", "codex", "gemini-cli", "openhands"}
-COMMAND_KEY = {"copilot": "bash"}
-EVENT_ARG = {"copilot", "cline"}  # the payload does not name the event
+COMMAND_KEY: dict[str, str] = {}
+WORD = {"vscode": "copilot"}  # the harness word on the command line: one set of entries serves both
+EVENT_ARG = {"cline"}  # the payload does not name the event
 # Handler fields besides type and command, per harness.
 FIELDS = {
     "claude-code": {"async": True, "timeout": 10},
     "codex": {"timeout": 10},  # no async: shipped Codex builds skip async hooks
     "gemini-cli": {"name": "agentwatch", "timeout": 10000},
     "cursor": {},
-    "copilot": {"timeoutSec": 10},
+    "copilot": {"timeout": 10},
     "vscode": {"timeout": 10},
     "openhands": {"async": True, "timeout": 10},
 }
 STDOUT = {"gemini-cli": b"{}", "cline": b'{"cancel":false}'}
+# What each harness's CLI prints for --version in these tests: builds that have every event.
+VERSION_OUTPUT = {
+    "claude": "2.1.200 (Claude Code)",
+    "codex": "codex-cli 0.152.1",
+    "gemini": "0.56.0",
+    "cursor-agent": "3.18.25",
+    "copilot": "1.0.12",
+}
 
 
 def config_path(harness: str, scope: str, home: Path, project: Path) -> Path:
@@ -70,6 +80,7 @@ def config_path(harness: str, scope: str, home: Path, project: Path) -> Path:
         "copilot": home / ".copilot/hooks/agentwatch.json",
         "vscode": home / ".copilot/hooks/agentwatch.json",
         "cline": home / "Documents/Cline/Hooks",
+        "openhands": home / ".openhands/hooks.json",
     }
     proj = {
         "claude-code": project / ".claude/settings.json",
@@ -128,7 +139,7 @@ EXISTING = {
     },
 }
 JSON_HARNESSES = list(EXISTING)
-SCOPES = [(h, s) for h in JSON_HARNESSES for s in ("user", "project") if not (h == "openhands" and s == "user")]
+SCOPES = [(h, s) for h in JSON_HARNESSES for s in ("user", "project")]
 
 
 def cli(*args):
@@ -148,11 +159,42 @@ def home(isolated_env):
     return Path(isolated_env)
 
 
+def documents_dir(home: Path, name: str) -> None:
+    """The user's documents folder as `xdg-user-dir DOCUMENTS` reports it (user-dirs.dirs)."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "user-dirs.dirs"
+    config.write_text(f'XDG_DOCUMENTS_DIR="$HOME/{name}"\n')
+    (home / name).mkdir(exist_ok=True)
+
+
+@pytest.fixture(autouse=True)
+def documents(home):
+    documents_dir(home, "Documents")
+
+
+def fake_clis(directory: Path, outputs: dict[str, str]) -> Path:
+    """Programs that print a harness version, as the installers read it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for program, output in outputs.items():
+        path = directory / program
+        path.write_text(f"#!/bin/sh\nprintf '%s\\n' {shlex.quote(output)}\n")
+        path.chmod(0o755)
+    return directory
+
+
+@pytest.fixture(autouse=True)
+def harness_clis(tmp_path, monkeypatch):
+    """A PATH with the harnesses' CLIs (fakes printing a version) ahead of the machine's."""
+    directory = fake_clis(tmp_path / "harness-bin", VERSION_OUTPUT)
+    monkeypatch.setenv("PATH", f"{directory}:{os.environ.get('PATH', '')}")
+    return directory
+
+
 def is_ours(text, harness) -> bool:
     if not isinstance(text, str):
         return False
     words = shlex.split(text)
-    return any(w.endswith("/agentwatch/hook.py") and words[i + 1] == harness for i, w in enumerate(words[:-1]))
+    word = WORD.get(harness, harness)
+    return any(w.endswith("/agentwatch/hook.py") and words[i + 1] == word for i, w in enumerate(words[:-1]))
 
 
 def ours(doc: dict, harness: str) -> dict[str, list[dict]]:
@@ -195,10 +237,11 @@ def without_ours(doc: dict, harness: str) -> dict:
     return doc
 
 
-def expected_command(harness: str, event: str) -> str:
-    words = [command_mod.interpreter(), "-I", "-S", command_mod.hook_file(), harness]
+def expected_command(harness: str, event: str, via: Path) -> str:
+    words = [command_mod.interpreter(), "-I", "-S", command_mod.hook_file(), WORD.get(harness, harness)]
     if harness in EVENT_ARG:
         words += ["--event", event]
+    words += ["--via", str(via)]
     return " ".join(shlex.quote(w) for w in words) + " || true"
 
 
@@ -236,7 +279,7 @@ def test_install_merges_exactly_our_entries_and_keeps_a_backup(harness, scope, h
     assert sorted(mine) == sorted(EVENTS[harness])
     key = COMMAND_KEY.get(harness, "command")
     for event, handlers in mine.items():
-        assert handlers == [{"type": "command", key: expected_command(harness, event), **FIELDS[harness]}]
+        assert handlers == [{"type": "command", key: expected_command(harness, event, path), **FIELDS[harness]}]
     assert without_ours(doc, harness) == EXISTING[harness]  # everything else untouched
     assert list(doc) == list(EXISTING[harness])  # top-level key order kept
     assert path.read_text().startswith("{\n    ")  # the file's own indentation kept
@@ -391,7 +434,7 @@ def test_the_command_runs_a_real_interpreter_isolated(harness, home, project):
         assert Path(os.path.realpath(python)).read_bytes()[:2] != b"#!"
         assert words[1:3] == ["-I", "-S"]
         assert os.path.isabs(hook) and hook.endswith("/agentwatch/hook.py") and os.path.isfile(hook)
-        assert words[4] == harness
+        assert words[4] == WORD.get(harness, harness)
         assert "uv run" not in command and "npx" not in command
 
 
@@ -419,8 +462,6 @@ def test_the_installed_command_records_one_spooled_record_per_run(harness, home,
         payload = json.dumps({"hook_event_name": event, "session_id": "s-1", "cwd": str(project)}).encode()
         if harness == "cline":  # Cline runs the executable itself
             argv = [str(config_path("cline", "project", home, project) / event)]
-        elif harness == "copilot":  # the `bash` field
-            argv = [shutil.which("bash") or "/bin/sh", "-c", command]
         else:
             argv = ["/bin/sh", "-c", command]
         done = subprocess.run(argv, input=payload, capture_output=True, env=env, timeout=60)
@@ -430,7 +471,7 @@ def test_the_installed_command_records_one_spooled_record_per_run(harness, home,
     files = sorted((spool / "new").iterdir())
     assert len(files) == len(commands)
     records = [json.loads(f.read_bytes()) for f in files]
-    assert {r["harness"] for r in records} == {harness}
+    assert {r["harness"] for r in records} == {WORD.get(harness, harness)}
     if harness in EVENT_ARG:
         assert sorted(r["event"] for r in records) == sorted(commands)
     assert sorted(json.loads(r["payload_text"])["hook_event_name"] for r in records) == sorted(commands)
@@ -483,7 +524,7 @@ def test_an_outdated_entry_is_replaced_where_it_stands(home, project):
     stale = {"type": "command", "command": "/old/venv/bin/python -I -S /old/agentwatch/hook.py codex"}
     theirs = {"hooks": [{"type": "command", "command": "./after.sh"}]}
     doc = {"hooks": {"PostToolUse": [{"hooks": [stale]}, theirs],
-                     "Interrupt": [{"hooks": [dict(stale)]}]}}  # an event agentwatch no longer registers
+                     "Notification": [{"hooks": [dict(stale)]}]}}  # an event agentwatch does not register
     write_json(path, doc)
     listed = {(r["harness"], r["scope"]): r for r in json.loads(cli("install", "--list", "--json").stdout)}
     assert listed[("codex", "project")]["state"] == "outdated"
@@ -491,14 +532,14 @@ def test_an_outdated_entry_is_replaced_where_it_stands(home, project):
     assert json.loads(result.stdout)["status"] == "updated"
     new = json.loads(path.read_text())
     post = new["hooks"]["PostToolUse"]
-    assert post[0]["hooks"][0]["command"] == expected_command("codex", "PostToolUse") and post[1] == theirs
-    assert "Interrupt" not in new["hooks"]
+    assert post[0]["hooks"][0]["command"] == expected_command("codex", "PostToolUse", path) and post[1] == theirs
+    assert "Notification" not in new["hooks"]
     assert sorted(ours(new, "codex")) == sorted(EVENTS["codex"])
 
 
 def test_ours_inside_someone_elses_group_is_taken_out_alone(home, project):
     path = config_path("claude-code", "user", home, project)
-    mine = {"type": "command", "command": expected_command("claude-code", "Stop"), "async": True, "timeout": 10}
+    mine = {"type": "command", "command": expected_command("claude-code", "Stop", path), "async": True, "timeout": 10}
     theirs = {"type": "command", "command": "say done"}
     write_json(path, {"hooks": {"Stop": [{"matcher": "", "hooks": [theirs, mine]}]}})
     assert cli("uninstall", "claude-code").exit_code == 0
@@ -509,7 +550,7 @@ def test_list_reports_state_file_events_and_command(home, project):
     result = cli("install", "--list", "--json")
     assert result.exit_code == 0
     rows = json.loads(result.stdout)
-    assert len(rows) == 15 and all(r["state"] == "not_installed" and not r["installed"] for r in rows)
+    assert len(rows) == 16 and all(r["state"] == "not_installed" and not r["installed"] for r in rows)
     assert cli("install", "claude-code").exit_code == 0
     assert cli("install", "cline", "--scope", "project").exit_code == 0
     broken = config_path("cursor", "user", home, project)
@@ -520,9 +561,9 @@ def test_list_reports_state_file_events_and_command(home, project):
     assert claude["installed"] and claude["state"] == "installed"
     assert claude["path"] == str(config_path("claude-code", "user", home, project))
     assert claude["events"] == EVENTS["claude-code"]
-    assert claude["commands"] == [expected_command("claude-code", "x")]
+    assert claude["commands"] == [expected_command("claude-code", "x", config_path("claude-code", "user", home, project))]
     cline = rows[("cline", "project")]
-    assert cline["state"] == "installed" and cline["events"] == EVENTS["cline"] and len(cline["commands"]) == 7
+    assert cline["state"] == "installed" and cline["events"] == EVENTS["cline"] and len(cline["commands"]) == 8
     assert rows[("cursor", "user")]["state"] == "error" and "not valid JSON" in rows[("cursor", "user")]["error"]
     assert sum(r["installed"] for r in rows.values()) == 2
     table = cli("install", "--list")
@@ -542,7 +583,7 @@ def test_an_unwritable_location_exits_3_and_changes_nothing(harness, home, proje
 def test_usage_errors_exit_2(home, project):
     for args, message in (
         (["install", "aider"], "unknown harness"),
-        (["install", "openhands", "--scope", "user"], "no user-scope hooks"),
+        (["install", "cline", "--scope", "workspace"], "unknown scope"),
         (["install", "codex", "--scope", "global"], "unknown scope"),
         (["install"], "missing HARNESS"),
         (["install", "codex", "--list"], "--list takes no HARNESS"),
@@ -566,19 +607,34 @@ def test_mode_and_symlinks_are_kept(home, project, tmp_path):
     assert [b.read_bytes() for b in backups(dotfiles)] == [original]
 
 
-def test_copilot_and_vscode_share_their_file_without_touching_each_other(home, project):
+def test_copilot_and_vscode_share_one_set_of_entries(home, project):
     path = config_path("copilot", "project", home, project)
     assert cli("install", "copilot", "--scope", "project").exit_code == 0
-    assert cli("install", "vscode", "--scope", "project").exit_code == 0
-    doc = json.loads(path.read_text())
-    assert sorted(ours(doc, "copilot")) == sorted(EVENTS["copilot"])
-    assert sorted(ours(doc, "vscode")) == sorted(EVENTS["vscode"])
-    assert cli("uninstall", "copilot", "--scope", "project").exit_code == 0
-    doc = json.loads(path.read_text())
-    assert ours(doc, "copilot") == {} and sorted(ours(doc, "vscode")) == sorted(EVENTS["vscode"])
+    installed = path.read_bytes()
+    again = json.loads(cli("install", "vscode", "--scope", "project", "--json").stdout)
+    assert again["status"] == "already_installed" and path.read_bytes() == installed
+    listed = {(r["harness"], r["scope"]): r["state"] for r in json.loads(cli("install", "--list", "--json").stdout)}
+    assert listed[("copilot", "project")] == listed[("vscode", "project")] == "installed"
     result = cli("uninstall", "vscode", "--scope", "project", "--json")
     assert json.loads(result.stdout)["files"][0]["action"] == "deleted"  # only agentwatch ever wrote it
-    assert not path.exists() and len(backups(path)) == 3
+    assert not path.exists() and len(backups(path)) == 1
+
+
+def test_earlier_copilot_and_vscode_entries_are_replaced(home, project):
+    """Before one set served both: camelCase events with `bash` and --event, and vscode's own entries."""
+    path = config_path("copilot", "project", home, project)
+    hook = command_mod.hook_file()
+    python = command_mod.interpreter()
+    old = {"version": 1, "hooks": {
+        "postToolUse": [{"type": "command", "bash": f"{python} -I -S {hook} copilot --event postToolUse || true",
+                         "timeoutSec": 10}, {"type": "command", "bash": "./audit.sh"}],
+        "PostToolUse": [{"type": "command", "command": f"{python} -I -S {hook} vscode || true", "timeout": 10}],
+    }}
+    write_json(path, old)
+    assert json.loads(cli("install", "copilot", "--scope", "project", "--json").stdout)["status"] == "updated"
+    doc = json.loads(path.read_text())
+    assert doc["hooks"]["postToolUse"] == [{"type": "command", "bash": "./audit.sh"}]
+    assert sorted(ours(doc, "copilot")) == sorted(EVENTS["copilot"])
 
 
 def test_gemini_non_event_keys_under_hooks_are_left_alone(home, project):
@@ -597,7 +653,7 @@ def test_gemini_non_event_keys_under_hooks_are_left_alone(home, project):
 def test_cline_scripts(scope, home, project):
     directory = config_path("cline", scope, home, project)
     directory.mkdir(parents=True)
-    foreign = directory / "PreToolUse"
+    foreign = directory / "PreCompact"
     foreign.write_text("#!/bin/sh\necho '{\"cancel\":false}'\n")
     result = cli("install", "cline", "--scope", scope, "--json")
     assert result.exit_code == 0, result.output
@@ -608,21 +664,29 @@ def test_cline_scripts(scope, home, project):
         lines = script.read_text().splitlines()
         assert lines[0] == "#!/bin/sh" and lines[1].startswith(cline_mod.MARKER)
         words = shlex.split(lines[-1])
-        assert words[:7] == shlex.split(expected_command("cline", event))[:7]
-        assert words[7:] == ["||", "printf", "%s\\n", '{"cancel":false}']
+        assert words[:9] == shlex.split(expected_command("cline", event, directory))[:9]
+        assert words[9:] == ["||", "printf", "%s\\n", '{"cancel":false}']
     snapshot = {p.name: p.read_bytes() for p in directory.iterdir()}
     again = cli("install", "cline", "--scope", scope, "--json")
     assert json.loads(again.stdout)["status"] == "already_installed"
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == snapshot
     assert cli("uninstall", "cline", "--scope", scope).exit_code == 0
     remaining = sorted(p.name for p in directory.iterdir() if ".agentwatch-backup-" not in p.name)
-    assert remaining == ["PreToolUse"]
+    assert remaining == ["PreCompact"]
     assert foreign.read_text() == "#!/bin/sh\necho '{\"cancel\":false}'\n"
     kept = sorted(p.name for p in directory.iterdir() if ".agentwatch-backup-" in p.name)
-    assert len(kept) == 7 and all(stat.S_IMODE((directory / n).stat().st_mode) == 0o600 for n in kept)
+    assert len(kept) == 8 and all(stat.S_IMODE((directory / n).stat().st_mode) == 0o600 for n in kept)
     # backups carry the marker too, but are never taken for hooks: reinstalling leaves them be
     assert json.loads(cli("install", "cline", "--scope", scope, "--json").stdout)["status"] == "installed"
     assert sorted(p.name for p in directory.iterdir() if ".agentwatch-backup-" in p.name) == kept
+
+
+@pytest.mark.skipif(shutil.which("xdg-user-dir") is None, reason="xdg-user-dir (xdg-user-dirs) is not installed")
+def test_cline_user_hooks_follow_the_xdg_documents_folder(home, project):
+    documents_dir(home, "Dokumente")
+    result = json.loads(cli("install", "cline", "--scope", "user", "--json").stdout)
+    assert result["files"][0]["path"] == str(home / "Dokumente" / "Cline" / "Hooks" / EVENTS["cline"][0])
+    assert not (home / "Documents" / "Cline").exists()
 
 
 def test_cline_refuses_to_overwrite_a_hook_that_is_not_ours(home, project):
@@ -635,3 +699,79 @@ def test_cline_refuses_to_overwrite_a_hook_that_is_not_ours(home, project):
     assert f"refusing to overwrite {theirs}" in result.stderr
     assert theirs.read_bytes() == b"#!/bin/sh\n./my-audit.sh\n"
     assert sorted(p.name for p in directory.iterdir()) == ["PostToolUse"]  # nothing else written either
+
+
+# ---------------------------------------------------------------- versions, overlaps, locations
+
+
+def test_without_a_readable_version_only_the_events_every_build_accepts_are_written(home, project, monkeypatch,
+                                                                                      tmp_path):
+    monkeypatch.setenv("PATH", str(fake_clis(tmp_path / "empty-bin", {})))
+    result = cli("install", "claude-code", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["events"] == EVENTS["claude-code"][:9]
+    assert report["notes"][0].startswith("claude-code version unknown")
+    assert report["notes"][1] == ("left out: SubagentStart (needs 2.0.43), PermissionRequest (needs 2.0.45), "
+                                  "PostCompact (needs 2.1.76), StopFailure (needs 2.1.78), "
+                                  "PermissionDenied (needs 2.1.89), PostToolUseFailure (needs 2.1.119)")
+    doc = json.loads(config_path("claude-code", "user", home, project).read_text())
+    assert sorted(doc["hooks"]) == sorted(EVENTS["claude-code"][:9])
+
+
+def test_an_older_build_gets_only_the_events_it_has(home, project, tmp_path, monkeypatch):
+    bin_dir = fake_clis(tmp_path / "old-bin", {"claude": "2.1.80 (Claude Code)", "cursor-agent": "2.3.35"})
+    monkeypatch.setenv("PATH", str(bin_dir))
+    claude = json.loads(cli("install", "claude-code", "--json").stdout)
+    assert claude["events"] == EVENTS["claude-code"][:9] + ["SubagentStart", "PermissionRequest", "PostCompact",
+                                                            "StopFailure"]
+    assert claude["notes"][:2] == ["claude-code 2.1.80 found: registered the events it has",
+                                   "left out: PermissionDenied (needs 2.1.89), PostToolUseFailure (needs 2.1.119)"]
+    assert cli("uninstall", "claude-code").exit_code == 0  # Cursor runs Claude Code's settings too
+    cursor = json.loads(cli("install", "cursor", "--json").stdout)
+    assert cursor["events"] == ["beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution",
+                                "beforeMCPExecution", "afterMCPExecution", "afterFileEdit", "afterAgentResponse",
+                                "stop"]
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini-cli", "cursor", "copilot", "cline"])
+def test_a_second_scope_of_one_harness_is_refused(harness, home, project):
+    assert cli("install", harness, "--scope", "user").exit_code == 0
+    result = cli("install", harness, "--scope", "project")
+    assert result.exit_code == 2, result.output
+    user_file = config_path(harness, "user", home, project)
+    assert f"the agentwatch hooks in {user_file} (agentwatch install {harness} --scope user)" in result.stderr
+    assert not config_path(harness, "project", home, project).exists()
+
+
+@pytest.mark.parametrize("first,second,reader", [
+    ("claude-code", "vscode", "vscode"),      # VS Code runs ~/.claude/settings.json and ~/.copilot/hooks
+    ("vscode", "claude-code", "vscode"),
+    ("claude-code", "cursor", "cursor"),      # Cursor runs Claude Code's settings
+    ("cursor", "claude-code", "cursor"),
+])
+def test_an_install_another_harness_would_run_twice_is_refused(first, second, reader, home, project):
+    assert cli("install", first, "--scope", "user").exit_code == 0
+    result = cli("install", second, "--scope", "user")
+    assert result.exit_code == 2, result.output
+    assert f": {reader} runs the agentwatch hooks in {config_path(first, 'user', home, project)}" in result.stderr
+    assert f"agentwatch uninstall {first} --scope user" in result.stderr
+    assert not config_path(second, "user", home, project).exists()
+
+
+def test_copilot_reads_only_the_repository_claude_settings(home, project):
+    # Copilot CLI and VS Code: user-scope Claude settings and a project .github/hooks file overlap in VS Code
+    assert cli("install", "claude-code", "--scope", "project").exit_code == 0
+    result = cli("install", "copilot", "--scope", "project")
+    assert result.exit_code == 2
+    claude_file = config_path("claude-code", "project", home, project)
+    assert f": copilot, vscode run the agentwatch hooks in {claude_file}" in result.stderr
+
+
+def test_openhands_user_scope_and_copilot_home(home, project, monkeypatch, tmp_path):
+    result = json.loads(cli("install", "openhands", "--scope", "user", "--json").stdout)
+    assert result["files"][0]["path"] == str(home / ".openhands" / "hooks.json")
+    assert any("a project file hides the user one" in note for note in result["notes"])
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot-home"))
+    result = json.loads(cli("install", "copilot", "--scope", "user", "--json").stdout)
+    assert result["files"][0]["path"] == str(tmp_path / "copilot-home" / "hooks" / "agentwatch.json")

@@ -1,10 +1,11 @@
-"""The tool_calls view (migrations/0002) over real stores built from fixture sequences."""
+"""The tool_calls view (migrations/0003) over real stores built from fixture sequences."""
 
 from __future__ import annotations
 
 import copy
 import itertools
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -70,14 +71,21 @@ def test_claude_calls_pair_by_call_id_whatever_the_interleaving(rec):
 
     calls = rec.calls()
     assert [(c["call_id"], c["start_seq"], c["end_seq"], c["outcome"]) for c in calls] == [
-        ("A", a1, a2, "ok"), ("B", b1, b2, "ok"), ("C", c1, None, "unpaired"),
+        ("A", a1, a2, "ok"), ("B", b1, b2, "ok"), ("C", c1, None, "open"),
     ]
     assert [(c["duration_ms"], c["duration_source"]) for c in calls] == [
         (250.0, "observed"), (50.0, "observed"), (None, None),
     ]
     assert {c["paired_by"] for c in calls} == {"call_id"}
     assert calls[0]["tool_name"] == "Bash" and calls[0]["tool_category"] == "shell"
-    assert calls[0]["end_kind"] == "tool_post"
+    assert [(c["start_record_id"], c["end_record_id"]) for c in calls] == [
+        (f"r-{a1}", f"r-{a2}"), (f"r-{b1}", f"r-{b2}"), (f"r-{c1}", None),
+    ]
+    assert [(c["started_at"], c["ended_at"]) for c in calls] == [
+        ("1970-01-01T00:00:01.000Z", "1970-01-01T00:00:01.250Z"),
+        ("1970-01-01T00:00:01.010Z", "1970-01-01T00:00:01.060Z"),
+        ("1970-01-01T00:00:01.300Z", None),
+    ]
 
 
 def test_an_end_recorded_before_its_start_still_pairs_by_call_id(rec):
@@ -94,7 +102,7 @@ def test_failure_ends_a_call_with_outcome_error(rec):
     rec.add(claude("PreToolUse", "toolu_01Fail", tool_input={"command": "make deploy"}))
     rec.add(fixture("claude-code", "PostToolUseFailure", session_id="s-1"))
     [call] = rec.calls()
-    assert (call["outcome"], call["end_kind"]) == ("error", "tool_error")
+    assert call["outcome"] == "error"
 
 
 def test_duration_falls_back_to_recorded_time_without_client_clocks(rec):
@@ -104,11 +112,11 @@ def test_duration_falls_back_to_recorded_time_without_client_clocks(rec):
     assert call["duration_source"] == "recorded" and call["duration_ms"] >= 0
 
 
-def test_a_duplicate_start_and_end_with_one_call_id_make_two_calls(rec):
-    # the same hook installed at two scopes fires twice per event
+def test_every_record_with_one_call_id_is_one_call(rec):
+    # a delivery repeated through a second config: still one call, started by the first start
     for name in ("PreToolUse", "PreToolUse", "PostToolUse", "PostToolUse"):
         rec.add(claude(name, "A"))
-    assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in rec.calls()] == [(1, 3, "ok"), (2, 4, "ok")]
+    assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in rec.calls()] == [(1, 3, "ok")]
 
 
 def cursor(name: str, command: str = "npm test", session: str = "conv-1", **changes) -> dict:
@@ -123,7 +131,7 @@ def test_cursor_calls_pair_fifo_by_tool_and_input(rec):
     e2 = rec.add(cursor("afterShellExecution", duration=70))
     calls = rec.calls()
     assert [(c["start_seq"], c["end_seq"], c["outcome"], c["duration_ms"]) for c in calls] == [
-        (p1, e1, "ok", 40), (p2, e2, "ok", 70), (lint, None, "unpaired", None),
+        (p1, e1, "ok", 40), (p2, e2, "ok", 70), (lint, None, "open", None),
     ]
     assert {c["paired_by"] for c in calls} == {"fifo"}
     assert calls[0]["duration_source"] == "harness"
@@ -140,14 +148,15 @@ def test_fifo_never_pairs_an_end_with_a_later_start(rec):
     e3 = rec.add(cursor("afterShellExecution"))
     calls = rec.calls()
     assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in calls] == [
-        (None, lone_end, "unpaired"),
+        (None, lone_end, "ok"),
         (p1, e1, "ok"),
-        (None, e2, "unpaired"),
+        (None, e2, "ok"),
         (p2, e3, "ok"),
-        (p3, None, "unpaired"),
+        (p3, None, "open"),
     ]
-    by_outcome = rec.store.conn.execute("SELECT outcome, count(*) FROM tool_calls GROUP BY outcome ORDER BY 1")
-    assert by_outcome.fetchall() == [("ok", 2), ("unpaired", 3)]
+    by_outcome = rec.store.conn.execute(
+        "SELECT outcome, start_seq IS NULL, count(*) FROM tool_calls GROUP BY 1, 2 ORDER BY 1, 2")
+    assert by_outcome.fetchall() == [("ok", 0, 2), ("ok", 1, 2), ("open", 0, 1)]
 
 
 def test_fifo_keys_do_not_cross_sessions_inputs_or_tools(rec):
@@ -158,14 +167,18 @@ def test_fifo_keys_do_not_cross_sessions_inputs_or_tools(rec):
     rec.add(fixture("cursor", "beforeMCPExecution", conversation_id="conv-1"))
     rec.add(fixture("cursor", "afterMCPExecution", conversation_id="conv-1"))
     calls = rec.calls()
-    assert [c["outcome"] for c in calls] == ["unpaired"] * 4 + ["ok"]
+    assert [(c["outcome"], c["start_seq"] is None, c["end_seq"] is None) for c in calls] == [
+        ("open", False, True), ("ok", True, False), ("open", False, True), ("ok", True, False), ("ok", False, False),
+    ]
     assert calls[-1]["tool_category"] == "mcp"
 
 
-def test_cursor_one_sided_file_events_are_always_unpaired(rec):
+def test_cursor_one_sided_file_events_are_half_calls(rec):
     rec.add(fixture("cursor", "beforeReadFile"))
     rec.add(fixture("cursor", "afterFileEdit"))
-    assert [(c["tool_name"], c["outcome"]) for c in rec.calls()] == [("Read", "unpaired"), ("Edit", "unpaired")]
+    assert [(c["tool_name"], c["outcome"], c["start_seq"], c["end_seq"]) for c in rec.calls()] == [
+        ("Read", "open", 1, None), ("Edit", "ok", None, 2),
+    ]
 
 
 def test_copilot_calls_pair_in_a_synthesized_session(rec):
@@ -181,7 +194,7 @@ def test_copilot_calls_pair_in_a_synthesized_session(rec):
     e2 = rec.add(denied, ppid=900)
     calls = rec.calls()
     assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in calls] == [
-        (s1, e1, "ok"), (3, None, "unpaired"), (s2, e2, "error"),
+        (s1, e1, "ok"), (3, None, "open"), (s2, e2, "denied"),
     ]
     assert calls[0]["session_id"] == calls[2]["session_id"] != calls[1]["session_id"]
     assert calls[0]["session_id"].startswith("synth:")
@@ -200,8 +213,8 @@ def test_cline_gemini_openhands_pair_fifo(rec):
     calls = rec.calls()
     assert [(c["harness"], c["tool_name"], c["outcome"]) for c in calls] == [
         ("cline", "execute_command", "ok"),
-        ("cline", "replace_in_file", "unpaired"),
-        ("cline", "write_to_file", "unpaired"),
+        ("cline", "replace_in_file", "open"),
+        ("cline", "write_to_file", "error"),
         ("gemini-cli", "run_shell_command", "ok"),
         ("openhands", "terminal", "ok"),
     ]
@@ -213,7 +226,7 @@ def test_gemini_tool_error_ends_the_call_as_error(rec):
     rec.add(fixture("gemini-cli", "BeforeTool", tool_name="read_file", tool_input=args))
     rec.add(fixture("gemini-cli", "AfterTool-error"))
     [call] = rec.calls()
-    assert (call["outcome"], call["end_kind"]) == ("error", "tool_error")
+    assert call["outcome"] == "error"
 
 
 def test_exact_counts_over_a_mixed_store(rec):
@@ -228,7 +241,7 @@ def test_exact_counts_over_a_mixed_store(rec):
     assert total == 50 * 4 + 45
     rows = rec.store.conn.execute(
         "SELECT harness, outcome, count(*) FROM tool_calls GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
-    assert rows == [("claude-code", "ok", 45), ("claude-code", "unpaired", 5), ("cursor", "ok", 50)]
+    assert rows == [("claude-code", "ok", 45), ("claude-code", "open", 5), ("cursor", "ok", 50)]
     assert rec.calls("session_id = ?", "s3") == [c for c in rec.calls() if c["session_id"] == "s3"]
     assert len(rec.calls("session_id = ?", "s3")) == 10
 
@@ -239,3 +252,66 @@ def test_a_session_filter_reaches_the_session_index(rec):
     details = [row[3] for row in plan]
     assert any("records_by_session" in d for d in details), details
     assert not any(d.startswith("SCAN records") for d in details), details
+
+
+def test_a_denial_and_an_interrupt_are_outcomes_of_their_own(rec):
+    rec.add(claude("PreToolUse", "toolu_01Deny"))
+    rec.add(fixture("claude-code", "PermissionDenied", session_id="s-1"))
+    rec.add(claude("PreToolUse", "toolu_01Intr"))
+    rec.add(fixture("claude-code", "PostToolUseFailure-interrupt", session_id="s-1"))
+    assert [(c["call_id"], c["outcome"], c["start_seq"], c["end_seq"]) for c in rec.calls()] == [
+        ("toolu_01Deny", "denied", 1, 2), ("toolu_01Intr", "interrupted", 3, 4),
+    ]
+
+
+def test_the_most_specific_end_decides_when_a_call_has_two(rec):
+    # a denial reported twice: the permission event and a failure event for the same id
+    rec.add(claude("PreToolUse", "toolu_01Deny"))
+    rec.add(claude("PostToolUseFailure", "toolu_01Deny"))
+    rec.add(fixture("claude-code", "PermissionDenied", session_id="s-1"))
+    [call] = rec.calls()
+    assert (call["outcome"], call["start_seq"], call["end_seq"], call["end_record_id"]) == ("denied", 1, 2, "r-2")
+
+
+def codex(name: str, turn: str, **changes) -> dict:
+    return fixture("codex", name, session_id="cx-1", turn_id=turn, **changes)
+
+
+def test_an_interrupt_ends_the_open_calls_of_its_turn_only(rec):
+    rec.add(codex("PreToolUse", "t1", tool_use_id="call_1"), observed_ms=1_000)
+    rec.add(codex("PreToolUse", "t2", tool_use_id="call_2"), observed_ms=2_000)
+    rec.add(codex("PreToolUse", "t2", tool_use_id="call_3"), observed_ms=3_000)
+    rec.add(codex("PostToolUse", "t2", tool_use_id="call_3"), observed_ms=3_500)
+    rec.add(codex("Interrupt", "t2"))
+    before_ms = time.time_ns() // MS
+    calls = rec.calls()
+    after_ms = time.time_ns() // MS
+    assert [(c["call_id"], c["outcome"]) for c in calls] == [
+        ("call_1", "open"), ("call_2", "interrupted"), ("call_3", "ok"),
+    ]
+    # only a call still open has an age: now minus its start
+    assert before_ms - 1_000 <= calls[0]["age_ms"] <= after_ms - 1_000
+    assert [c["age_ms"] for c in calls[1:]] == [None, None]
+
+
+def test_an_interrupt_without_a_turn_ends_every_open_call_of_its_session(rec):
+    rec.add(fixture("copilot", "preToolUse"), ppid=700)
+    rec.add(fixture("copilot", "preToolUse"), ppid=701)             # another session
+    rec.add(fixture("copilot", "sessionEnd", reason="abort"), ppid=700)
+    assert [c["outcome"] for c in rec.calls()] == ["interrupted", "open"]
+
+
+def test_gemini_pairs_on_the_tool_name_when_a_hook_rewrote_the_arguments(rec):
+    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="glob", tool_input={"pattern": "**/theme*"}))
+    rec.add(fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "src/**/theme*"}))
+    [call] = rec.calls()
+    assert (call["outcome"], call["start_seq"], call["end_seq"], call["paired_by"]) == ("ok", 1, 2, "fifo")
+
+
+def test_fifo_follows_the_order_the_hooks_started_not_the_order_they_were_stored(rec):
+    # OpenHands runs async hooks: a quick tool's PostToolUse can reach the store first
+    post = rec.add(fixture("openhands", "PostToolUse", tool_input={"command": "ls"}), observed_ms=5_020)
+    pre = rec.add(fixture("openhands", "PreToolUse", tool_input={"command": "ls"}), observed_ms=5_000)
+    [call] = rec.calls()
+    assert (call["start_seq"], call["end_seq"], call["outcome"]) == (pre, post, "ok")
+    assert (call["duration_ms"], call["duration_source"]) == (20.0, "observed")

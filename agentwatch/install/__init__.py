@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentwatch.record import adapters
 
-from . import cline
+from . import cline, overlap, versions
 from .core import ConfigMalformed, ConfigUnwritable, FileChange, InstallError, Listing, Result, apply, read_bytes
 from .harnesses import JSON_HARNESSES, JsonHarness
 from .jsonconfig import dump, found, hooks_of, is_leftover, merge, parse
@@ -42,7 +42,8 @@ def _check_harness(harness: str) -> None:
 def _scope(harness: str, scope: str | None) -> str:
     allowed = scopes_of(harness)
     if scope is None:
-        return allowed[0]
+        # OpenHands reads only the first hooks file it finds, and a project file hides the user one.
+        return "project" if harness == "openhands" else allowed[0]
     if scope not in SCOPES:
         raise InstallError(f"unknown scope {scope!r}; choose user or project")
     if scope not in allowed:
@@ -64,19 +65,30 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
     _check_harness(harness)
     scope = _scope(harness, scope)
     project = Path(project) if project is not None else Path.cwd()
+    target = location(harness, scope, project)
+    if install:
+        clash = overlap.conflicts(harness, scope, lambda h, s: location(h, s, project),
+                                  lambda h, s: _installed(h, s, project))
+        if clash:
+            raise InstallError(overlap.refusal(harness, target, clash))
     if harness == cline.NAME:
         changes, existing = cline.plan(scope, project, install)
         had = bool(existing)
         events = list(cline.EVENTS) if install else sorted(existing)
-        command = cline.command_line("EVENT") if install else ""
+        command = cline.command_line("EVENT", target) if install else ""
         notes = list(cline.NOTES) if install else []
     else:
         spec = JSON_HARNESSES[harness]
-        change, had_found = _json_change(spec, spec.paths[scope](project), install)
+        events, notes = [], []
+        if install:
+            found_version = versions.version_of(harness)
+            events, notes = spec.select(found_version[0] if found_version else None)
+            notes += spec.notes_for(scope)
+        change, had_found = _json_change(spec, target, events if install else None)
         changes, had = [change], bool(had_found)
-        events = list(spec.events) if install else list(had_found)
-        command = spec.command("EVENT" if spec.event_arg else None) if install else ""
-        notes = spec.notes_for(scope) if install else []
+        if not install:
+            events = list(had_found)
+        command = spec.command("EVENT" if spec.event_arg else None, target) if install else ""
     changed = any(c.action != "unchanged" for c in changes)
     if install:
         status = "already_installed" if not changed else ("updated" if had else "installed")
@@ -90,15 +102,31 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
     return result
 
 
-def _json_change(spec: JsonHarness, path: Path, install: bool) -> tuple[FileChange, dict]:
+def location(harness: str, scope: str, project: Path) -> Path:
+    """The config file (Cline: the hooks directory) that `harness`'s install writes in `scope`."""
+    if harness == cline.NAME:
+        return cline.hooks_dir(scope, project)
+    return JSON_HARNESSES[harness].paths[scope](project)
+
+
+def _installed(harness: str, scope: str, project: Path) -> bool:
+    if scope not in scopes_of(harness):
+        return False
+    if harness == cline.NAME:
+        return cline.listing(scope, project).installed
+    return _json_listing(JSON_HARNESSES[harness], scope, project).installed
+
+
+def _json_change(spec: JsonHarness, path: Path, events: list[str] | None) -> tuple[FileChange, dict]:
+    """The change that leaves exactly `events` as agentwatch's entries (None: none, an uninstall)."""
     before = read_bytes(path)
     doc = parse(path, before)
-    hooks_of(path, doc, spec.events, spec.layout)
+    hooks_of(path, doc, sorted(set(spec.all_events()) | set(events or [])), spec.layout)
     had = found(doc, spec.layout, spec.is_ours)
-    new = merge(doc, spec.expected() if install else {}, spec.layout, spec.is_ours)
+    new = merge(doc, spec.expected(events, path) if events else {}, spec.layout, spec.is_ours)
     if new == doc:
         after = before  # nothing to do: not even reformatting
-    elif not install and is_leftover(new, spec.layout):
+    elif events is None and is_leftover(new, spec.layout):
         after = None  # a file only agentwatch wrote, now empty: remove it
     else:
         after = dump(new, before)
@@ -122,18 +150,19 @@ def _json_listing(spec: JsonHarness, scope: str, project: Path) -> Listing:
     path = spec.paths[scope](project)
     try:
         doc = parse(path, read_bytes(path))
-        hooks_of(path, doc, spec.events, spec.layout)
+        hooks_of(path, doc, spec.all_events(), spec.layout)
     except (ConfigMalformed, ConfigUnwritable) as exc:
         return Listing(spec.name, scope, str(path), "error", [], [], str(exc))
     mine = found(doc, spec.layout, spec.is_ours)
-    commands = list(dict.fromkeys(h.get(spec.layout.command_key) for hs in mine.values() for h in hs))
+    commands = list(dict.fromkeys(c for hs in mine.values() for h in hs for c in spec.layout.commands(h) if c))
     if not mine:
         state = "not_installed"
     else:
+        # Installed: every entry of ours is the one this version writes for its event. Which events
+        # to register depends on the harness version; --list does not run the harness to find out.
         try:
-            exact = merge(doc, spec.expected(), spec.layout, spec.is_ours) == doc
+            exact = merge(doc, spec.expected(list(mine), path), spec.layout, spec.is_ours) == doc
         except InstallError:
             exact = False  # no usable interpreter to compare with
-        state = "installed" if exact else "outdated"
+        state = "installed" if exact and set(mine) <= set(spec.all_events()) else "outdated"
     return Listing(spec.name, scope, str(path), state, list(mine), commands)
-

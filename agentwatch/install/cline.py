@@ -11,36 +11,65 @@ exits 0.
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
+
+from agentwatch import platform_layer
 
 from . import command as cmd
 from .core import FileChange, InstallError, Listing, read_bytes
 
 NAME = "cline"
-EVENTS = ["TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "UserPromptSubmit", "PostToolUse", "PreCompact"]
+# The hook files Cline's runtimes run (sdk/packages/core/src/hooks/hook-file-config.ts maps each to
+# an SDK event; apps/vscode/src/sdk/hooks-adapter.ts wires the extension's). TaskResume runs only
+# with CLINE_HOOK_AGENT_RESUME=1 and PreCompact maps to no event, so neither is written.
+EVENTS = ["TaskStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "TaskComplete", "TaskCancel",
+          "TaskError", "SessionShutdown"]
 MARKER = "# agentwatch: managed hook"
 NEUTRAL = '{"cancel":false}'
 SCRIPT_MODE = 0o755
 NOTES = ["if Cline does not run these scripts, check that hooks are enabled in its settings"]
 
 
+def documents_dir() -> Path:
+    """The user's documents folder as Cline finds it: `xdg-user-dir DOCUMENTS` on Linux, else ~/Documents.
+
+    (apps/vscode/src/core/storage/documents-path.ts; the CLI uses ~/Documents.)
+    """
+    if platform_layer.is_linux():
+        program = shutil.which("xdg-user-dir")
+        if program is not None:
+            try:
+                done = subprocess.run([program, "DOCUMENTS"], stdin=subprocess.DEVNULL, capture_output=True,
+                                      timeout=5, check=False)
+            except (OSError, subprocess.SubprocessError):
+                done = None
+            found = done.stdout.decode("utf-8", "replace").strip() if done and done.returncode == 0 else ""
+            if found and os.path.isabs(found):
+                return Path(found)
+    return Path.home() / "Documents"
+
+
 def hooks_dir(scope: str, project: Path) -> Path:
     if scope == "user":
-        return Path.home() / "Documents" / "Cline" / "Hooks"
+        return documents_dir() / "Cline" / "Hooks"
     return project / ".clinerules" / "hooks"
 
 
-def command_line(event: str) -> str:
-    return f"{cmd.shell_words(cmd.argv(NAME, event))} || printf '%s\\n' {shlex.quote(NEUTRAL)}"
+def command_line(event: str, via: Path | None = None) -> str:
+    words = cmd.argv(NAME, event, via=str(via) if via is not None else None)
+    return f"{cmd.shell_words(words)} || printf '%s\\n' {shlex.quote(NEUTRAL)}"
 
 
-def script(event: str) -> bytes:
+def script(event: str, via: Path | None = None) -> bytes:
     return (
         "#!/bin/sh\n"
         f"{MARKER} (agentwatch install cline); `agentwatch uninstall cline` removes it.\n"
         f"# Records Cline's {event} event; always exits 0 and replies {NEUTRAL}.\n"
-        f"{command_line(event)}\n"
+        f"{command_line(event, via)}\n"
     ).encode("utf-8")
 
 
@@ -85,7 +114,7 @@ def plan(scope: str, project: Path, install: bool) -> tuple[list[FileChange], di
                     f"refusing to overwrite {path}: it exists and is not agentwatch's (no {MARKER!r} line); "
                     "move it away or merge it by hand"
                 )
-            changes.append(FileChange(path, before, script(event), mode=SCRIPT_MODE))
+            changes.append(FileChange(path, before, script(event, directory), mode=SCRIPT_MODE))
     for name, data in existing.items():
         if not install or name not in EVENTS:
             changes.append(FileChange(directory / name, data, None))
@@ -104,7 +133,7 @@ def listing(scope: str, project: Path) -> Listing:
         state = "not_installed"
     else:
         try:
-            exact = all(existing.get(e) == script(e) for e in EVENTS) and len(existing) == len(EVENTS)
+            exact = all(existing.get(e) == script(e, directory) for e in EVENTS) and len(existing) == len(EVENTS)
         except InstallError:
             exact = False
         state = "installed" if exact else "outdated"

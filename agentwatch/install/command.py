@@ -1,6 +1,6 @@
 """The command a harness hook runs, and how to recognise it later.
 
-    /abs/python -I -S /abs/site-packages/agentwatch/hook.py HARNESS [--event NAME] || true
+    /abs/python -I -S /abs/site-packages/agentwatch/hook.py HARNESS [--event NAME] [--via CONFIG] || true
 
 - The interpreter is the one agentwatch runs under, by absolute path: a venv's
   python is fine (the client needs no site-packages, `-S` skips them anyway),
@@ -14,6 +14,11 @@
   and exit 2 means "block" to Claude Code, Codex, Gemini CLI, Cursor, VS Code
   and OpenHands. Every harness here runs the command through a POSIX shell
   (Codex through `$SHELL -lc`), where `|| true` turns any failure into 0.
+
+- `--via CONFIG`: the config file (or Cline hooks directory) the entry is
+  written in. The client passes it on with the record (`via.config`), so a
+  record says which file's hook sent it even when another harness ran that
+  file (docs/record.md, "Sender and via").
 
 agentwatch's entries are recognised by their shape, never by position: the
 command's words contain a path ending in `agentwatch/hook.py` followed by the
@@ -59,10 +64,15 @@ def _quote(word: str) -> str:
     return shlex.quote(word)
 
 
-def argv(harness: str, event: str | None = None, python: str | None = None, hook: str | None = None) -> list[str]:
+def argv(
+    harness: str, event: str | None = None, python: str | None = None, hook: str | None = None,
+    via: str | None = None,
+) -> list[str]:
     words = [python or interpreter(), "-I", "-S", hook or hook_file(), harness]
     if event is not None:
         words += ["--event", event]
+    if via is not None:
+        words += ["--via", via]
     return words
 
 
@@ -71,9 +81,12 @@ def shell_words(words: list[str]) -> str:
     return " ".join(_quote(w) for w in words)
 
 
-def command(harness: str, event: str | None = None, python: str | None = None, hook: str | None = None) -> str:
+def command(
+    harness: str, event: str | None = None, python: str | None = None, hook: str | None = None,
+    via: str | None = None,
+) -> str:
     """The shell command line a harness hook runs (with the `|| true` guard)."""
-    return shell_words(argv(harness, event, python, hook)) + " " + GUARD
+    return shell_words(argv(harness, event, python, hook, via)) + " " + GUARD
 
 
 def is_ours(text: object, harness: str) -> bool:

@@ -1,15 +1,17 @@
 """The JSON-configured harnesses: where each keeps its hooks and which events agentwatch registers.
 
-Why these events (docs/install.md has the long form): post-tool events carry
-a tool call's input and output, so one hook per call is enough; a pre-tool
-event is added only where it is free for the agent (run async) and the only
-way to see calls that never ran (blocked by another hook, denied, failed
-without a post event): Claude Code and OpenHands. Per-chunk and per-keystroke
-events (Gemini AfterModel, Cursor Tab hooks) are never registered. Session,
-prompt, stop, subagent, compaction and notification events are, where the
-harness has them. Claude Code rejects its whole settings file over one event
-name it does not know, so only events every hooks-capable build knows are
-written there.
+Why these events (docs/install.md has the long form): every tool call must
+pair, so the pre-tool event is registered wherever a harness has one, and so
+is every event that ends a call other than by success (failure, denial,
+interrupt). Session, prompt, stop, subagent, compaction and notification
+events are registered where the harness has them. Per-chunk and
+per-keystroke events (Gemini AfterModel, Cursor Tab hooks) never are.
+
+Some events exist only in newer builds, and Claude Code and Cursor reject a
+whole config over one event name they do not know. Such an event is written
+only when the installed harness reports a version that has it (versions.py);
+when the version cannot be read, the installer writes the events every
+hooks-capable build accepts and says which it left out.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Callable
 
 from . import command as cmd
 from .jsonconfig import Layout
+from .versions import Version, show
 
 TIMEOUT_S = 10  # the client is bounded to ~2.5 s; this is only a backstop for the harness
 
@@ -29,35 +32,76 @@ TIMEOUT_S = 10  # the client is bounded to ~2.5 s; this is only a backstop for t
 class JsonHarness:
     name: str
     layout: Layout
-    events: list[str]
+    events: list[str]  # registered with every build that has hooks
     paths: dict[str, Callable[[Path], Path]]  # scope -> (project dir -> config file)
     handler_fields: dict = field(default_factory=dict)  # added to every handler after type/command
     matcher: str | None = None  # grouped layouts: the group's matcher (None: no matcher key)
     event_arg: bool = False  # pass --event NAME (the payload does not name the event)
+    gated: list[tuple[str, Version]] = field(default_factory=list)  # (event, first version that has it)
+    # Events written instead of `events` when the version is unknown or older than `modern_since`.
+    legacy_events: list[str] | None = None
+    modern_since: Version | None = None
+    command_harness: str | None = None  # the harness word on the command line, when not `name`
+    also_ours: tuple[str, ...] = ()  # harness words of earlier installs into the same file
     notes: dict[str, list[str]] = field(default_factory=dict)  # scope ("*" for all) -> notes
 
-    def command(self, event: str | None = None) -> str:
-        return cmd.command(self.name, event if self.event_arg else None)
+    @property
+    def word(self) -> str:
+        return self.command_harness or self.name
 
-    def handler(self, event: str) -> dict:
-        handler = {"type": "command", self.layout.command_key: self.command(event)}
+    def select(self, version: Version | None) -> tuple[list[str], list[str]]:
+        """The events to register for an installed `version` (None: unknown), and why, as notes."""
+        modern = self.legacy_events is None or (
+            version is not None and self.modern_since is not None and version >= self.modern_since
+        )
+        events = list(self.events if modern else self.legacy_events or [])
+        left_out = []
+        for event, since in self.gated:
+            if version is not None and version >= since and modern:
+                events.append(event)
+            else:
+                left_out.append(f"{event} (needs {show(since)})")
+        notes = []
+        if version is None:
+            if self.gated or self.legacy_events is not None:
+                notes.append(f"{self.name} version unknown (its CLI is not on PATH or printed no version): "
+                             "registered only the events every hooks-capable build accepts; "
+                             "run install again once it is installed")
+        else:
+            notes.append(f"{self.name} {show(version)} found: registered the events it has")
+        if not modern and self.modern_since is not None:
+            notes.append(f"per-action events registered; the tool events (preToolUse, postToolUse, "
+                         f"postToolUseFailure, with call ids) need {show(self.modern_since)}")
+        if left_out:
+            notes.append("left out: " + ", ".join(left_out))
+        return events, notes
+
+    def all_events(self) -> list[str]:
+        """Every event some version of this installer registers."""
+        return list(dict.fromkeys([*self.events, *(self.legacy_events or []), *(e for e, _ in self.gated)]))
+
+    def command(self, event: str | None = None, via: Path | None = None) -> str:
+        return cmd.command(self.word, event if self.event_arg else None, via=str(via) if via else None)
+
+    def handler(self, event: str, via: Path | None = None) -> dict:
+        handler = {"type": "command", self.layout.command_key: self.command(event, via)}
         handler.update(self.handler_fields)
         return handler
 
-    def entry(self, event: str) -> dict:
+    def entry(self, event: str, via: Path | None = None) -> dict:
         if not self.layout.grouped:
-            return self.handler(event)
+            return self.handler(event, via)
         group: dict = {}
         if self.matcher is not None:
             group["matcher"] = self.matcher
-        group["hooks"] = [self.handler(event)]
+        group["hooks"] = [self.handler(event, via)]
         return group
 
-    def expected(self) -> dict[str, dict]:
-        return {event: self.entry(event) for event in self.events}
+    def expected(self, events: list[str], via: Path | None = None) -> dict[str, dict]:
+        return {event: self.entry(event, via) for event in events}
 
     def is_ours(self, text: object) -> bool:
-        return cmd.is_ours(text, self.name)
+        return any(cmd.is_ours(text, word) for word in (self.word, *self.also_ours))
 
     def notes_for(self, scope: str) -> list[str]:
         return self.notes.get("*", []) + self.notes.get(scope, [])
@@ -67,21 +111,24 @@ def _home() -> Path:
     return Path.home()
 
 
+def _env_dir(name: str, default: Path) -> Path:
+    env = os.environ.get(name)
+    return Path(env) if env and os.path.isabs(env) else default
+
+
 def _claude_dir() -> Path:
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env) if env and os.path.isabs(env) else _home() / ".claude"
+    return _env_dir("CLAUDE_CONFIG_DIR", _home() / ".claude")
 
 
 def _codex_home() -> Path:
-    env = os.environ.get("CODEX_HOME")
-    return Path(env) if env and os.path.isabs(env) else _home() / ".codex"
+    return _env_dir("CODEX_HOME", _home() / ".codex")
+
+
+def _copilot_home() -> Path:
+    return _env_dir("COPILOT_HOME", _home() / ".copilot")
 
 
 GROUPED = Layout(grouped=True)
-VSCODE_ALSO = (
-    "VS Code agent hooks also read this file and run these entries (recorded as {name}); "
-    "install only one of copilot and vscode per scope"
-)
 
 CLAUDE_CODE = JsonHarness(
     name="claude-code",
@@ -90,12 +137,21 @@ CLAUDE_CODE = JsonHarness(
         "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
         "Stop", "SubagentStop", "PreCompact", "Notification",
     ],
+    # First release whose CHANGELOG.md names the event (anthropics/claude-code).
+    gated=[
+        ("SubagentStart", (2, 0, 43)),
+        ("PermissionRequest", (2, 0, 45)),
+        ("PostCompact", (2, 1, 76)),
+        ("StopFailure", (2, 1, 78)),
+        ("PermissionDenied", (2, 1, 89)),
+        ("PostToolUseFailure", (2, 1, 119)),
+    ],
     paths={"user": lambda project: _claude_dir() / "settings.json",
            "project": lambda project: project / ".claude" / "settings.json"},
     handler_fields={"async": True, "timeout": TIMEOUT_S},
     matcher="*",
-    notes={"*": ["VS Code agent hooks also read Claude Code settings files and run these entries "
-                 "(recorded as claude-code)"],
+    notes={"*": ["VS Code and Cursor also run the hooks in Claude Code's settings files, and Copilot CLI "
+                 "those of the repository: their events are recorded too, named by their payload's shape"],
            "project": ["project settings are usually committed: the absolute paths in the command exist "
                        "only on this machine (elsewhere the hook fails open and records nothing)"]},
 )
@@ -104,9 +160,11 @@ CODEX = JsonHarness(
     name="codex",
     layout=GROUPED,
     events=[
-        "SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse", "PermissionRequest",
-        "PreCompact", "Stop", "SubagentStart", "SubagentStop",
+        "SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+        "PreCompact", "PostCompact", "Stop", "SubagentStart", "SubagentStop",
     ],
+    # The hooks engine in codex-rs/hooks has these from 0.150.0 (Interrupt: openai/codex #40511).
+    gated=[("SessionEnd", (0, 150, 0)), ("StopFailure", (0, 150, 0)), ("Interrupt", (0, 150, 0))],
     paths={"user": lambda project: _codex_home() / "hooks.json",
            "project": lambda project: project / ".codex" / "hooks.json"},
     # No "async": shipped Codex builds skip async hooks entirely ("async hooks are not supported yet").
@@ -114,69 +172,96 @@ CODEX = JsonHarness(
     matcher="",
     notes={"*": ["Codex runs a new or changed hook only after it is trusted: start codex and review "
                  "agentwatch's hooks under /hooks",
-                 "Codex runs hooks through $SHELL -lc (a login shell), whose start-up adds to every hook"],
+                 "Codex runs hooks through $SHELL -lc (a login shell), whose start-up adds to every hook; "
+                 "PreToolUse runs in front of every tool call"],
            "project": ["project hooks load only when Codex trusts the project"]},
 )
 
 GEMINI_CLI = JsonHarness(
     name="gemini-cli",
     layout=GROUPED,
-    events=["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "AfterTool", "PreCompress", "Notification"],
+    events=["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool",
+            "PreCompress", "Notification"],
     paths={"user": lambda project: _home() / ".gemini" / "settings.json",
            "project": lambda project: project / ".gemini" / "settings.json"},
     handler_fields={"name": "agentwatch", "timeout": TIMEOUT_S * 1000},  # milliseconds
     notes={"*": ["on Gemini CLI builds where hooks are still experimental, enable them in settings.json "
-                 "(hooksConfig.enabled, or tools.enableHooks on older builds); agentwatch does not flip it"]},
+                 "(hooksConfig.enabled, or tools.enableHooks on older builds); agentwatch does not flip it",
+                 "BeforeTool runs in front of every tool call (Gemini awaits it)"]},
 )
 
 OPENHANDS = JsonHarness(
     name="openhands",
     layout=GROUPED,
     events=["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"],
-    paths={"project": lambda project: project / ".openhands" / "hooks.json"},
+    paths={"project": lambda project: project / ".openhands" / "hooks.json",
+           "user": lambda project: _home() / ".openhands" / "hooks.json"},
     handler_fields={"async": True, "timeout": TIMEOUT_S},
     matcher="*",
     notes={"*": ["OpenHands runs hooks inside its sandbox: the command works only where these paths exist "
-                 "(the local runtime); elsewhere forward AGENTWATCH_SOCKET or AGENTWATCH_SPOOL into it"]},
+                 "(the local runtime); elsewhere forward AGENTWATCH_SOCKET or AGENTWATCH_SPOOL into it",
+                 "OpenHands reads only the first of .openhands/hooks.json (in the working directory) and "
+                 "~/.openhands/hooks.json that exists: a project file hides the user one"]},
 )
 
 CURSOR = JsonHarness(
     name="cursor",
     layout=Layout(grouped=False, skeleton={"version": 1}),
     events=[
-        "sessionStart", "sessionEnd", "beforeSubmitPrompt", "afterShellExecution", "afterMCPExecution",
-        "afterFileEdit", "afterAgentResponse", "stop",
+        "beforeSubmitPrompt", "preToolUse", "postToolUse", "postToolUseFailure",
+        "subagentStart", "subagentStop", "preCompact", "afterAgentResponse", "stop",
     ],
+    legacy_events=[
+        "beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution", "beforeMCPExecution",
+        "afterMCPExecution", "afterFileEdit", "afterAgentResponse", "stop",
+    ],
+    modern_since=(2, 4, 0),  # cursor.com/changelog/2-4: preToolUse and postToolUse
+    # Cursor 2.x validators refused sessionStart as an unknown hook type; 3.x dispatches it.
+    gated=[("sessionStart", (3, 0, 0)), ("sessionEnd", (3, 0, 0))],
     paths={"user": lambda project: _home() / ".cursor" / "hooks.json",
            "project": lambda project: project / ".cursor" / "hooks.json"},
     notes={"*": ["some Cursor 2.x releases run only the first hook of an event: a hook listed before "
-                 "agentwatch's would hide it there"]},
+                 "agentwatch's would hide it there",
+                 "preToolUse and beforeShellExecution run in front of every tool call (Cursor awaits them)"]},
 )
 
-_SHARED = Layout(grouped=False, skeleton={"version": 1}, dedicated=True)
-_SHARED_PATHS = {"user": lambda project: _home() / ".copilot" / "hooks" / "agentwatch.json",
+# Copilot CLI and VS Code read the same files and both accept the Pascal-case
+# event names, each sending its own payload for them (Copilot the "VS Code
+# compatible" one): one set of entries serves both, and the record names the
+# real sender from the payload. The harness word on the command line is
+# `copilot` whichever of the two was installed.
+_SHARED_EVENTS = [
+    "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+    "Stop", "SubagentStart", "SubagentStop", "PreCompact", "ErrorOccurred",
+]
+_SHARED_PATHS = {"user": lambda project: _copilot_home() / "hooks" / "agentwatch.json",
                  "project": lambda project: project / ".github" / "hooks" / "agentwatch.json"}
+_SHARED_LAYOUT = Layout(grouped=False, skeleton={"version": 1}, dedicated=True, old_command_keys=("bash",))
+_SHARED_NOTE = ("Copilot CLI and VS Code both run this file's entries; each event is recorded once, "
+                "named copilot or vscode by its payload's shape")
 
 COPILOT = JsonHarness(
     name="copilot",
-    layout=Layout(grouped=False, command_key="bash", skeleton=_SHARED.skeleton, dedicated=True),
-    events=["sessionStart", "sessionEnd", "userPromptSubmitted", "postToolUse", "errorOccurred",
-            "agentStop", "subagentStop"],
+    layout=_SHARED_LAYOUT,
+    events=_SHARED_EVENTS,
     paths=_SHARED_PATHS,
-    handler_fields={"timeoutSec": TIMEOUT_S},
-    event_arg=True,  # camelCase payloads do not name their event
-    notes={"*": [VSCODE_ALSO.format(name="copilot")],
+    handler_fields={"timeout": TIMEOUT_S},  # seconds for both (Copilot: alias of timeoutSec)
+    command_harness="copilot",
+    also_ours=("vscode",),
+    notes={"*": [_SHARED_NOTE],
            "project": ["the Copilot cloud agent runs these hooks on a GitHub Actions runner, where this "
                        "machine's paths and daemon do not exist: there they fail open and record nothing"]},
 )
 
 VSCODE = JsonHarness(
     name="vscode",
-    layout=_SHARED,
-    events=["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "SubagentStart", "SubagentStop", "Stop"],
+    layout=_SHARED_LAYOUT,
+    events=_SHARED_EVENTS,
     paths=_SHARED_PATHS,
     handler_fields={"timeout": TIMEOUT_S},
-    notes={"*": ["Copilot CLI also reads this file; install only one of copilot and vscode per scope"]},
+    command_harness="copilot",
+    also_ours=("vscode",),
+    notes={"*": [_SHARED_NOTE]},
 )
 
 JSON_HARNESSES = {h.name: h for h in (CLAUDE_CODE, CODEX, GEMINI_CLI, CURSOR, COPILOT, VSCODE, OPENHANDS)}

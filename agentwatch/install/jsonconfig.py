@@ -42,6 +42,11 @@ class Layout:
     skeleton: dict = field(default_factory=dict)  # top-level keys a new file starts with
     # A file only agentwatch writes (.github/hooks/agentwatch.json): deleted when nothing else is left.
     dedicated: bool = False
+    # Command keys earlier installs used (Copilot's `bash`): an entry under one is ours too, and replaced.
+    old_command_keys: tuple[str, ...] = ()
+
+    def commands(self, handler: dict) -> list:
+        return [handler.get(key) for key in (self.command_key, *self.old_command_keys)]
 
 
 # ---------------------------------------------------------------- parse / dump
@@ -151,13 +156,13 @@ def _handlers(entry: Any, layout: Layout) -> list:
 
 
 def ours_in(entry: Any, layout: Layout, is_ours: Callable[[Any], bool]) -> list:
-    return [h for h in _handlers(entry, layout) if isinstance(h, dict) and is_ours(h.get(layout.command_key))]
+    return [h for h in _handlers(entry, layout) if isinstance(h, dict) and any(map(is_ours, layout.commands(h)))]
 
 
 def _strip(entry: dict, layout: Layout, is_ours: Callable[[Any], bool]) -> dict | None:
     """The entry without our handlers, or None when nothing of anyone else's is left in it."""
     if layout.grouped and isinstance(entry.get("hooks"), list):
-        kept = [h for h in entry["hooks"] if not (isinstance(h, dict) and is_ours(h.get(layout.command_key)))]
+        kept = [h for h in entry["hooks"] if not (isinstance(h, dict) and any(map(is_ours, layout.commands(h))))]
         if not kept:
             return None
         stripped = dict(entry)

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentwatch.record import redact
 from agentwatch.record.adapters import adapter_for
+from agentwatch.record.adapters.sender import sender, via_config
 from agentwatch.store.append import Append, json_nesting_exceeds
 from agentwatch.store.chain import MAX_RECORD_ID_BYTES, canonical_json
 
@@ -89,13 +90,20 @@ def record_document(env: dict, *, uid: int | None = None, peer_pid: int | None =
     payload, error, raw_bytes = decode_payload(env)
     if raw_bytes is None and (payload is None or _blank(payload)):
         payload, error = _argv_payload(env, payload, error)
-    harness = env["harness"]
+    installed_for = env["harness"]
+    # The harness that sent the event, from the payload's shape; the hook's own name and
+    # config file become `via` (docs/record.md, "Sender and via").
+    harness = sender(installed_for, payload) if error is None else installed_for
+    hint = env.get("event") if harness == installed_for else None
     if error is None:
-        fields = _adapter_fields(harness, payload, env.get("event"))
+        fields = _adapter_fields(harness, payload, hint)
     else:
         fields = {"event": _unparsed_event(env.get("event"))}
     doc: dict[str, Any] = {"schema": SCHEMA_VERSION, "harness": harness}
     doc.update(fields)
+    config = via_config(env.get("argv"))
+    if config is not None or harness != installed_for:
+        doc["via"] = {"harness": installed_for, **({"config": config} if config is not None else {})}
     client = {k: env[k] for k in _CLIENT_FIELDS if k in env}
     # What the kernel says about the sender (SO_PEERCRED) overrides what it claims.
     if uid is not None:

@@ -17,6 +17,9 @@ KINDS = (
     "permission", "subagent_start", "subagent_end", "compact", "notification", "stop", "other",
 )
 CATEGORIES = ("shell", "read", "write", "edit", "mcp", "web", "search", "agent", "other")
+# How a tool call ended, set on the record that ends it when the event kind alone does not
+# say (docs/record.md, "Tool calls"): a tool_post is ok and a tool_error an error otherwise.
+OUTCOMES = ("ok", "error", "denied", "interrupted")
 
 # Tool names shared by several harnesses (Claude Code and the harnesses that copy it).
 # Keys are lower case; each adapter adds its own harness-specific names.
@@ -30,7 +33,6 @@ BASE_CATEGORIES = {
     "task": "agent", "agent": "agent",
 }
 
-_ERROR_RESULTS = {"failure", "error", "denied", "rejected", "timeout"}
 _DECISIONS = {
     "allow": "allow", "approve": "allow", "approved": "allow", "allowed": "allow",
     "deny": "deny", "block": "deny", "denied": "deny", "blocked": "deny", "reject": "deny",
@@ -125,13 +127,6 @@ def decision(value: Any, *, source: str | None = None, reason: Any = None) -> di
     return out
 
 
-def result_is_error(result_type: Any) -> bool | None:
-    """Copilot's toolResult.resultType: success, or one of the failure outcomes."""
-    if not isinstance(result_type, str):
-        return None
-    return result_type.lower() in _ERROR_RESULTS
-
-
 def mcp_parts(name: str) -> str | None:
     """The server of an MCP tool name: `mcp__server__tool` or Cursor's `MCP:server:tool`."""
     if name.startswith("mcp__"):
@@ -154,8 +149,15 @@ def tool(
     is_error: Any = None,
     duration_ms: Any = None,
     category: str | None = None,
+    outcome: str | None = None,
+    pair_on_input: bool = True,
 ) -> dict | None:
-    """The normalized `tool` object; only keys that have values."""
+    """The normalized `tool` object; only keys that have values.
+
+    `outcome` goes on the record that ends a call. `pair_on_input=False` leaves
+    out `input_sha256`, so calls without an id pair FIFO on the tool name alone
+    (for a harness whose end event may carry arguments a hook rewrote).
+    """
     name = text(name)
     if name is None:
         return None
@@ -169,7 +171,7 @@ def tool(
         out["mcp_server"] = server
     if input is not None:
         out["input"] = input
-        if "call_id" not in out:  # the FIFO pairing key; a call id makes it unnecessary
+        if "call_id" not in out and pair_on_input:  # the FIFO pairing key; a call id makes it unnecessary
             put(out, "input_sha256", digest(input))
     if response is not None:
         out["response"] = response
@@ -178,6 +180,8 @@ def tool(
     ms = number(duration_ms)
     if ms is not None and ms >= 0:
         out["duration_ms"] = ms
+    if outcome in OUTCOMES:
+        out["outcome"] = outcome
     return out
 
 
@@ -241,6 +245,8 @@ def claude_style(
     put(fields, "agent", agent(p.get("agent_id"), p.get("agent_type")))
     error = p.get("error")
     failed = kind == "tool_error"
+    # A failure the user caused by interrupting (PostToolUseFailure is_interrupt) is not the tool's error.
+    outcome = "interrupted" if failed and p.get("is_interrupt") is True else None
     put(fields, "tool", tool(
         first_text(p, "tool_name", "toolName"),
         categories,
@@ -249,6 +255,7 @@ def claude_style(
         response=error if failed and error is not None else p.get("tool_response"),
         is_error=True if failed else None,
         duration_ms=p.get("duration_ms"),
+        outcome=outcome,
     ))
     put(fields, "prompt", prompt_digest(p.get("prompt")))
     put(fields, "decision", decision(p.get("decision")))

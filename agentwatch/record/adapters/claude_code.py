@@ -1,4 +1,10 @@
-"""Claude Code hooks: the reference shape (session_id, hook_event_name, tool_use_id …)."""
+"""Claude Code hooks: the reference shape (session_id, hook_event_name, tool_use_id …).
+
+Every tool event carries `tool_use_id`, so calls pair by id. A call ends with
+PostToolUse (ok), PostToolUseFailure (`error`; `is_interrupt: true` when the
+user interrupted it) or PermissionDenied (the auto-mode classifier refused
+it; the tool never ran).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ KINDS = {
     "PostToolUse": "tool_post",
     "PostToolUseFailure": "tool_error",
     "PermissionRequest": "permission",
-    "PermissionDenied": "permission",
+    "PermissionDenied": "tool_error",
     "Stop": "stop",
     "StopFailure": "stop",
     "SubagentStart": "subagent_start",
@@ -38,4 +44,7 @@ def normalize(payload: Any, event_hint: str | None = None) -> dict:
     fields = claude_style(payload, event_hint, kinds=KINDS, categories=CATEGORIES)
     if fields["event"].get("name") == "PermissionDenied" and isinstance(payload, dict):
         fields["decision"] = decision("deny", reason=payload.get("reason"))
+        tool = fields.get("tool")
+        if tool is not None:
+            tool["outcome"] = "denied"
     return fields

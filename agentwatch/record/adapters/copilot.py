@@ -1,12 +1,22 @@
-"""GitHub Copilot CLI and cloud agent hooks (.github/hooks/*.json).
+"""GitHub Copilot CLI and cloud agent hooks (github/docs content/copilot/reference/hooks-reference.md).
 
-Two payload styles, chosen by the event name in the hook config: camelCase
-(`sessionStart`, `toolName`, `toolArgs`, `toolResult{resultType,
-textResultForLlm}`, `timestamp` in epoch ms) and a VS Code-compatible
-PascalCase/snake_case one. camelCase payloads carry no event name, so the
-event comes from the hook's command line (event_hint) or is inferred from the
-fields present. Older builds send no session id at all; normalize.py then
-synthesizes one (docs/record.md). No tool-call ids: FIFO pairing.
+Two payload formats, chosen by the event name in the hook config:
+
+- camelCase events (`preToolUse`): camelCase fields, `sessionId`, `timestamp`
+  in epoch ms, `toolName`, `toolArgs`, `toolResult{resultType,
+  textResultForLlm}`; the payload names no event, so it comes from the hook's
+  command line (event_hint) or is inferred from the fields present;
+- PascalCase events (`PreToolUse`), the "VS Code compatible" format:
+  `hook_event_name`, `session_id`, ISO `timestamp`, `tool_name`,
+  `tool_input`, `tool_result{result_type, text_result_for_llm}`.
+
+postToolUse fires only after a tool succeeded; a failure arrives as
+postToolUseFailure with `error`. Older builds reported failures and denials in
+`resultType` (failure, denied, rejected), which is still read. There are no
+tool-call ids: calls pair FIFO on tool name and arguments. Builds that send no
+session id get one synthesized by normalize.py (docs/record.md). A session
+that ends with reason `abort` or `user_exit` marks the record `interrupt:
+true`: its calls that never ended are `interrupted`.
 """
 
 from __future__ import annotations
@@ -24,7 +34,6 @@ from ._common import (
     obj,
     prompt_digest,
     put,
-    result_is_error,
     text,
     tool,
 )
@@ -42,7 +51,7 @@ KINDS = {
     "subagentStop": "subagent_end", "SubagentStop": "subagent_end",
     "preCompact": "compact", "PreCompact": "compact",
     "notification": "notification", "Notification": "notification",
-    # errorOccurred / ErrorOccurred: other
+    # errorOccurred / ErrorOccurred, userPromptTransformed: other
 }
 
 CATEGORIES = {
@@ -50,8 +59,28 @@ CATEGORIES = {
     "view": "read",
     "create": "write",
     "str_replace": "edit",
+    "str_replace_editor": "edit",
+    "apply_patch": "edit",
+    "rg": "search",
     "web_fetch": "web",
+    "web_search": "web",
     "ask_user": "other",
+    "update_todo": "other",
+}
+
+# resultType values of older builds' postToolUse, and the outcome each means.
+_RESULT_OUTCOMES = {
+    "success": "ok",
+    "failure": "error", "error": "error", "timeout": "error",
+    "denied": "denied", "rejected": "denied",
+}
+_INTERRUPTING_ENDS = {"abort", "user_exit"}
+# The Pascal-case format reports Claude's tool names (hooks-reference.md, "Claude-format
+# matchers"); the record keeps the runtime's name, the one the camelCase format reports.
+_RUNTIME_NAMES = {
+    "Bash": "bash", "Read": "view", "Write": "create", "Edit": "edit", "Grep": "grep", "Glob": "glob",
+    "WebFetch": "web_fetch", "WebSearch": "web_search", "AskUserQuestion": "ask_user",
+    "TodoWrite": "update_todo", "Agent": "task", "Task": "task",
 }
 
 
@@ -66,23 +95,35 @@ def normalize(payload: Any, event_hint: str | None = None) -> dict:
     put(fields, "cwd", first_text(p, "cwd"))
     put(fields, "transcript_path", first_text(p, "transcriptPath", "transcript_path"))
     put(fields, "ts_harness", number(p.get("timestamp")) or text(p.get("timestamp")))
-    put(fields, "agent", agent(None, first_text(p, "agentName", "agent_name")))
+    put(fields, "agent", agent(
+        first_text(p, "agentId", "agent_id"),
+        first_text(p, "agentType", "agent_type", "agentName", "agent_name"),
+    ))
     result = p.get("toolResult", p.get("tool_result"))
-    result_type = obj(result).get("resultType", obj(result).get("result_type"))
-    if kind == "tool_post" and result_is_error(result_type):
+    result_type = first_text(obj(result), "resultType", "result_type")
+    outcome = _RESULT_OUTCOMES.get(result_type.lower()) if result_type else None
+    if kind == "tool_post" and outcome in ("error", "denied"):
         fields["event"]["kind"] = kind = "tool_error"
     failed = kind == "tool_error"
     error = p.get("error")
+    tool_name = first_text(p, "toolName") or first_text(p, "tool_name")
+    if "toolName" not in p and tool_name in _RUNTIME_NAMES:
+        tool_name = _RUNTIME_NAMES[tool_name]
     put(fields, "tool", tool(
-        first_text(p, "toolName", "tool_name"),
+        tool_name,
         CATEGORIES,
         input=maybe_json(p.get("toolArgs", p.get("tool_input"))),
         response=error if failed and isinstance(error, str) else result,
         is_error=True if failed else None,
+        outcome="denied" if outcome == "denied" else None,
     ))
-    if isinstance(result_type, str) and result_type.lower() == "denied":
+    if outcome == "denied":
         fields["decision"] = decision("deny")
-    put(fields, "prompt", prompt_digest(p.get("prompt", p.get("initialPrompt", p.get("initial_prompt")))))
+    if kind == "session_end" and first_text(p, "reason") in _INTERRUPTING_ENDS:
+        fields["interrupt"] = True
+    prompt = p.get("prompt", p.get("initialPrompt", p.get("initial_prompt")))
+    if kind in ("prompt", "session_start"):
+        put(fields, "prompt", prompt_digest(prompt))
     return fields
 
 
@@ -98,6 +139,8 @@ def _infer(p: dict) -> str | None:
         return "subagentStop" if "stopReason" in p else "subagentStart"
     if "stopReason" in p:
         return "agentStop"
+    if "transformedPrompt" in p:
+        return "userPromptTransformed"
     if "prompt" in p:
         return "userPromptSubmitted"
     if "trigger" in p:

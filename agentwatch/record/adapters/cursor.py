@@ -1,9 +1,21 @@
-"""Cursor hooks (hooks.json version 1): per-action events and the newer tool events.
+"""Cursor hooks (hooks.json version 1, cursor.com/docs/agent/hooks).
 
-Cursor sends no tool-call ids, so pre/post pair by the FIFO heuristic
-(docs/record.md). MCP `tool_input` arrives as a JSON string and is parsed;
-after-events carry `duration` in ms. beforeReadFile and afterFileEdit have no
-counterpart event, so their tool calls always show as unpaired.
+Two generations of tool events:
+
+- the tool events (Cursor 2.4+): preToolUse, postToolUse and
+  postToolUseFailure for every tool (Shell, Read, Write, Grep, MCP:…, Task),
+  with `tool_use_id`, so calls pair by id. postToolUse's `tool_output` is a
+  JSON string; postToolUseFailure fires when a tool fails, times out or is
+  denied, with `error_message`, `failure_type` (`error`, `timeout`,
+  `permission_denied`) and `is_interrupt`;
+- the per-action events: before/afterShellExecution and
+  before/afterMCPExecution pair FIFO on the command or the tool and its
+  arguments (no ids); MCP events name the server by `url` or `command`.
+  beforeReadFile and afterFileEdit have no counterpart event.
+
+After-events carry `duration` in ms. `stop` with status `aborted` marks the
+record `interrupt: true`: calls of the session that never ended are then
+`interrupted`.
 """
 
 from __future__ import annotations
@@ -12,9 +24,11 @@ from typing import Any
 
 from ._common import (
     BASE_CATEGORIES,
+    decision,
     event,
     first_root,
     first_text,
+    flag,
     maybe_json,
     obj,
     prompt_digest,
@@ -61,6 +75,7 @@ _ACTION_TOOLS = {
     "beforeReadFile": ("Read", "read"),
     "afterFileEdit": ("Edit", "edit"),
 }
+_FAILURE_OUTCOMES = {"permission_denied": "denied", "denied": "denied"}
 
 
 def normalize(payload: Any, event_hint: str | None = None) -> dict:
@@ -78,29 +93,39 @@ def normalize(payload: Any, event_hint: str | None = None) -> dict:
     put(fields, "transcript_path", first_text(p, "transcript_path"))
     put(fields, "agent", _agent(p))
     put(fields, "tool", _tool(p, name or "", kind))
+    if fields.get("tool", {}).get("outcome") == "denied":
+        fields["decision"] = decision("deny")
     put(fields, "prompt", prompt_digest(p.get("prompt")))
+    if kind == "stop" and first_text(p, "status") == "aborted":
+        fields["interrupt"] = True
     return fields
 
 
 def _tool(p: dict, name: str, kind: str) -> dict | None:
     tool_name, category = _ACTION_TOOLS.get(name, (None, None))
     duration = p.get("duration", p.get("duration_ms"))
-    failed = kind == "tool_error"
     if category == "shell":
         return tool(tool_name, CATEGORIES, category=category, input=_only("command", p),
                     response=p.get("output"), duration_ms=duration)
     if category in ("read", "edit"):
         return tool(tool_name, CATEGORIES, category=category, input=_only("file_path", p))
+    failed = kind == "tool_error"
+    outcome = None
+    if failed:
+        outcome = "interrupted" if flag(p.get("is_interrupt")) else _FAILURE_OUTCOMES.get(
+            first_text(p, "failure_type") or "")
     return tool(
         first_text(p, "tool_name"),
         CATEGORIES,
         category=category,
         call_id=p.get("tool_use_id"),
-        mcp_server=first_text(p, "server_name", "server"),
+        # MCP per-action events name the server by how it is reached.
+        mcp_server=first_text(p, "url", "command") if category == "mcp" else None,
         input=maybe_json(p.get("tool_input")),
-        response=maybe_json(p.get("error_message", p.get("error")) if failed else p.get("result_json", p.get("tool_output"))),
+        response=p.get("error_message") if failed else maybe_json(p.get("tool_output", p.get("result_json"))),
         is_error=True if failed else None,
         duration_ms=duration,
+        outcome=outcome,
     )
 
 

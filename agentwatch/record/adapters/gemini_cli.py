@@ -1,8 +1,13 @@
 """Gemini CLI hooks: Claude-like base fields, its own event and tool names.
 
-No tool-call id: BeforeTool/AfterTool pair by the FIFO heuristic (docs/record.md).
-AfterTool's tool_response is {llmContent, returnDisplay, error}; a non-empty
-error makes the record a tool_error. MCP tools carry mcp_context.server_name.
+No tool-call id: BeforeTool/AfterTool pair FIFO on the tool name alone
+(docs/record.md). Not on the arguments: a BeforeTool hook may rewrite them, and
+AfterTool then reports the rewritten ones (packages/core/src/core/
+coreToolHookTriggers.ts), so both inputs stay visible on one call. AfterTool's
+tool_response is {llmContent, returnDisplay, error}; a non-empty error makes
+the record a tool_error. MCP tools carry mcp_context.server_name. Gemini sends
+no prompt id: turn_id stays empty. A call refused in the confirmation dialog
+or blocked by a BeforeTool hook gets no AfterTool and stays open.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ def normalize(payload: Any, event_hint: str | None = None) -> dict:
     tool = fields.get("tool")
     if tool is None or not isinstance(payload, dict):
         return fields
+    tool.pop("input_sha256", None)
     server = text(obj(payload.get("mcp_context")).get("server_name"))
     if server:
         tool["mcp_server"] = server

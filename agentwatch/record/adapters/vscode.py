@@ -2,7 +2,11 @@
 
 Common fields are camelCase (`hookEventName`, `sessionId`, `timestamp`) while
 tool fields are snake_case (`tool_name`, `tool_input`, `tool_use_id`,
-`tool_response`); the shared reader accepts both spellings.
+`tool_response`); the shared reader accepts both spellings
+(microsoft/vscode-docs docs/agent-customization/hooks.md). Tool events carry
+`tool_use_id`, so calls pair by id. PostToolUse fires only after a tool
+succeeded and there is no failure event: a call that fails or is refused
+stays open.
 """
 
 from __future__ import annotations

@@ -1,0 +1,32 @@
+"""Reading a harness's version from what its CLI prints for --version."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentwatch.install import versions
+
+
+@pytest.mark.parametrize("printed,version", [
+    ("2.1.119 (Claude Code)", (2, 1, 119)),
+    ("codex-cli 0.152.1", (0, 152, 1)),
+    ("0.56.0-nightly.20260806.g761f604c1", (0, 56, 0)),
+    ("3.18.25\n4a1b2c3d\nx64", (3, 18, 25)),
+    ("GitHub Copilot CLI 1.0", (1, 0, 0)),
+    ("build 20260806 of tool 1.2.3", (1, 2, 3)),
+    ("no version here", None),
+    ("", None),
+])
+def test_the_first_dotted_number_is_the_version(printed, version):
+    assert versions.parse(printed) == version
+
+
+def test_a_program_that_fails_or_is_missing_gives_no_version(tmp_path, monkeypatch):
+    (tmp_path / "claude").write_text("#!/bin/sh\necho 2.1.200\nexit 3\n")
+    (tmp_path / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert versions.version_of("claude-code") is None  # exits non-zero
+    assert versions.version_of("codex") is None  # not on PATH
+    (tmp_path / "codex").write_text("#!/bin/sh\necho codex-cli 0.150.0\n")
+    (tmp_path / "codex").chmod(0o755)
+    assert versions.version_of("codex") == ((0, 150, 0), str(tmp_path / "codex"))
