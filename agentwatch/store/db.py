@@ -7,6 +7,7 @@ from pathlib import Path
 
 import apsw
 
+from agentwatch import safefs
 from agentwatch.errors import SchemaError, StoreUnreachable
 from agentwatch.store import migrations
 
@@ -36,10 +37,10 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> a
     """
     path = Path(path)
     _refuse_symlink(path)
-    if not path.exists():
-        if not create:
-            raise StoreUnreachable(f"{path}: store does not exist")
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not path.exists() and not create:
+        raise StoreUnreachable(f"{path}: store does not exist")
+    # Whoever can write the store's directory can move the store aside or plant its -wal.
+    safefs.private_dir(path.parent, "store directory")
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
     if create:
         flags |= apsw.SQLITE_OPEN_CREATE

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentwatch import paths
+from agentwatch import paths, safefs
 from agentwatch.errors import UsageError
 from agentwatch.record.redact.rules import MASK_PREFIX, benign_value, redact_string, sensitive_name, suspicious
 from agentwatch.store.chain import canonical_json
@@ -357,7 +357,7 @@ def load_salt(path: Path | str | None = None, *, create: bool = True) -> bytes:
     """
     path = Path(path) if path is not None else default_salt_file()
     if create and not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        safefs.private_dir(path.parent, "salt directory")
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except FileExistsError:

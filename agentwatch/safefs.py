@@ -1,0 +1,147 @@
+"""Directories and files that nobody but their owner can change.
+
+The recorded agent runs as this user, but other local users must not be able
+to move a store aside, swap a spool for a symlink or plant a socket. So every
+directory agentwatch creates, parents included, is made 0700 and every file
+0600, whatever the umask; and a directory that already exists is used only
+when it is a real directory (not a symlink), owned by this user, that no one
+else can write. Its parents, which agentwatch did not make, may belong to
+root or to this user and may be writable by others only with the sticky bit
+(as /tmp is).
+
+The hook client (hookclient.py, standard library only) keeps its own small
+copy of the socket and spool checks; the rules are the same.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Union
+
+from .errors import UsageError
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+# Others may read or enter a directory of ours (a project's .claude/, say), never write it.
+OTHERS_WRITE = 0o022
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class UnsafePath(UsageError):
+    """A directory or file that another user controls, or could: refused, never repaired silently."""
+
+
+def describe_mode(mode: int) -> str:
+    return f"{stat.S_IMODE(mode):04o}"
+
+
+def check_own_dir(path: PathLike, st: os.stat_result, what: str = "directory", private: bool = False) -> None:
+    """Raise UnsafePath unless `st` (from lstat) is a directory of ours that others cannot write.
+
+    `private` also refuses any access for group and others (the socket directory).
+    """
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath(f"{path}: {what} is a symlink, not a directory; refusing to follow it")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafePath(f"{path}: {what} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise UnsafePath(
+            f"{path}: {what} is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()}); "
+            "another user controls it: remove it or choose another location"
+        )
+    forbidden = 0o077 if private else OTHERS_WRITE
+    if st.st_mode & forbidden:
+        wanted = "0700" if private else "not writable by group or others"
+        raise UnsafePath(
+            f"{path}: {what} has mode {describe_mode(st.st_mode)}, must be {wanted}; "
+            f"other users could change what is in it (chmod 700 {path}, or choose another location)"
+        )
+
+
+def check_parent(path: PathLike, st: os.stat_result) -> None:
+    """An existing parent we did not create: root's or ours, and writable by others only if sticky."""
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafePath(f"{path}: is not a directory")
+    if st.st_uid not in (0, os.geteuid()):
+        raise UnsafePath(
+            f"{path}: owned by uid {st.st_uid}, who could move anything below it; choose a location of your own"
+        )
+    if st.st_mode & OTHERS_WRITE and not st.st_mode & stat.S_ISVTX:
+        raise UnsafePath(
+            f"{path}: mode {describe_mode(st.st_mode)} lets other users rename what is in it "
+            f"(chmod go-w {path}, or choose another location)"
+        )
+
+
+def private_dir(path: PathLike, what: str = "directory", *, private: bool = False) -> Path:
+    """Make sure `path` is a directory of ours; create it and any missing parents 0700.
+
+    Existing parents must pass check_parent, an existing `path` check_own_dir
+    (`private`: no access at all for others), and each directory made here is
+    set to exactly 0700. Returns the path, absolute. Raises UnsafePath.
+    """
+    path = Path(os.path.abspath(path))
+    missing: list[Path] = []
+    deepest = path
+    while not os.path.lexists(deepest):
+        missing.append(deepest)
+        deepest = deepest.parent
+    if not missing:
+        check_own_dir(path, _lstat(path), what, private)
+    for parent in ([deepest, *deepest.parents] if missing else list(path.parents)):
+        try:
+            st = os.stat(parent)  # a symlinked parent (a home on another disk): judged by where it leads
+        except OSError as exc:
+            raise UnsafePath(f"{parent}: cannot inspect ({exc.strerror})") from None
+        check_parent(parent, st)
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, DIR_MODE)
+        except FileExistsError:
+            pass  # made by someone else meanwhile: judged below like any other
+        except OSError as exc:
+            raise UnsafePath(f"{directory}: cannot create directory ({exc.strerror})") from None
+        try:
+            fd = os.open(directory, _DIR_FLAGS)
+        except OSError as exc:
+            raise UnsafePath(f"{directory}: cannot open {what} ({exc.strerror}); a symlink is not followed") from None
+        try:
+            st = os.fstat(fd)
+            check_own_dir(directory, st, what, private and directory == path)
+            if stat.S_IMODE(st.st_mode) != DIR_MODE:
+                os.fchmod(fd, DIR_MODE)  # the umask may have taken bits the owner needs
+        finally:
+            os.close(fd)
+    return path
+
+
+def _lstat(path: Path) -> os.stat_result:
+    try:
+        return os.lstat(path)
+    except OSError as exc:
+        raise UnsafePath(f"{path}: cannot inspect ({exc.strerror})") from None
+
+
+def open_private_file(path: PathLike, flags: int) -> int:
+    """os.open for a file of ours: never through a symlink, created 0600 whatever the umask.
+
+    An existing file owned by another user is refused.
+    """
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid():
+            raise UnsafePath(f"{path}: owned by uid {st.st_uid}, not by this user; refusing to use it")
+        if flags & os.O_CREAT and stat.S_IMODE(st.st_mode) != FILE_MODE and not st.st_mode & 0o077:
+            os.fchmod(fd, FILE_MODE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+__all__ = ["DIR_MODE", "FILE_MODE", "UnsafePath", "check_own_dir", "check_parent", "open_private_file", "private_dir"]
