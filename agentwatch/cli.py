@@ -83,12 +83,15 @@ def sql_cmd(
     """
     from agentwatch.readers import render
     from agentwatch.readers import sql as sqlquery
+    from agentwatch.store import db
 
     if json_out and csv_out:
         fail("choose one of --json and --csv", 2)
+    resolved = paths.resolve_store(store)
     try:
-        columns, rows = sqlquery.run(paths.resolve_store(store), query)
-        render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+        with db.store_errors(resolved):
+            columns, rows = sqlquery.run(resolved, query)
+            render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
     except AgentwatchError as exc:
         fail(exc)
 
@@ -248,11 +251,13 @@ def verify_cmd(
     Exit 0 intact, 1 integrity problem, 2 usage, 3 store unreachable.
     """
     from agentwatch.readers import render
+    from agentwatch.store import db
     from agentwatch.verify import check
 
+    resolved = paths.resolve_store(store)
     try:
-        with render.progress("verifying", enabled=not json_out) as update:
-            result = check.verify_store(paths.resolve_store(store), full=full, progress=update, jobs=jobs)
+        with db.store_errors(resolved), render.progress("verifying", enabled=not json_out) as update:
+            result = check.verify_store(resolved, full=full, progress=update, jobs=jobs)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_verify(result, json_out)
@@ -279,13 +284,16 @@ def tail_cmd(
     see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
     """
     from agentwatch.readers import render, tail
+    from agentwatch.store import db
 
+    resolved = paths.resolve_store(store)
     try:
-        tail.run_tail(
-            paths.resolve_store(store), follow=follow, from_seq=from_seq, consumer=consumer,
-            kinds=kind, emit=render.tail_printer(json_out),
-            socket_path=Path(socket_path) if socket_path else paths.default_socket(),
-        )
+        with db.store_errors(resolved):
+            tail.run_tail(
+                resolved, follow=follow, from_seq=from_seq, consumer=consumer,
+                kinds=kind, emit=render.tail_printer(json_out),
+                socket_path=Path(socket_path) if socket_path else paths.default_socket(),
+            )
     except (KeyboardInterrupt, BrokenPipeError):
         raise typer.Exit(0) from None
     except AgentwatchError as exc:
@@ -308,9 +316,12 @@ def reconcile_cmd(
     Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store unreachable.
     """
     from agentwatch.readers import reconcile, render
+    from agentwatch.store import db
 
+    resolved = paths.resolve_store(store)
     try:
-        result = reconcile.reconcile(paths.resolve_store(store), consumer=consumer, ledger=ledger)
+        with db.store_errors(resolved):
+            result = reconcile.reconcile(resolved, consumer=consumer, ledger=ledger)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_reconcile(result, json_out)
