@@ -75,11 +75,20 @@ def sql_cmd(
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
     csv_out: bool = typer.Option(False, "--csv", help="CSV with a header row on stdout."),
+    timeout: float = typer.Option(
+        30.0, "--timeout", min=0.001, metavar="SECONDS", help="Stop the query after this long (reading its rows included)."
+    ),
+    max_memory: int = typer.Option(
+        512, "--max-memory", min=1, metavar="MB", help="Stop the query when SQLite would need more memory than this."
+    ),
 ) -> None:
     """Run a read-only SQL query against the store (writes and ATTACH are refused).
 
     Tables and views: `events` (one row per harness event), `chain` (hashes as
     sha256:hex), `records` (every row, with forensic columns). See docs/schema.md.
+    Exactly one statement: several are refused before any runs. A query that
+    passes --timeout or --max-memory, or that Ctrl-C interrupts, is stopped
+    and exits 2. Exit 3 when the store cannot be read.
     """
     from agentwatch.readers import render
     from agentwatch.readers import sql as sqlquery
@@ -90,7 +99,7 @@ def sql_cmd(
     resolved = paths.resolve_store(store)
     try:
         with db.store_errors(resolved):
-            columns, rows = sqlquery.run(resolved, query)
+            columns, rows = sqlquery.run(resolved, query, timeout=timeout, max_memory_mb=max_memory)
             render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
     except AgentwatchError as exc:
         fail(exc)
