@@ -63,6 +63,7 @@ METADATA_FIELDS: dict[str, frozenset | None] = {
     "schema": None, "harness": None, "harness_version": None, "event": None, "session_id": None,
     "session_synthesized": None, "turn_id": None, "agent": None, "cwd": None, "workspace_roots": None,
     "transcript_path": None, "model": None, "permission_mode": None, "ts_harness": None, "client": None,
+    "client_claimed": None,
     "hook": None, "payload_error": None, "normalize_error": None, "orig_bytes": None, "truncated": None,
     "raw_sha256": None,
     "tool": frozenset({"name", "category", "call_id", "mcp_server", "input_sha256", "response_sha256",
