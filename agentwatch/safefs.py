@@ -126,22 +126,24 @@ def _lstat(path: Path) -> os.stat_result:
         raise UnsafePath(f"{path}: cannot inspect ({exc.strerror})") from None
 
 
-def open_private_file(path: PathLike, flags: int) -> int:
-    """os.open for a file of ours: never through a symlink, created 0600 whatever the umask.
+def check_socket(path: PathLike) -> None:
+    """Raise UnsafePath unless the socket and its directory are ours and nobody else can write them.
 
-    An existing file owned by another user is refused.
+    lstat, so no symlink is followed; FileNotFoundError when either is missing.
+    Whoever controls the socket could answer in the daemon's place. The hook
+    client keeps its own copy of this check (it imports nothing from the package).
     """
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
-    try:
-        st = os.fstat(fd)
+    path = Path(path)
+    for where, is_kind, what in ((path.parent, stat.S_ISDIR, "directory"), (path, stat.S_ISSOCK, "socket")):
+        st = os.lstat(where)
+        if not is_kind(st.st_mode):
+            raise UnsafePath(f"{where}: is not a {what}")
         if st.st_uid != os.geteuid():
-            raise UnsafePath(f"{path}: owned by uid {st.st_uid}, not by this user; refusing to use it")
-        if flags & os.O_CREAT and stat.S_IMODE(st.st_mode) != FILE_MODE and not st.st_mode & 0o077:
-            os.fchmod(fd, FILE_MODE)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+            raise UnsafePath(f"{where}: is owned by uid {st.st_uid}, not by this user")
+        if st.st_mode & OTHERS_WRITE:
+            raise UnsafePath(f"{where}: has mode {describe_mode(st.st_mode)}, writable by others")
 
 
-__all__ = ["DIR_MODE", "FILE_MODE", "UnsafePath", "check_own_dir", "check_parent", "open_private_file", "private_dir"]
+__all__ = [
+    "DIR_MODE", "FILE_MODE", "UnsafePath", "check_own_dir", "check_parent", "check_socket", "private_dir",
+]

@@ -213,3 +213,24 @@ def test_the_hook_never_spools_into_a_directory_another_user_owns(tmp_path):
         proc = run_hook(private_env(tmp_path, tmp_path / "nobody.sock"))
         assert (outcomes(tmp_path / "ledger"), os.listdir(spool)) == ([("failed", "no_daemon")], [])
         assert f"is owned by uid {attacker.pw_uid}, not by this user".encode() in proc.stderr
+
+
+# -- readers that talk to the daemon -------------------------------------------------------------
+
+
+def test_health_and_tail_do_not_believe_a_socket_others_can_write(tmp_path, store_path):
+    source = tmp_path / "in.jsonl"
+    source.write_text(payload_text(1) + "\n" + payload_text(2) + "\n")
+    assert cli("import", "--store", store_path, source).returncode == 0
+    real = Path(tempfile.mkdtemp(prefix="aw-"))
+    try:
+        with FakeDaemon(real / "agentwatch.sock") as fake:
+            os.chmod(fake.path, 0o666)
+            health = cli("health", "--socket", fake.path)
+            tail = cli("tail", "--json", "--store", store_path, "--socket", fake.path)
+            asked = list(fake.lines)
+    finally:
+        shutil.rmtree(real)
+    assert (health.returncode, asked) == (3, [])
+    assert f"not connecting: {fake.path}: has mode 0666, writable by others" in health.stderr.decode()
+    assert (tail.returncode, [json.loads(line)["seq"] for line in tail.stdout.splitlines()]) == (0, [1, 2])
