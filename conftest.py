@@ -2,11 +2,12 @@
 temp dir, and no AGENTWATCH_* variable from the caller's environment leaks in.
 
 Property tests run under one of three hypothesis profiles: `ci` (chosen when CI
-is set) is derandomized, so a run never depends on luck; `fuzz` (`make fuzz`)
-explores with fresh random seeds and keeps what it finds in .hypothesis/; `dev`
-(otherwise) is hypothesis's default, random. HYPOTHESIS_PROFILE picks one
-explicitly. The choice is made here, not left to a library default. A falsifying
-example, once found, becomes an explicit @example.
+is set) is derandomized, so a run never depends on luck; `dev` (otherwise, as in
+`make test` in a fresh clone) is derandomized too, so it agrees with CI; `fuzz`
+(`make fuzz`) explores with fresh random seeds and keeps what it finds in
+.hypothesis/. HYPOTHESIS_PROFILE picks one explicitly. The choice is made here,
+not left to a library default. A falsifying example, once found, becomes an
+explicit @example.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ settings.register_profile(
     "fuzz", derandomize=False, max_examples=2000, print_blob=True, deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("dev", print_blob=True)
+settings.register_profile("dev", parent=settings.get_profile("ci"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 

@@ -1,8 +1,8 @@
 """Property tests never depend on luck in CI (issue 13, class 8).
 
 The root conftest registers the hypothesis profiles: under CI the examples are
-derandomized, so two runs draw exactly the same ones; `make fuzz` explores with
-fresh seeds.
+derandomized, so two runs draw exactly the same ones, and `make test` without CI
+draws the same; `make fuzz` explores with fresh seeds.
 """
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ def test_under_ci_the_examples_are_derandomized_and_two_runs_draw_the_same():
     assert first[0] == "True True 100"
     assert first == second
     assert first[1].startswith("100 ")
+
+
+def test_without_ci_the_default_suite_draws_what_ci_draws():
+    assert run() == run(CI="true")
 
 
 def test_make_fuzz_explores_with_fresh_seeds_and_more_examples():
