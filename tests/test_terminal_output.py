@@ -12,10 +12,13 @@ import json
 import os
 import pty
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 
 import pytest
+from daemon import wait_for
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -116,3 +119,31 @@ def test_neutralized_text_holds_no_control_character_and_plain_text_is_unchanged
     assert not any(ord(c) in UNSAFE for c in shown)
     if not any(ord(c) in UNSAFE for c in text):
         assert shown == text
+
+
+def _tmux(sock, *args: str) -> str:
+    return subprocess.run(["tmux", "-S", str(sock), *args], capture_output=True, text=True, check=True,
+                          timeout=30).stdout  # fmt: skip
+
+
+def test_what_a_person_sees_in_tmux(tmp_path, hostile_store):
+    """tmux renders the output: the window title stays, and the attempt shows as text."""
+    if not shutil.which("tmux"):
+        if os.environ.get("CI"):
+            pytest.fail("CI needs tmux for this test")
+        pytest.skip("tmux not installed")
+    sock = tmp_path / "tmux.sock"
+    done = tmp_path / "done"
+    command = (f"{shlex.quote(sys.executable)} -m agentwatch.cli tail --store {shlex.quote(str(hostile_store))}; "
+               f"touch {shlex.quote(str(done))}; sleep 60")  # fmt: skip
+    _tmux(sock, "new-session", "-d", "-s", "quiet", "sleep 60")  # a pane whose title nothing sets
+    try:
+        _tmux(sock, "new-session", "-d", "-x", "200", "-y", "20", "-s", "aw", command)
+        wait_for(done.exists, "tail to finish in tmux")
+        screen = _tmux(sock, "capture-pane", "-p", "-t", "aw")
+        title = _tmux(sock, "display-message", "-p", "-t", "quiet", "#{pane_title}")
+        after = _tmux(sock, "display-message", "-p", "-t", "aw", "#{pane_title}")
+    finally:
+        subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=30)
+    assert (after, "pwned" in after) == (title, False)
+    assert "Bash\\x1b]0;pwne" in screen and "s\\x1b[2K\\x1" in screen
