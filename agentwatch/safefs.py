@@ -1,13 +1,13 @@
-"""Directories and files that nobody but their owner can change.
+"""Directories that nobody but their owner can change.
 
 The recorded agent runs as this user, but other local users must not be able
 to move a store aside, swap a spool for a symlink or plant a socket. So every
-directory agentwatch creates, parents included, is made 0700 and every file
-0600, whatever the umask; and a directory that already exists is used only
-when it is a real directory (not a symlink), owned by this user, that no one
-else can write. Its parents, which agentwatch did not make, may belong to
-root or to this user and may be writable by others only with the sticky bit
-(as /tmp is).
+directory agentwatch creates, parents included, is made exactly 0700 whatever
+the umask (files are created 0600 by their writers: a umask can only narrow
+that mode), and a directory that already exists is used only when it is a
+real directory (not a symlink), owned by this user, that no one else can
+write. Its parents, which agentwatch did not make, may belong to root or to
+this user and may be writable by others only with the sticky bit (as /tmp is).
 
 The hook client (hookclient.py, standard library only) keeps its own small
 copy of the socket and spool checks; the rules are the same.
@@ -20,7 +20,7 @@ import stat
 from pathlib import Path
 from typing import Union
 
-from .errors import UsageError
+from agentwatch.errors import UsageError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -32,7 +32,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class UnsafePath(UsageError):
-    """A directory or file that another user controls, or could: refused, never repaired silently."""
+    """A directory or socket that another user controls, or could: refused, never repaired silently."""
 
 
 def describe_mode(mode: int) -> str:
