@@ -38,15 +38,11 @@ def run(**env) -> list[str]:
     return proc.stdout.splitlines()
 
 
-def test_under_ci_the_examples_are_derandomized_and_two_runs_draw_the_same():
-    first, second = run(CI="true"), run(CI="true")
+def test_under_ci_two_runs_draw_the_same_examples_and_make_test_draws_them_too():
+    first, second, local = run(CI="true"), run(CI="true"), run()
     assert first[0] == "True True 100"
-    assert first == second
     assert first[1].startswith("100 ")
-
-
-def test_without_ci_the_default_suite_draws_what_ci_draws():
-    assert run() == run(CI="true")
+    assert first == second == local
 
 
 def test_make_fuzz_explores_with_fresh_seeds_and_more_examples():
