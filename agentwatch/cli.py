@@ -124,10 +124,14 @@ def import_cmd(
     from agentwatch import config
     from agentwatch.readers import render
     from agentwatch.record import importer
+    from agentwatch.store import db
 
     try:
         cfg = config.load({"store": store})
-        report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy())
+        with db.store_errors(cfg.store, "write"):
+            report = importer.import_lines(
+                cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy()
+            )
     except AgentwatchError as exc:
         fail(exc)
     render.emit_import(report, json_out)

@@ -104,3 +104,11 @@ def test_every_reader_says_one_line_and_exits_3_on_a_store_this_user_cannot_read
                               **env}, **as_user(reader_user))  # fmt: skip
     assert one_line(proc.returncode, proc.stdout, proc.stderr) == (3, "", 1, "agentwatch: "), proc.stderr
     assert "Permission denied" in proc.stderr
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN))
+def test_import_into_a_broken_store_says_one_line_and_exits_3(tmp_path, broken):
+    store = BROKEN[broken](tmp_path / "store.db")
+    line = '{"hook_event_name": "Stop", "session_id": "s"}\n'
+    result = CliRunner().invoke(app, ["import", "--store", str(store), "-"], input=line)
+    assert one_line(result.exit_code, result.stdout, result.stderr) == (3, "", 1, "agentwatch: "), result.stderr

@@ -112,22 +112,23 @@ def open_reader(path: Path) -> apsw.Connection:
 
 
 @contextmanager
-def store_errors(path: Path) -> Iterator[None]:
+def store_errors(path: Path, doing: str = "read") -> Iterator[None]:
     """Report what goes wrong with the store's file as StoreUnreachable (exit 3), in one line.
 
     A truncated or corrupt file, an unlinked WAL, a store this user cannot read:
     SQLite raises apsw errors and the file system OSErrors, at open or on any
-    later read. Readers run their whole work, rows printed included, inside this.
+    later read. Readers run their whole work, rows printed included, inside this;
+    `import` too (`doing` "write").
     """
     try:
         yield
     except apsw.Error as exc:
-        raise StoreUnreachable(f"{path}: cannot read the store: {_sqlite_says(exc)}") from None
+        raise StoreUnreachable(f"{path}: cannot {doing} the store: {_sqlite_says(exc)}") from None
     except OSError as exc:
         if isinstance(exc, (ConnectionError, TimeoutError)):
             raise  # a socket's trouble (a closed pipe, a daemon gone), not the store file's
         where = exc.filename if exc.filename is not None else path
-        raise StoreUnreachable(f"{where}: cannot read the store: {exc.strerror or exc}") from None
+        raise StoreUnreachable(f"{where}: cannot {doing} the store: {exc.strerror or exc}") from None
 
 
 def _sqlite_says(exc: apsw.Error) -> str:
