@@ -234,3 +234,29 @@ def test_health_and_tail_do_not_believe_a_socket_others_can_write(tmp_path, stor
     assert (health.returncode, asked) == (3, [])
     assert f"not connecting: {fake.path}: has mode 0666, writable by others" in health.stderr.decode()
     assert (tail.returncode, [json.loads(line)["seq"] for line in tail.stdout.splitlines()]) == (0, [1, 2])
+
+
+# -- the user's config file ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["file_world_writable", "dir_group_writable", "file_of_another_user"])
+def test_a_config_file_others_can_write_is_refused(isolated_env, how):
+    """Whoever can write the user's config decides where records go (socket, store) and what is redacted."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "agentwatch" / "config.toml"
+    config.parent.mkdir(mode=0o700)
+    config.write_text('privacy = "full"\n')
+    os.chmod(config, 0o600)
+    with system_user() as other:
+        if how == "file_world_writable":
+            os.chmod(config, 0o666)
+            said = f"{config}: config file has mode 0666: others could change where records go"
+        elif how == "dir_group_writable":
+            os.chmod(config.parent, 0o770)
+            said = f"{config}: refusing to read the config file: {config.parent}: mode 0770 lets other users rename"
+        else:
+            os.chown(config, other.pw_uid, other.pw_gid)
+            said = f"{config}: config file is owned by uid {other.pw_uid}, not by this user"
+        proc = cli("config", "show")
+    err = proc.stderr.decode()
+    assert (proc.returncode, proc.stdout, err.count("\n")) == (2, b"", 1), err
+    assert said in err
