@@ -156,6 +156,12 @@ def test_the_hook_never_talks_to_a_socket_another_user_planted_in_tmp():
             assert len(os.listdir(home / ".local/share/agentwatch/spool/new")) == 1
             err = proc.stderr.decode()
             assert err.count("\n") == 1 and f"is owned by uid {attacker.pw_uid}, not by this user" in err
+            # The victim's daemon will not serve from the squatted directory either.
+            python, pyenv = python_for_others()
+            serve = subprocess.run([*python, "-m", "agentwatch.cli", "serve"], env={**env, **pyenv}, cwd=home,
+                                   capture_output=True, text=True, timeout=60, **as_user(victim))  # fmt: skip
+            assert serve.returncode == 2, serve.stderr
+            assert f"{squat}: socket directory is owned by uid {attacker.pw_uid}, not by this user" in serve.stderr
         finally:
             subprocess.run(["rm", "-rf", "--", str(squat), str(home)], check=True)
 
