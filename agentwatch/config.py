@@ -270,7 +270,7 @@ def _read_toml(path: Path, trusted: bool = False) -> dict[str, Any]:
 def _check_trusted(path: Path, st: os.stat_result) -> None:
     if st.st_uid not in (0, os.geteuid()):
         raise ConfigError(f"{path}: config file is owned by uid {st.st_uid}, not by this user; refusing to read it")
-    if st.st_mode & safefs.OTHERS_WRITE:
+    if safefs.others_can_write(st):
         raise ConfigError(
             f"{path}: config file has mode {safefs.describe_mode(st.st_mode)}: others could change where records "
             f"go and what is redacted (chmod 600 {path})"

@@ -6,11 +6,13 @@ directory agentwatch creates, parents included, is made exactly 0700 whatever
 the umask (files are created 0600 by their writers: a umask can only narrow
 that mode), and a directory that already exists is used only when it is a
 real directory (not a symlink), owned by this user, that no one else can
-write. Its parents, which agentwatch did not make, may belong to root or to
-this user and may be writable by others only with the sticky bit (as /tmp is).
+write. Others may read or enter it (a project's .claude/, say), and group
+write is fine when the group is the user's own private group. Its parents,
+which agentwatch did not make, may belong to root or to this user and may be
+writable by others only with the sticky bit (as /tmp is).
 
 The hook client (hookclient.py, standard library only) keeps its own small
-copy of the socket and spool checks; the rules are the same.
+copy of the socket and spool checks, stricter: no group write at all.
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-# Others may read or enter a directory of ours (a project's .claude/, say), never write it.
-OTHERS_WRITE = 0o022
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -37,6 +37,29 @@ class UnsafePath(UsageError):
 
 def describe_mode(mode: int) -> str:
     return f"{stat.S_IMODE(mode):04o}"
+
+
+def others_can_write(st: os.stat_result) -> bool:
+    """World-writable, or group-writable by a group that is not this user's own private group.
+
+    With user private groups (Debian, Ubuntu, Fedora: umask 002, a group per
+    user named after it with no other members) group write lets nobody else in.
+    """
+    if st.st_mode & 0o002:
+        return True
+    return bool(st.st_mode & 0o020) and not _private_group(st.st_gid)
+
+
+def _private_group(gid: int) -> bool:
+    import grp
+    import pwd
+
+    try:
+        me = pwd.getpwuid(os.geteuid())
+        group = grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return gid == me.pw_gid and group.gr_name == me.pw_name and set(group.gr_mem) <= {me.pw_name}
 
 
 def check_own_dir(path: PathLike, st: os.stat_result, what: str = "directory", private: bool = False) -> None:
@@ -53,8 +76,7 @@ def check_own_dir(path: PathLike, st: os.stat_result, what: str = "directory", p
             f"{path}: {what} is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()}); "
             "another user controls it: remove it or choose another location"
         )
-    forbidden = 0o077 if private else OTHERS_WRITE
-    if st.st_mode & forbidden:
+    if (st.st_mode & 0o077) if private else others_can_write(st):
         wanted = "0700" if private else "not writable by group or others"
         raise UnsafePath(
             f"{path}: {what} has mode {describe_mode(st.st_mode)}, must be {wanted}; "
@@ -70,7 +92,7 @@ def check_parent(path: PathLike, st: os.stat_result) -> None:
         raise UnsafePath(
             f"{path}: owned by uid {st.st_uid}, who could move anything below it; choose a location of your own"
         )
-    if st.st_mode & OTHERS_WRITE and not st.st_mode & stat.S_ISVTX:
+    if others_can_write(st) and not st.st_mode & stat.S_ISVTX:
         raise UnsafePath(
             f"{path}: mode {describe_mode(st.st_mode)} lets other users rename what is in it "
             f"(chmod go-w {path}, or choose another location)"
@@ -140,10 +162,11 @@ def check_socket(path: PathLike) -> None:
             raise UnsafePath(f"{where}: is not a {what}")
         if st.st_uid != os.geteuid():
             raise UnsafePath(f"{where}: is owned by uid {st.st_uid}, not by this user")
-        if st.st_mode & OTHERS_WRITE:
+        if others_can_write(st):
             raise UnsafePath(f"{where}: has mode {describe_mode(st.st_mode)}, writable by others")
 
 
 __all__ = [
-    "DIR_MODE", "FILE_MODE", "UnsafePath", "check_own_dir", "check_parent", "check_socket", "private_dir",
+    "DIR_MODE", "FILE_MODE", "UnsafePath", "check_own_dir", "check_parent", "check_socket", "others_can_write",
+    "private_dir",
 ]

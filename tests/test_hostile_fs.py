@@ -8,6 +8,7 @@ pins the rules; these run the real CLI, daemon and hook.
 
 from __future__ import annotations
 
+import grp
 import json
 import os
 import shutil
@@ -25,6 +26,10 @@ from hook_fakes import FakeDaemon
 from support.users import as_user, python_for_others, system_user
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
+
+
+# A group other users are in: group write for it lets them in (the user's own private group would not).
+USERS_GID = grp.getgrnam("users").gr_gid
 
 
 def mode(path) -> int:
@@ -108,6 +113,7 @@ def test_install_refuses_a_config_directory_others_can_write(isolated_env, bits)
     claude = Path(isolated_env) / ".claude"
     claude.mkdir()
     os.chmod(claude, bits)
+    os.chown(claude, -1, USERS_GID)
     proc = cli("install", "claude-code")
     err = proc.stderr.decode()
     assert (proc.returncode, err.count("\n"), os.listdir(claude)) == (2, 1, [])
@@ -258,6 +264,7 @@ def test_a_config_file_others_can_write_is_refused(isolated_env, how):
             said = f"{config}: config file has mode 0666: others could change where records go"
         elif how == "dir_group_writable":
             os.chmod(config.parent, 0o770)
+            os.chown(config.parent, -1, USERS_GID)
             said = f"{config}: refusing to read the config file: {config.parent}: mode 0770 lets other users rename"
         else:
             os.chown(config, other.pw_uid, other.pw_gid)

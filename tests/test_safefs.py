@@ -4,11 +4,16 @@ tests/test_hostile_fs.py."""
 
 from __future__ import annotations
 
+import grp
 import os
+import shutil
 import stat
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
-from support.users import system_user
+from support.users import as_user, python_for_others, system_user
 
 from agentwatch import safefs
 
@@ -35,6 +40,7 @@ def test_an_existing_directory_others_can_write_is_refused(tmp_path, bits):
     target = tmp_path / "data"
     target.mkdir()
     os.chmod(target, 0o700 | bits)
+    os.chown(target, -1, grp.getgrnam("users").gr_gid)  # a group others are in, not this user's own
     with pytest.raises(safefs.UnsafePath, match=r"has mode 0[0-7]{3}, must be not writable by group or others"):
         safefs.private_dir(target)
     below = target / "agentwatch"
@@ -66,3 +72,37 @@ def test_a_directory_of_another_user_is_refused(tmp_path):
         assert os.listdir(theirs) == []
 
 
+CHECK = """
+import os, sys
+from agentwatch import safefs
+try:
+    safefs.check_own_dir(sys.argv[1], os.lstat(sys.argv[1]))
+    print("ok")
+except safefs.UnsafePath as exc:
+    print("refused:", exc)
+"""
+
+
+def test_group_write_is_fine_for_the_users_own_private_group_only():
+    """Debian-style user private groups (umask 002): a group per user, named after it, nobody else in it."""
+    python, env = python_for_others()
+    with system_user(private_group=True) as me, system_user() as other:
+        root = Path(tempfile.mkdtemp(prefix="aw-upg-"))
+        try:
+            os.chmod(root, 0o755)
+            verdicts = {}
+            for name, gid in (("own group", me.pw_gid), ("shared group", other.pw_gid)):
+                target = root / name.replace(" ", "-")
+                target.mkdir()
+                os.chmod(target, 0o775)
+                os.chown(target, me.pw_uid, gid)
+                proc = subprocess.run([*python, "-c", CHECK, str(target)], capture_output=True, text=True,
+                                      timeout=60, env={"PATH": os.environ["PATH"], **env}, **as_user(me))  # fmt: skip
+                verdicts[name] = proc.stdout.strip() or proc.stderr
+        finally:
+            shutil.rmtree(root)
+    assert verdicts == {
+        "own group": "ok",
+        "shared group": f"refused: {root}/shared-group: directory has mode 0775, must be not writable by group or "
+        f"others; other users could change what is in it (chmod 700 {root}/shared-group, or choose another location)",
+    }

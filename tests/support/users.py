@@ -40,19 +40,25 @@ def _run(argv: list[str]) -> None:
 
 
 @contextmanager
-def system_user(prefix: str = "awt") -> Iterator[pwd.struct_passwd]:
-    """A fresh user (no home, no login shell), removed on exit."""
+def system_user(prefix: str = "awt", *, private_group: bool = False) -> Iterator[pwd.struct_passwd]:
+    """A fresh user (no home, no login shell), removed on exit.
+
+    Its primary group is `users`, or with `private_group` a group of its own, named after it.
+    """
     reason = _unavailable()
     if reason:
         if os.environ.get("CI"):
             pytest.fail(f"CI needs real users for this test: {reason}")
         pytest.skip(reason)
     name = f"{prefix}{secrets.token_hex(4)}"
-    _run(["useradd", "--no-create-home", "--no-user-group", "--shell", "/bin/false", name])
+    group = "--user-group" if private_group else "--no-user-group"
+    _run(["useradd", "--no-create-home", group, "--shell", "/bin/false", name])
     try:
         yield pwd.getpwnam(name)
     finally:
         _run(["userdel", name])
+        if private_group:
+            subprocess.run(["groupdel", name], capture_output=True, timeout=60)  # gone with the user already, usually
 
 
 def as_user(user: pwd.struct_passwd) -> dict:
