@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
 import pytest
 from support.users import as_user, python_for_others, system_user
 from typer.testing import CliRunner
@@ -20,7 +21,7 @@ from typer.testing import CliRunner
 from agentwatch.cli import app
 from agentwatch.store.append import Append, Store
 
-READERS = [("verify",), ("verify", "--full"), ("reconcile",), ("tail",), ("sql", "SELECT count(*) FROM records")]
+READERS = [("verify",), ("verify", "--full"), ("reconcile",), ("tail",), ("sql", "SELECT count(*), sum(length(payload)) FROM records")]
 IDS = [" ".join(r[:2]) if r[0] != "sql" else "sql" for r in READERS]
 
 
@@ -51,6 +52,22 @@ def schema_page_garbage(path: Path) -> Path:
     return path
 
 
+def records_page_garbage(path: Path) -> Path:
+    """The root page of the `records` table overwritten; the schema itself is intact."""
+    good_store(path)
+    conn = apsw.Connection(str(path))
+    try:
+        conn.pragma("wal_checkpoint", "TRUNCATE")
+        page_size = conn.pragma("page_size")
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'records'").fetchone()
+    finally:
+        conn.close()
+    with open(path, "r+b") as f:
+        f.seek((root - 1) * page_size)
+        f.write(b"\xa5" * page_size)
+    return path
+
+
 def not_a_database(path: Path) -> Path:
     path.write_bytes(bytes(range(256)) * 32)
     return path
@@ -61,7 +78,10 @@ def a_directory(path: Path) -> Path:
     return path
 
 
-BROKEN = {f.__name__: f for f in (truncated, header_garbage, schema_page_garbage, not_a_database, a_directory)}
+BROKEN = {
+    f.__name__: f
+    for f in (truncated, header_garbage, schema_page_garbage, records_page_garbage, not_a_database, a_directory)
+}
 
 
 def one_line(exit_code: int, stdout: str, stderr: str) -> tuple:
