@@ -97,19 +97,20 @@ def test_json_output_keeps_the_exact_value(hostile_store):
     ("plain text, é, 雪", False, "plain text, é, 雪"),
     (TITLE, False, "\\x1b]0;pwned\\x07"),
     (LINK, False, "\\x1b]8;;https://evil.example/\\x1b\\click me\\x1b]8;;\\x1b\\"),
-    (ERASE, False, "\\x1b[2K\\x1b[1A\\x0d"),
+    (ERASE, False, "\\x1b[2K\\x1b[1A\\r"),
     (C1, False, "\\x9b2J\\x9d0;t\\x9c"),
     (BIDI, False, "\\u202eexe.txt"),
-    ("a\nb\tc", False, "a\\x0ab\\x09c"),
+    ("a\nb\tc", False, "a\\nb\\tc"),
     ("a\nb\tc\x08", True, "a\nb\tc\\x08"),
     ("x\u2028y", False, "x\\u2028y"),
+    ("lone \ud800 surrogate", False, "lone \\ud800 surrogate"),
 ])  # fmt: skip
 def test_neutralize(text, keep_lines, shown):
     assert neutralize(text, keep_lines=keep_lines) == shown
 
 
 UNSAFE = {*range(0x20), *range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
-          0x2028, 0x2029}  # fmt: skip
+          0x2028, 0x2029, *range(0xD800, 0xE000)}  # fmt: skip
 
 
 @example("\x1b[31mred\x1b[0m\x9b")

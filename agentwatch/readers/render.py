@@ -17,26 +17,31 @@ from typing import Any, Iterable, Iterator
 
 # What recorded content may not send to a terminal as it is: C0 controls (ESC starts every CSI and
 # OSC sequence: cursor movement, line erase, window title, OSC 8 links; BEL ends an OSC; CR and
-# backspace overwrite), DEL, the C1 controls (0x9b and 0x9d are CSI and OSC in one byte), and the
-# Unicode marks that reorder or hide text (bidi overrides and isolates, as in "Trojan Source").
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_UNSAFE_OR_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# backspace overwrite), DEL, the C1 controls (0x9b and 0x9d are CSI and OSC in one byte), the
+# Unicode marks that reorder or hide text (bidi overrides and isolates, as in "Trojan Source"),
+# line and paragraph separators, and lone surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_OR_LINE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]"
+)
+_SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def _visible(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    char = match.group()
+    code = ord(char)
+    return _SHORT.get(char) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
 
 
 def neutralize(text: str, *, keep_lines: bool = False) -> str:
     """`text` safe to print on a terminal: every control or escape character becomes visible text.
 
-    ESC becomes the four characters `\\x1b`, U+202E becomes `\\u202e`, and so
-    on, so recorded content can neither move the cursor, erase lines, set the
-    window title nor plant a link, and what it tried stays readable. With
-    `keep_lines`, newlines and tabs stay (a table cell may span lines);
-    otherwise they are escaped too (one record, one line). Every command that
-    prints recorded content for a person calls this; JSON output does not.
+    ESC becomes the four characters `\\x1b`, U+202E becomes `\\u202e`, a
+    newline `\\n`, and so on, so recorded content can neither move the cursor,
+    erase lines, set the window title nor plant a link, and what it tried
+    stays readable. With `keep_lines`, newlines and tabs stay (a table cell
+    may span lines). Every command that prints recorded content for a person
+    calls this; JSON output does not.
     """
     pattern = _UNSAFE if keep_lines else _UNSAFE_OR_LINE
     if pattern.search(text) is None:
