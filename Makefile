@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test lint soak bench clean
+.PHONY: serve test lint soak bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,16 @@ lint: $(STAMP)
 ## Long soaks (minutes): soak/, and the soak profiles of properties in tests/.
 soak: $(STAMP)
 	$(BIN)/python -m pytest -m soak -q -s soak/ tests/
+
+## Property tests, exploring freely: fresh random seeds on each of FUZZ_RUNS runs, 2000 examples
+## where a test does not set its own count; failures are kept in .hypothesis/ and printed with a
+## reproduction blob (add each as an @example).
+FUZZ_RUNS ?= 3
+fuzz: $(STAMP)
+	for run in $$(seq $(FUZZ_RUNS)); do \
+		HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m "hypothesis and not soak and not bench" -q \
+			--hypothesis-show-statistics || exit 1; \
+	done
 
 ## Benchmarks with figures (pytest-benchmark).
 bench: $(STAMP)

@@ -1,11 +1,32 @@
 """Every test and soak owns its state: store, socket, spool, ledger and XDG dirs live in a
-temp dir, and no AGENTWATCH_* variable from the caller's environment leaks in."""
+temp dir, and no AGENTWATCH_* variable from the caller's environment leaks in.
+
+Property tests run under one of three hypothesis profiles: `ci` (chosen when CI
+is set) is derandomized, so a run never depends on luck; `dev` (otherwise, as in
+`make test` in a fresh clone) is derandomized too, so it agrees with CI; `fuzz`
+(`make fuzz`) explores with fresh random seeds and keeps what it finds in
+.hypothesis/. HYPOTHESIS_PROFILE picks one explicitly. The choice is made here,
+not left to a library default. A falsifying example, once found, becomes an
+explicit @example.
+"""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", derandomize=True, database=None, print_blob=True, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],  # a shared CI machine is slow at times; that is no failure
+)
+settings.register_profile(
+    "fuzz", derandomize=False, max_examples=2000, print_blob=True, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", parent=settings.get_profile("ci"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(autouse=True)

@@ -76,20 +76,32 @@ def sql_cmd(
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
     csv_out: bool = typer.Option(False, "--csv", help="CSV with a header row on stdout."),
+    timeout: float = typer.Option(
+        30.0, "--timeout", min=0.001, metavar="SECONDS", help="Stop the query after this long (reading its rows included)."
+    ),
+    max_memory: int = typer.Option(
+        512, "--max-memory", min=1, metavar="MB", help="Stop the query when SQLite would need more memory than this."
+    ),
 ) -> None:
     """Run a read-only SQL query against the store (writes and ATTACH are refused).
 
     Tables and views: `events` (one row per harness event), `chain` (hashes as
     sha256:hex), `records` (every row, with forensic columns). See docs/schema.md.
+    Exactly one statement: several are refused before any runs. A query that
+    passes --timeout or --max-memory, or that Ctrl-C interrupts, is stopped
+    and exits 2. Exit 3 when the store cannot be read.
     """
     from agentwatch.readers import render
     from agentwatch.readers import sql as sqlquery
+    from agentwatch.store import db
 
     if json_out and csv_out:
         fail("choose one of --json and --csv", 2)
+    resolved = paths.resolve_store(store)
     try:
-        columns, rows = sqlquery.run(paths.resolve_store(store), query)
-        render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+        with db.store_errors(resolved):
+            columns, rows = sqlquery.run(resolved, query, timeout=timeout, max_memory_mb=max_memory)
+            render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
     except AgentwatchError as exc:
         fail(exc)
 
@@ -113,10 +125,14 @@ def import_cmd(
     from agentwatch import config
     from agentwatch.readers import render
     from agentwatch.record import importer
+    from agentwatch.store import db
 
     try:
         cfg = config.load({"store": store})
-        report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy())
+        with db.store_errors(cfg.store, "write"):
+            report = importer.import_lines(
+                cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy()
+            )
     except AgentwatchError as exc:
         fail(exc)
     render.emit_import(report, json_out)
@@ -256,11 +272,13 @@ def verify_cmd(
     Exit 0 intact, 1 integrity problem, 2 usage, 3 store unreachable.
     """
     from agentwatch.readers import render
+    from agentwatch.store import db
     from agentwatch.verify import check
 
+    resolved = paths.resolve_store(store)
     try:
-        with render.progress("verifying", enabled=not json_out) as update:
-            result = check.verify_store(paths.resolve_store(store), full=full, progress=update, jobs=jobs)
+        with db.store_errors(resolved), render.progress("verifying", enabled=not json_out) as update:
+            result = check.verify_store(resolved, full=full, progress=update, jobs=jobs)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_verify(result, json_out)
@@ -287,13 +305,16 @@ def tail_cmd(
     see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
     """
     from agentwatch.readers import render, tail
+    from agentwatch.store import db
 
+    resolved = paths.resolve_store(store)
     try:
-        tail.run_tail(
-            paths.resolve_store(store), follow=follow, from_seq=from_seq, consumer=consumer,
-            kinds=kind, emit=render.tail_printer(json_out),
-            socket_path=Path(socket_path) if socket_path else paths.default_socket(),
-        )
+        with db.store_errors(resolved):
+            tail.run_tail(
+                resolved, follow=follow, from_seq=from_seq, consumer=consumer,
+                kinds=kind, emit=render.tail_printer(json_out),
+                socket_path=Path(socket_path) if socket_path else paths.default_socket(),
+            )
     except (KeyboardInterrupt, BrokenPipeError):
         raise typer.Exit(0) from None
     except AgentwatchError as exc:
@@ -316,9 +337,12 @@ def reconcile_cmd(
     Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store unreachable.
     """
     from agentwatch.readers import reconcile, render
+    from agentwatch.store import db
 
+    resolved = paths.resolve_store(store)
     try:
-        result = reconcile.reconcile(paths.resolve_store(store), consumer=consumer, ledger=ledger)
+        with db.store_errors(resolved):
+            result = reconcile.reconcile(resolved, consumer=consumer, ledger=ledger)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_reconcile(result, json_out)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from agentwatch import paths
+from agentwatch import paths, safefs
 from agentwatch.errors import UsageError
 from agentwatch.store.chain import canonical_json
 
@@ -241,7 +241,7 @@ def load(
 
     path, explicit = user_config_path(env)
     if explicit or path.is_file():
-        for name, raw in _read_toml(path).items():
+        for name, raw in _read_toml(path, trusted=True).items():
             values[name] = _parse(name, raw, "file", str(path))
             sources[name] = f"file:{path}"
         files.append(str(path))
@@ -273,10 +273,17 @@ def _parse(name: str, raw: Any, where: str, label: str) -> Any:
         raise ConfigError(f"{label}: key {name!r}: {exc}") from None
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    """Flattened to dotted keys; unknown keys refused."""
+def _read_toml(path: Path, trusted: bool = False) -> dict[str, Any]:
+    """Flattened to dotted keys; unknown keys refused.
+
+    `trusted` (the user's config file, which may loosen anything) must be the
+    user's or root's and writable by nobody else, and so must its directory:
+    whoever can write it decides where records go and what is redacted.
+    """
     try:
         with open(path, "rb") as f:
+            if trusted:
+                _check_trusted(path, os.fstat(f.fileno()))
             doc = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file does not exist (AGENTWATCH_CONFIG names it)") from None
@@ -287,6 +294,20 @@ def _read_toml(path: Path) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     _flatten(doc, "", flat, path)
     return flat
+
+
+def _check_trusted(path: Path, st: os.stat_result) -> None:
+    if st.st_uid not in (0, os.geteuid()):
+        raise ConfigError(f"{path}: config file is owned by uid {st.st_uid}, not by this user; refusing to read it")
+    if safefs.others_can_write(st):
+        raise ConfigError(
+            f"{path}: config file has mode {safefs.describe_mode(st.st_mode)}: others could change where records "
+            f"go and what is redacted (chmod 600 {path})"
+        )
+    try:
+        safefs.check_parent(path.parent, os.stat(path.parent))
+    except safefs.UnsafePath as exc:
+        raise ConfigError(f"{path}: refusing to read the config file: {exc}") from None
 
 
 def _flatten(table: dict, prefix: str, out: dict, path: Path) -> None:

@@ -93,6 +93,47 @@ def _env_ms(name, default):
         return default
 
 
+# ---------------------------------------------------------------- ownership
+# A small copy of agentwatch/safefs.py's rule (this file imports nothing from
+# the package): what the hook connects to or writes into belongs to this user,
+# and nobody else can write it. Checked with lstat or on an open descriptor,
+# so no symlink is followed.
+
+_S_IFMT = 0o170000
+_S_IFDIR = 0o040000
+_S_IFSOCK = 0o140000
+_OTHERS_WRITE = 0o022
+_DIR_FLAGS = _os.O_RDONLY | getattr(_os, "O_DIRECTORY", 0) | getattr(_os, "O_NOFOLLOW", 0) | O_CLOEXEC
+
+
+class Unsafe(Exception):
+    """A path another user controls, or could: not used."""
+
+
+def _judge(path, st, kind):
+    if st.st_mode & _S_IFMT != kind:
+        raise Unsafe("%s is not a %s" % (_show(path), "socket" if kind == _S_IFSOCK else "directory"))
+    if st.st_uid != _os.geteuid():
+        raise Unsafe("%s is owned by uid %d, not by this user" % (_show(path), st.st_uid))
+    if st.st_mode & _OTHERS_WRITE:
+        raise Unsafe("%s has mode %04o, writable by others" % (_show(path), st.st_mode & 0o7777))
+
+
+def check_socket(path):
+    """Raise Unsafe unless the socket and its directory are ours and nobody else can write them.
+
+    Whoever controls either could answer in the daemon's place and read the
+    unredacted payload.
+    """
+    directory = path.rstrip(b"/").rpartition(b"/")[0] or (b"/" if path.startswith(b"/") else b".")
+    _judge(directory, _os.lstat(directory), _S_IFDIR)
+    _judge(path, _os.lstat(path), _S_IFSOCK)
+
+
+def _show(path):
+    return path.decode("utf-8", "backslashreplace")
+
+
 # ---------------------------------------------------------------- record id
 
 
@@ -360,6 +401,34 @@ def _write_all(fd, data):
         view = view[_os.write(fd, view) :]
 
 
+def _open_dir(name, dir_fd=None):
+    """A descriptor on a directory of ours, opened without following a symlink; made 0700 if missing."""
+    try:
+        try:
+            fd = _os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            if dir_fd is None:
+                _mkdirs(name)
+            else:
+                try:
+                    _os.mkdir(name, 0o700, dir_fd=dir_fd)
+                except FileExistsError:
+                    pass
+            fd = _os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        import errno  # built in; only this path needs it
+
+        if exc.errno in (errno.ENOTDIR, errno.ELOOP):  # a symlink is not followed
+            raise Unsafe("%s is not a directory (a symlink is not followed)" % _show(name)) from None
+        raise
+    try:
+        _judge(name, _os.fstat(fd), _S_IFDIR)
+    except BaseException:
+        _os.close(fd)
+        raise
+    return fd
+
+
 def spool_write(root, record_id, data):
     """Write `data` to root/tmp/<record_id>.json, fsync it, rename into root/new/.
 
@@ -367,35 +436,35 @@ def spool_write(root, record_id, data):
     hooks never interleave. Returns the final path. A failure part-way leaves
     tmp/ as it is: the daemon moves stale tmp files to new/ after a grace
     period, where a complete one is stored and a partial one becomes a gap.
+
+    The root, tmp/ and new/ are opened without following a symlink and must
+    be ours and writable by nobody else (Unsafe otherwise); the file is made
+    and renamed relative to those open directories, so nothing can redirect
+    it between the check and the write.
     """
     name = record_id.encode("ascii") + b".json"
-    tmp = root + b"/tmp/" + name
-    new_dir = root + b"/new"
-    flags = _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL | O_CLOEXEC
+    root_fd = _open_dir(root)
     try:
-        fd = _os.open(tmp, flags, 0o600)
-    except FileNotFoundError:
-        _mkdirs(root + b"/tmp")
-        _mkdirs(new_dir)
-        fd = _os.open(tmp, flags, 0o600)
-    try:
-        _write_all(fd, data)
-        _platform.full_fsync(fd)
+        tmp_fd = _open_dir(b"tmp", root_fd)
+        try:
+            new_fd = _open_dir(b"new", root_fd)
+            try:
+                flags = _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL | getattr(_os, "O_NOFOLLOW", 0) | O_CLOEXEC
+                fd = _os.open(name, flags, 0o600, dir_fd=tmp_fd)
+                try:
+                    _write_all(fd, data)
+                    _platform.full_fsync(fd)
+                finally:
+                    _os.close(fd)
+                _os.rename(name, name, src_dir_fd=tmp_fd, dst_dir_fd=new_fd)
+                _platform.full_fsync(new_fd)  # the rename itself must survive a crash too
+            finally:
+                _os.close(new_fd)
+        finally:
+            _os.close(tmp_fd)
     finally:
-        _os.close(fd)
-    final = new_dir + b"/" + name
-    try:
-        _os.rename(tmp, final)
-    except FileNotFoundError:
-        _mkdirs(new_dir)
-        _os.rename(tmp, final)
-    # The rename itself must survive a crash too.
-    dfd = _os.open(new_dir, _os.O_RDONLY | O_CLOEXEC)
-    try:
-        _platform.full_fsync(dfd)
-    finally:
-        _os.close(dfd)
-    return final
+        _os.close(root_fd)
+    return root + b"/new/" + name
 
 
 # ---------------------------------------------------------------- record
@@ -464,8 +533,10 @@ def record(argv, t0_mono=None, t0_wall=None):
     seq = None
     reason = None  # why the record was not acknowledged, for the ledger
     try:
+        path = socket_path()
+        check_socket(path)
         seq = send(
-            socket_path(),
+            path,
             frame + b',"delivery":"socket"}\n',
             record_id,
             _env_ms(b"AGENTWATCH_HOOK_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
@@ -476,6 +547,9 @@ def record(argv, t0_mono=None, t0_wall=None):
             # The daemon will refuse this frame again at drain, but spooling it
             # keeps its bytes and turns the refusal into a visible gap row.
             say("daemon rejected record %s (%s); spooling it so the rejection is recorded" % (record_id, exc))
+    except Unsafe as exc:
+        reason = "unsafe_socket"
+        say("not connecting: %s; spooling record %s" % (exc, record_id))
     except TimeoutError:
         reason = "timeout"
     except (FileNotFoundError, ConnectionRefusedError):

@@ -8,7 +8,7 @@ import os
 import stat
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentwatch.record import normalize, redact
@@ -398,8 +398,18 @@ def test_a_payload_holding_the_placeholder_text_is_encoded_whole():
     assert view == canonical_json({**doc, "tool": {**doc["tool"], **redact._PLACEHOLDERS}})
 
 
+# Found by random runs (issue 13, and `make fuzz`): the prefilter passes the raw text while the
+# rules mask it. Fixing the prefilter is the redaction rewrite's work; until it lands these
+# examples are expected failures, and the xfail is strict, so the fix has to take the mark away.
+GLUED = "passwordAKIA2A5UW33YDZB4L4ZQAKIA2A5UW33YDZB4L4ZQ\\AKIA2A5UW33YDZB4L4ZQ"
+AFTER_BACKSLASH = "\\AKIA2A5UW33YDZB4L4ZQ"
+_MISSED = "the prefilter misses an AWS key id right after a backslash (redaction rewrite)"
+
+
 @settings(max_examples=200, deadline=None)
 @given(text_st)
+@example(GLUED).xfail(raises=AssertionError, reason=_MISSED)
+@example(AFTER_BACKSLASH).xfail(raises=AssertionError, reason=_MISSED)
 def test_prefilter_never_misses_a_string_the_rules_would_change(text):
     from agentwatch.record.redact import rules as redact_rules
 

@@ -11,6 +11,7 @@ import socket
 import time
 from pathlib import Path
 
+from agentwatch import safefs
 from agentwatch.errors import AgentwatchError
 
 DEFAULT_TIMEOUT = 5.0
@@ -29,7 +30,10 @@ def request(socket_path: Path | str, message: dict, timeout: float = DEFAULT_TIM
     try:
         sock.settimeout(timeout)
         try:
+            safefs.check_socket(socket_path)  # another user's socket would answer whatever it likes
             sock.connect(str(socket_path))
+        except safefs.UnsafePath as exc:
+            raise DaemonUnreachable(f"not connecting: {exc}") from None
         except FileNotFoundError:
             raise DaemonUnreachable(f"cannot connect to {socket_path}: no daemon socket there") from None
         except OSError as exc:

@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import Callable
 
+from agentwatch import safefs
 from agentwatch.errors import AgentwatchError, UsageError
 
 
@@ -89,24 +90,8 @@ def lock_path(path: Path) -> Path:
 
 
 def private_dir(directory: Path) -> None:
-    """Create `directory` 0700 if missing; refuse one that others can enter or that is not ours."""
-    old = os.umask(0o077)
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as exc:
-        raise UsageError(f"{directory}: cannot create directory ({exc.strerror})") from None
-    finally:
-        os.umask(old)
-    st = os.stat(directory, follow_symlinks=False)
-    if not stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{directory}: not a directory")
-    if st.st_uid != os.getuid():
-        raise UsageError(f"{directory}: owned by uid {st.st_uid}, not by us; choose a private directory")
-    if st.st_mode & 0o077:
-        raise UsageError(
-            f"{directory}: mode {stat.S_IMODE(st.st_mode):04o} lets others in; "
-            "the socket directory must be 0700 (chmod 700 it or choose another)"
-        )
+    """Create `directory` (and missing parents) 0700; refuse one that others can enter or that is not ours."""
+    safefs.private_dir(directory, "socket directory", private=True)
 
 
 def clear_socket_path(path: Path, answers: Callable[[Path], bool]) -> None:

@@ -28,7 +28,7 @@ try:  # libuv's event loop: accept, transports and socket I/O run in C (docs/dae
 except ImportError:  # a platform without uvloop: the standard loop serves the same protocol
     uvloop = None
 
-from agentwatch import __version__, platform_layer
+from agentwatch import __version__, platform_layer, safefs
 from agentwatch.daemon import health, logs, runfiles
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
@@ -83,7 +83,7 @@ class Server:
         cfg = self.config
         store_lock = sock_lock = store = listener = None
         try:
-            cfg.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            safefs.private_dir(cfg.store.parent, "store directory")
             store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
             runfiles.private_dir(cfg.socket.parent)
             sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()

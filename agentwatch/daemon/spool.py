@@ -39,8 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from agentwatch import paths
-from agentwatch.errors import UsageError
+from agentwatch import paths, safefs
 
 # A hook's envelope line is at most 1 MiB; a file far larger is not one of
 # ours (reading it whole would only cost memory).
@@ -116,25 +115,15 @@ class Spool:
         self.bad = self.root / "bad"
 
     def prepare(self) -> None:
-        """Create tmp/, new/ and bad/ owner-only if missing; refuse a symlink or a foreign directory.
+        """Create the root, tmp/, new/ and bad/ 0700 if missing; refuse a symlink or a directory not ours alone.
 
         A symlink planted at the root or at a subdirectory would make the drainer read,
-        delete and move files wherever it points.
+        delete and move files wherever it points; a directory others can write lets
+        them do the same by renaming. The root is judged first, so nothing is made
+        inside a root that is not ours.
         """
-        directories = (self.root, self.tmp, self.new, self.bad)
-        for directory in directories:  # before mkdir, which would create inside the target
-            if os.path.islink(directory):
-                raise UsageError(f"{directory}: spool directory is a symlink; refusing to follow it")
-        old = os.umask(0o077)
-        try:
-            for directory in (self.tmp, self.new, self.bad):
-                directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        finally:
-            os.umask(old)
-        for directory in directories:
-            st = os.lstat(directory)
-            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-                raise UsageError(f"{directory}: spool directory is not a directory of ours; refusing to use it")
+        for directory in (self.root, self.tmp, self.new, self.bad):
+            safefs.private_dir(directory, "spool directory")
 
     def ready(self, limit: Optional[int] = None, skip: frozenset = frozenset()) -> list[Path]:
         """Files waiting in new/, oldest first (by name), at most `limit`, names in `skip` left out."""
@@ -206,7 +195,7 @@ class Spool:
         except OSError:
             data = b""  # a symlink or unreadable entry: move the entry itself
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        self.bad.mkdir(parents=True, exist_ok=True, mode=0o700)
+        safefs.private_dir(self.bad, "spool directory")
         target = self.bad / path.name
         if os.path.lexists(target) or target.name.endswith(REASON_SUFFIX):
             target = self.bad / f"{path.name}.{time.time_ns()}"
@@ -241,7 +230,7 @@ class Spool:
         cutoff = (time.time() if now is None else now) - older_than_s
         adopted = []
         if names:
-            self.new.mkdir(parents=True, exist_ok=True, mode=0o700)
+            safefs.private_dir(self.new, "spool directory")
         for name in sorted(names):
             src = self.tmp / name
             dst = self.new / name

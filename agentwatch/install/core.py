@@ -4,8 +4,9 @@ An install or uninstall is planned first, as a list of FileChange (bytes
 before, bytes after), and only then applied. Planning reads and never writes,
 so `--dry-run` is the plan rendered as a unified diff. Applying a change
 keeps a backup of the original bytes, writes a temporary file in the same
-directory and renames it over the original (same mode), after checking that
-nobody changed the file since it was read.
+directory and renames it over the original (same mode; a new file is 0600),
+after checking that nobody changed the file since it was read. A config
+directory that another user owns or can write is refused (safefs).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentwatch import platform_layer
+from agentwatch import platform_layer, safefs
 from agentwatch.errors import EXIT_UNREACHABLE, EXIT_USAGE, AgentwatchError
 
 BACKUP_INFIX = ".agentwatch-backup-"
@@ -187,6 +188,9 @@ def apply(change: FileChange) -> None:
     if change.action == "unchanged":
         return
     target = real_path(change.path)
+    # Whoever can write the config's directory can swap the file and inject hooks into the agent:
+    # such a directory is refused, a missing one is made 0700 (parents included).
+    safefs.private_dir(target.parent, "harness config directory")
     if read_bytes(target) != change.before:
         raise ConfigUnwritable(f"{change.path} changed while agentwatch was editing it; nothing written, run again")
     try:
@@ -224,8 +228,7 @@ def _atomic_write(path: Path, data: bytes, new_mode: int | None) -> None:
         st = os.stat(path)
         mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
     except FileNotFoundError:
-        mode, owner = (new_mode if new_mode is not None else 0o666 & ~_umask()), None
-        path.parent.mkdir(parents=True, exist_ok=True)
+        mode, owner = (new_mode if new_mode is not None else safefs.FILE_MODE), None
     tmp = path.with_name(f".{path.name}.agentwatch-tmp-{os.getpid()}-{time.monotonic_ns()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
@@ -267,9 +270,3 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from agentwatch import paths, platform_layer
+from agentwatch import paths, platform_layer, safefs
 from agentwatch.errors import UsageError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -93,7 +93,7 @@ class Consumer:
         if not data:
             return
         if self._log_fd is None:
-            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            safefs.private_dir(self.dir, "consumer directory")
             self._log_fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         os.write(self._log_fd, data)
         platform_layer.full_fsync(self._log_fd)
@@ -104,7 +104,7 @@ class Consumer:
         self.save(cursor)
 
     def save(self, cursor: Cursor) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        safefs.private_dir(self.dir, "consumer directory")
         tmp = self.cursor_path.with_suffix(f".tmp{os.getpid()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:

@@ -9,10 +9,44 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+# What recorded content may not send to a terminal as it is: C0 controls (ESC starts every CSI and
+# OSC sequence: cursor movement, line erase, window title, OSC 8 links; BEL ends an OSC; CR and
+# backspace overwrite), DEL, the C1 controls (0x9b and 0x9d are CSI and OSC in one byte), the
+# Unicode marks that reorder or hide text (bidi overrides and isolates, as in "Trojan Source"),
+# line and paragraph separators, and lone surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_OR_LINE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]"
+)
+_SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _visible(match: re.Match) -> str:
+    char = match.group()
+    code = ord(char)
+    return _SHORT.get(char) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+
+
+def neutralize(text: str, *, keep_lines: bool = False) -> str:
+    """`text` safe to print on a terminal: every control or escape character becomes visible text.
+
+    ESC becomes the four characters `\\x1b`, U+202E becomes `\\u202e`, a
+    newline `\\n`, and so on, so recorded content can neither move the cursor,
+    erase lines, set the window title nor plant a link, and what it tried
+    stays readable. With `keep_lines`, newlines and tabs stay (a table cell
+    may span lines). Every command that prints recorded content for a person
+    calls this; JSON output does not.
+    """
+    pattern = _UNSAFE if keep_lines else _UNSAFE_OR_LINE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_visible, text)
 
 
 def _console(stderr: bool = False):
@@ -47,16 +81,18 @@ def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str) -> None:
             out.write(("," if i else "") + "\n" + json.dumps(dict(zip(columns, map(json_value, row))), ensure_ascii=False))
         out.write("\n]\n")
     elif fmt == "csv":
+        # CSV keeps the exact text for a file or a pipe; on a terminal a person reads it.
+        cell = (lambda v: neutralize(str(v), keep_lines=True)) if sys.stdout.isatty() else (lambda v: v)
         writer = csv.writer(sys.stdout)
-        writer.writerow(columns)
+        writer.writerow([cell(c) for c in columns])
         for row in rows:
-            writer.writerow([json_value(v) for v in row])
+            writer.writerow([cell(json_value(v)) if v is not None else v for v in row])
     else:
         from rich.table import Table
 
-        table = Table(*columns, show_lines=False)
+        table = Table(*(neutralize(c, keep_lines=True) for c in columns), show_lines=False)
         for row in rows:
-            table.add_row(*("NULL" if v is None else str(json_value(v)) for v in row))
+            table.add_row(*("NULL" if v is None else neutralize(str(json_value(v)), keep_lines=True) for v in row))
         _console().print(table)
 
 
@@ -104,11 +140,11 @@ def emit_verify(result, as_json: bool) -> None:
         )
     else:
         f = result.finding
-        print(f"FAILED: {result.store}: first break at seq {f.seq}: {f.kind}: {f.detail}")
+        print(f"FAILED: {result.store}: first break at seq {f.seq}: {f.kind}: {neutralize(str(f.detail))}")
 
 
 def _short(value, width: int) -> str:
-    text = "-" if value is None else str(value)
+    text = "-" if value is None else neutralize(str(value))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -165,7 +201,7 @@ def emit_reconcile(result, as_json: bool) -> None:
     table = Table("predicate", "ok", "detail", title=f"reconcile {result.store} (head seq {result.head_seq})")
     for p in result.predicates:
         mark = "skipped" if p.ok is None else ("yes" if p.ok else "NO")
-        table.add_row(p.name, mark, p.detail)
+        table.add_row(p.name, mark, neutralize(p.detail, keep_lines=True))
     counts = Table("boundary", "count", title="counts")
     for key, value in result.counts.items():
         counts.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))

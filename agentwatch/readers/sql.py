@@ -1,19 +1,32 @@
-"""Forensic SQL: one read-only query against the store.
+"""Forensic SQL: one read-only query against the store, bounded in time and memory.
 
 Three locks keep it read-only: the connection is opened SQLITE_OPEN_READONLY
 with query_only on, and an authorizer allows reading only (no ATTACH, no
-pragma that sets a value, no transaction control).
+pragma that sets a value, no transaction control). The whole input is
+prepared before anything runs, so a second statement is refused before the
+first has printed a row. Two bounds keep one query from taking the machine:
+a time limit (the statement is interrupted through SQLite's interrupt when it
+passes, as it is on Ctrl-C) and a cap on the memory SQLite may allocate.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, Optional
 
 import apsw
+import apsw.ext
 
 from agentwatch.errors import ReadOnlyViolation, UsageError
 from agentwatch.store import db
+
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_MEMORY_MB = 512
+# SQLite calls the progress handler every this many virtual machine steps; it is what lets a
+# Ctrl-C reach Python while a long statement runs.
+_PROGRESS_STEPS = 10_000
 
 _ALLOWED = {
     apsw.SQLITE_SELECT,
@@ -21,6 +34,10 @@ _ALLOWED = {
     apsw.SQLITE_FUNCTION,
     apsw.SQLITE_RECURSIVE,
 }
+
+
+class QueryStopped(UsageError):
+    """The query ran past its time limit or memory cap, or was interrupted (Ctrl-C)."""
 
 
 def _authorizer(op: int, arg1, arg2, _db, _source) -> int:
@@ -38,46 +55,125 @@ def _describe_denied(query: str) -> str:
     return "only reading is allowed: this statement would write or change the connection"
 
 
-def run(path: Path, query: str) -> tuple[list[str], Iterator[tuple]]:
-    """Run `query`; returns its column names and a row iterator (which closes the store)."""
+def _count_statements(conn: apsw.Connection, query: str) -> int:
+    """How many statements `query` holds, by preparing each (comments and empty ones do not count)."""
+    count = 0
+    rest: Optional[str] = query
+    while rest:
+        info = apsw.ext.query_info(conn, rest)
+        count += bool(info.has_vdbe)
+        rest = info.query_remaining
+    return count
+
+
+class _Guard:
+    """Stops the running statement at the deadline or on Ctrl-C, through apsw's interrupt."""
+
+    def __init__(self, conn: apsw.Connection, timeout: float, max_memory: int):
+        self.conn = conn
+        self.timeout = timeout
+        self.max_memory = max_memory
+        self.why: Optional[str] = None
+        self._timer: Optional[threading.Timer] = None
+        self._old_sigint: Any = None  # the handler to put back
+        self._installed_sigint = False
+        self._old_heap: Optional[int] = None
+
+    def start(self) -> None:
+        self._old_heap = apsw.hard_heap_limit(self.max_memory)
+        self._timer = threading.Timer(self.timeout, self._stop, ("timeout",))
+        self._timer.daemon = True
+        self._timer.start()
+        if threading.current_thread() is threading.main_thread():
+            self._old_sigint = signal.signal(signal.SIGINT, lambda *_: self._stop("interrupted"))
+            self._installed_sigint = True
+        self.conn.set_progress_handler(lambda: False, _PROGRESS_STEPS)
+
+    def _stop(self, why: str) -> None:
+        if self.why is None:
+            self.why = why
+        try:
+            self.conn.interrupt()
+        except apsw.Error:
+            pass  # the query ended and closed the connection meanwhile
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._installed_sigint:
+            signal.signal(signal.SIGINT, self._old_sigint)
+            self._installed_sigint = False
+        if self._old_heap is not None:
+            apsw.hard_heap_limit(self._old_heap)
+            self._old_heap = None
+
+    def stopped(self, exc: BaseException) -> QueryStopped:
+        if isinstance(exc, apsw.NoMemError):
+            mb = self.max_memory >> 20
+            return QueryStopped(f"query stopped: it needs more than the {mb} MB memory cap (--max-memory)")
+        if self.why == "timeout":
+            return QueryStopped(f"query stopped: it ran longer than {self.timeout:g} s (--timeout)")
+        return QueryStopped("query interrupted (Ctrl-C); the rows printed are incomplete")
+
+
+def run(
+    path: Path, query: str, *, timeout: float = DEFAULT_TIMEOUT_S, max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
+) -> tuple[list[str], Iterator[tuple]]:
+    """Run `query`; returns its column names and a row iterator (which closes the store).
+
+    Raises UsageError for a bad or multi-statement query, ReadOnlyViolation for
+    one that would write, QueryStopped when the time limit, the memory cap or
+    Ctrl-C ends it (also while the rows are read).
+    """
     if not query.strip():
         raise UsageError("empty query")
+    if timeout <= 0:
+        raise UsageError("--timeout must be above 0 seconds")
+    if max_memory_mb < 1:
+        raise UsageError("--max-memory must be at least 1 MB")
     conn = db.open_reader(path)
     conn.authorizer = _authorizer
-    cursor = conn.cursor()
-    statements = 0
+    guard = _Guard(conn, timeout, max_memory_mb << 20)
 
-    def one_statement(_cursor, _sql, _bindings) -> bool:
-        nonlocal statements
-        statements += 1
-        if statements > 1:
-            raise UsageError("one statement per query: results of several would be mixed")
-        return True
+    def close() -> None:
+        guard.close()
+        conn.close()
 
-    cursor.exec_trace = one_statement
     try:
+        statements = _count_statements(conn, query)
+        if statements != 1:
+            raise UsageError(
+                "one statement per query: results of several would be mixed" if statements else "no statement in the query"
+            )
+        guard.start()
+        cursor = conn.cursor()
         rows = cursor.execute(query)
         try:
             columns = [d[0] for d in cursor.getdescription()]
         except apsw.ExecutionCompleteError:
             columns = []
-    except apsw.AuthError:
-        conn.close()
-        raise ReadOnlyViolation(_describe_denied(query)) from None
-    except (apsw.ReadOnlyError, apsw.SQLError) as exc:
-        conn.close()
-        if isinstance(exc, apsw.ReadOnlyError) or "not authorized" in str(exc):
-            raise ReadOnlyViolation(_describe_denied(query)) from None
-        raise UsageError(f"SQL error: {exc}") from None
+    except BaseException as exc:
+        close()
+        raise _translate(exc, query, guard) from None
 
     def stream() -> Iterator[tuple]:
         try:
             yield from rows
-        except apsw.AuthError:
-            raise ReadOnlyViolation(_describe_denied(query)) from None
-        except apsw.SQLError as exc:
-            raise UsageError(f"SQL error: {exc}") from None
+        except (apsw.Error, KeyboardInterrupt) as exc:
+            raise _translate(exc, query, guard) from None
         finally:
-            conn.close()
+            close()
 
     return columns, stream()
+
+
+def _translate(exc: BaseException, query: str, guard: _Guard) -> BaseException:
+    if isinstance(exc, (apsw.InterruptError, apsw.NoMemError, KeyboardInterrupt)):
+        return guard.stopped(exc)
+    if isinstance(exc, (apsw.AuthError, apsw.ReadOnlyError)) or (
+        isinstance(exc, apsw.SQLError) and "not authorized" in str(exc)
+    ):
+        return ReadOnlyViolation(_describe_denied(query))
+    if isinstance(exc, apsw.SQLError):
+        return UsageError(f"SQL error: {exc}")
+    return exc

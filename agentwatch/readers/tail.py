@@ -25,6 +25,7 @@ from typing import Iterator, Sequence
 
 import apsw
 
+from agentwatch import safefs
 from agentwatch.errors import UsageError
 from agentwatch.store import db
 from agentwatch.store.chain import KINDS, canonical_json
@@ -121,6 +122,7 @@ class LiveFeed:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(timeout)
+            safefs.check_socket(socket_path)  # another user's socket could feed made-up records
             sock.connect(str(socket_path))
             request = {"op": "subscribe", "from_seq": after_seq + 1}
             if kinds:
@@ -132,9 +134,9 @@ class LiveFeed:
                 if not chunk:
                     raise ConnectionError("closed")
                 buf += chunk
-        except OSError:
+        except (OSError, safefs.UnsafePath):
             sock.close()
-            return None
+            return None  # the store is read directly instead
         line, _, rest = bytes(buf).partition(b"\n")
         try:
             ack = json.loads(line)

@@ -1,15 +1,25 @@
 """`agentwatch import`: JSON lines into a store, in batches.
 
 A line is an append envelope (wire protocol v1) or a bare harness payload. A
-malformed line is reported with its number and recorded as a `gap` row (the
-store says what it was not given); it never stops the good lines.
+malformed line, or one longer than the wire protocol allows (1 MiB), is
+reported with its number and recorded as a `gap` row (the store says what it
+was not given); it never stops the good lines. An over-long line is read in
+bounded pieces and hashed, never held whole, so an endless one costs time,
+not memory.
+
+The `client` block of an imported record holds the importer's own facts
+(delivery `import`, its uid and pid, when it read the line); whatever client
+fields the input claims are kept apart under `client_claimed`, so an input
+cannot pass itself off as a hook's socket delivery or as another user's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
@@ -20,6 +30,8 @@ from agentwatch.record.normalize import BadEnvelope, gap_append, to_append
 from agentwatch.store.append import Append, Store
 
 _PAYLOAD_KEYS = ("payload", "payload_text", "payload_b64")
+MAX_LINE = 1 << 20  # bytes per line, newline excluded: the wire protocol's limit
+_PIECE = 1 << 20  # how much of an over-long line is read at a time
 
 
 @dataclass
@@ -45,6 +57,11 @@ def is_envelope(obj: object) -> bool:
     return isinstance(obj, dict) and "record_id" in obj and "harness" in obj and any(k in obj for k in _PAYLOAD_KEYS)
 
 
+def importer_client() -> dict:
+    """The client facts of a record this process imports: its own, never the input's."""
+    return {"delivery": "import", "uid": os.geteuid(), "pid": os.getpid(), "ts_observed_ns": time.time_ns()}
+
+
 def line_to_append(line: bytes, harness: str, policy=None) -> Append:
     """One input line to the row it becomes. Raises ValueError with a clear reason."""
     try:
@@ -62,7 +79,7 @@ def line_to_append(line: bytes, harness: str, policy=None) -> Append:
     else:
         envelope = {"record_id": new_record_id(), "harness": harness, "payload": obj}
     try:
-        return to_append(envelope, policy=policy)
+        return to_append(envelope, policy=policy, client=importer_client())
     except BadEnvelope as exc:
         raise ValueError(f"bad envelope: {exc}") from None
 
@@ -78,11 +95,44 @@ def _open(source: str) -> IO[bytes]:
         raise UsageError(f"{source}: cannot read ({exc.strerror})") from None
 
 
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    for number, raw in enumerate(stream, start=1):
-        line = raw.rstrip(b"\r\n")
-        if line.strip():
+@dataclass(frozen=True)
+class TooLong:
+    """A line past MAX_LINE: its size and digest, not its bytes."""
+
+    size: int
+    sha256: str
+
+
+def _lines(stream: IO[bytes], max_line: int = MAX_LINE) -> Iterator[tuple[int, "bytes | TooLong"]]:
+    """(line number, line without its newline) for every non-blank line; TooLong for one past max_line."""
+    number = 0
+    while True:
+        raw = stream.readline(max_line + 2)  # the longest line allowed, "\r\n" included
+        if not raw:
+            return
+        number += 1
+        line = raw.rstrip(b"\r\n") if raw.endswith(b"\n") else raw
+        if len(line) > max_line:
+            yield number, _rest_of_long_line(stream, raw)
+        elif line.strip():
             yield number, line
+
+
+def _rest_of_long_line(stream: IO[bytes], head: bytes) -> TooLong:
+    """Read to the end of an over-long line in bounded pieces; its size and sha256, newline excluded."""
+    digest = hashlib.sha256()
+    size = 0
+    piece = head
+    while piece:
+        ended = piece.endswith(b"\n")
+        if ended:
+            piece = piece[:-1]
+        digest.update(piece)
+        size += len(piece)
+        if ended:
+            break
+        piece = stream.readline(_PIECE)
+    return TooLong(size, "sha256:" + digest.hexdigest())
 
 
 def import_lines(
@@ -103,11 +153,16 @@ def import_lines(
         batch: list[Append] = []
         for number, line in _lines(stream):
             report.lines += 1
-            try:
-                batch.append(line_to_append(line, harness, policy))
-            except ValueError as exc:
-                report.rejected.append((number, str(exc)))
-                batch.append(_rejection(source, number, line, str(exc)))
+            if isinstance(line, TooLong):
+                reason = f"line longer than {MAX_LINE} bytes ({line.size} bytes); skipped unread"
+                report.rejected.append((number, reason))
+                batch.append(_rejection(source, number, line.size, line.sha256, reason))
+            else:
+                try:
+                    batch.append(line_to_append(line, harness, policy))
+                except ValueError as exc:
+                    report.rejected.append((number, str(exc)))
+                    batch.append(_rejection(source, number, len(line), _sha256(line), str(exc)))
             if len(batch) >= batch_size:
                 _flush(store, batch, report)
         _flush(store, batch, report)
@@ -118,7 +173,11 @@ def import_lines(
     return report
 
 
-def _rejection(source: str, number: int, line: bytes, reason: str) -> Append:
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _rejection(source: str, number: int, size: int, digest: str, reason: str) -> Append:
     return gap_append(
         new_record_id(),
         "import_rejected_line",
@@ -126,8 +185,8 @@ def _rejection(source: str, number: int, line: bytes, reason: str) -> Append:
             "source": "-" if source == "-" else str(Path(source).name),
             "line": number,
             "error": reason,
-            "bytes": len(line),
-            "sha256": "sha256:" + hashlib.sha256(line).hexdigest(),
+            "bytes": size,
+            "sha256": digest,
         },
     )
 

@@ -85,8 +85,15 @@ def _too_deep(text: str) -> bool:
     return json_nesting_exceeds(text.encode("utf-8", "surrogatepass"), MAX_PAYLOAD_DEPTH)
 
 
-def record_document(env: dict, *, uid: int | None = None, peer_pid: int | None = None) -> dict:
-    """Normalize one checked envelope into the record document (schema v1)."""
+def record_document(
+    env: dict, *, uid: int | None = None, peer_pid: int | None = None, client: dict | None = None
+) -> dict:
+    """Normalize one checked envelope into the record document (schema v1).
+
+    `client`, when given, is what the recorder itself knows about where the
+    record came from (an import); the envelope's own client fields are then
+    only claims, kept under `client_claimed`.
+    """
     payload, error, raw_bytes = decode_payload(env)
     if raw_bytes is None and (payload is None or _blank(payload)):
         payload, error = _argv_payload(env, payload, error)
@@ -104,15 +111,23 @@ def record_document(env: dict, *, uid: int | None = None, peer_pid: int | None =
     config = via_config(env.get("argv"))
     if config is not None or harness != installed_for:
         doc["via"] = {"harness": installed_for, **({"config": config} if config is not None else {})}
-    client = {k: env[k] for k in _CLIENT_FIELDS if k in env}
-    # What the kernel says about the sender (SO_PEERCRED) overrides what it claims.
-    if uid is not None:
-        client["uid"] = uid
-    if peer_pid is not None:
-        client["peer_pid"] = peer_pid
+    claimed = {k: env[k] for k in _CLIENT_FIELDS if k in env}
+    if client is None:
+        client = dict(claimed)
+        # What the kernel says about the sender (SO_PEERCRED) overrides what it claims.
+        if uid is not None:
+            client["uid"] = uid
+        if peer_pid is not None:
+            client["peer_pid"] = peer_pid
+        origin = client
+    else:
+        client = dict(client)
+        origin = claimed  # the session the input names, not the importing process
+        if claimed:
+            doc["client_claimed"] = claimed
     doc["client"] = client
-    if "session_id" not in doc and isinstance(client.get("ppid"), int):
-        doc["session_id"] = synthesized_session_id(harness, client.get("uid"), client["ppid"], doc.get("cwd"))
+    if "session_id" not in doc and isinstance(origin.get("ppid"), int):
+        doc["session_id"] = synthesized_session_id(harness, origin.get("uid"), origin["ppid"], doc.get("cwd"))
         doc["session_synthesized"] = True
     if error is not None:
         doc["payload_error"] = error
@@ -170,7 +185,12 @@ def _argv_payload(env: dict, payload: Any, error: str | None) -> tuple[Any, str 
 
 
 def to_append(
-    env: dict, *, uid: int | None = None, peer_pid: int | None = None, policy: redact.Policy | None = None
+    env: dict,
+    *,
+    uid: int | None = None,
+    peer_pid: int | None = None,
+    policy: redact.Policy | None = None,
+    client: dict | None = None,
 ) -> Append:
     """Check, normalize, redact and serialize one envelope. Raises BadEnvelope or ValueError.
 
@@ -179,7 +199,7 @@ def to_append(
     store skips redaction.
     """
     check_envelope(env)
-    doc = record_document(env, uid=uid, peer_pid=peer_pid)
+    doc = record_document(env, uid=uid, peer_pid=peer_pid, client=client)
     if policy is None:
         policy = redact.default_policy()
     try:

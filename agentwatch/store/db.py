@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import apsw
 
-from agentwatch import platform_layer
+from agentwatch import platform_layer, safefs
 from agentwatch.errors import SchemaError, StoreUnreachable
 from agentwatch.store import migrations
 
@@ -49,10 +51,10 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> a
     """
     path = Path(path)
     _refuse_symlink(path)
-    if not path.exists():
-        if not create:
-            raise StoreUnreachable(f"{path}: store does not exist")
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not path.exists() and not create:
+        raise StoreUnreachable(f"{path}: store does not exist")
+    # Whoever can write the store's directory can move the store aside or plant its -wal.
+    safefs.private_dir(path.parent, "store directory")
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
     if create:
         flags |= apsw.SQLITE_OPEN_CREATE
@@ -102,20 +104,49 @@ def open_checkpointer(path: Path) -> apsw.Connection:
 def open_reader(path: Path) -> apsw.Connection:
     """A read-only connection. It never creates, migrates or writes the store."""
     path = Path(path)
-    _refuse_symlink(path)
-    if not path.exists():
-        raise StoreUnreachable(f"{path}: store does not exist")
-    conn = _connect(path, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
-    try:
-        _configure(conn)
-        conn.pragma("query_only", True)
-        migrations.check_readable(conn, path)
-    except BaseException as exc:
-        _close_quietly(conn)
-        if isinstance(exc, apsw.NotADBError):
-            raise SchemaError(f"{path}: not a SQLite database") from None
-        raise
+    with store_errors(path):
+        _refuse_symlink(path)
+        if not path.exists():
+            raise StoreUnreachable(f"{path}: store does not exist")
+        if path.is_dir():
+            raise StoreUnreachable(f"{path}: is a directory, not a store file")
+        conn = _connect(path, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
+        try:
+            _configure(conn)
+            conn.pragma("query_only", True)
+            migrations.check_readable(conn, path)
+        except BaseException as exc:
+            _close_quietly(conn)
+            if isinstance(exc, apsw.NotADBError):
+                raise SchemaError(f"{path}: not a SQLite database") from None
+            raise
     return conn
+
+
+@contextmanager
+def store_errors(path: Path, doing: str = "read") -> Iterator[None]:
+    """Report what goes wrong with the store's file as StoreUnreachable (exit 3), in one line.
+
+    A truncated or corrupt file, an unlinked WAL, a store this user cannot read:
+    SQLite raises apsw errors and the file system OSErrors, at open or on any
+    later read. Readers run their whole work, rows printed included, inside this;
+    `import` too (`doing` "write").
+    """
+    try:
+        yield
+    except apsw.Error as exc:
+        raise StoreUnreachable(f"{path}: cannot {doing} the store: {_sqlite_says(exc)}") from None
+    except OSError as exc:
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            raise  # a socket's trouble (a closed pipe, a daemon gone), not the store file's
+        where = exc.filename if exc.filename is not None else path
+        raise StoreUnreachable(f"{where}: cannot {doing} the store: {exc.strerror or exc}") from None
+
+
+def _sqlite_says(exc: apsw.Error) -> str:
+    name = type(exc).__name__.removesuffix("Error")
+    text = str(exc).split("\n", 1)[0]
+    return f"{text} ({name})" if name and name.lower() not in text.lower() else text
 
 
 def _connect(path: Path, flags: int, vfs: str | None = None) -> apsw.Connection:

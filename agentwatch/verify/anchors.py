@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentwatch import paths, platform_layer
+from agentwatch import paths, platform_layer, safefs
 from agentwatch.errors import UsageError
 from agentwatch.store.chain import CHAIN_VERSION, format_hash, parse_hash
 
@@ -76,7 +76,7 @@ def read_anchor(path: Path, store_id: bytes) -> Anchor | None:
 
 def write_anchor(path: Path, anchor: Anchor) -> None:
     """Replace the anchor atomically (temp file, fsync, rename), owner-only."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    safefs.private_dir(path.parent, "anchor directory")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)  # left by a crashed process that had our pid
     data = (json.dumps(anchor.to_json(), indent=2, sort_keys=True) + "\n").encode()

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentwatch import paths, platform_layer
+from agentwatch import paths, platform_layer, safefs
 from agentwatch.errors import UsageError
 from agentwatch.record.redact.rules import MASK_PREFIX, benign_value, redact_string, sensitive_name, suspicious
 from agentwatch.store.chain import canonical_json
@@ -63,6 +63,7 @@ METADATA_FIELDS: dict[str, frozenset | None] = {
     "schema": None, "harness": None, "harness_version": None, "event": None, "session_id": None,
     "session_synthesized": None, "turn_id": None, "agent": None, "cwd": None, "workspace_roots": None,
     "transcript_path": None, "model": None, "permission_mode": None, "ts_harness": None, "client": None,
+    "client_claimed": None,
     "hook": None, "payload_error": None, "normalize_error": None, "orig_bytes": None, "truncated": None,
     "raw_sha256": None,
     "tool": frozenset({"name", "category", "call_id", "mcp_server", "input_sha256", "response_sha256",
@@ -357,7 +358,7 @@ def load_salt(path: Path | str | None = None, *, create: bool = True) -> bytes:
     """
     path = Path(path) if path is not None else default_salt_file()
     if create and not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        safefs.private_dir(path.parent, "salt directory")
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except FileExistsError:
