@@ -28,6 +28,7 @@ import apsw
 
 from agentwatch import __version__
 from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
+from agentwatch.store import db
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import DOMAIN_TAG, canonical_json, format_hash, framed_identity, parse_hash, row_hash_framed
 
@@ -179,13 +180,16 @@ def _quotes(reason: str, payload: str) -> str | None:
     return None
 
 
-def erase_rows(store: Store, seqs: Iterable[int], reason: str, *, by: str | None = None) -> EraseResult:
+def erase_rows(
+    store: Store, seqs: Iterable[int], reason: str, *, by: str | None = None, wal_wait_ms: int = db.BUSY_TIMEOUT_MS
+) -> EraseResult:
     """Erase the payload of each row in `seqs`, one transaction per row, then empty the WAL.
 
     Before writing anything it refuses (UsageError) a seq the store does not hold and an
     attestation (the recorder's own statements, erasure rows among them), and
     (EraseRefused) a row that does not verify: erasing it would hide the break. A row
-    erased earlier is reported `already_erased`; the WAL is emptied again.
+    erased earlier is reported `already_erased`; the WAL is emptied again. Emptying
+    the WAL waits up to `wal_wait_ms` for readers of older snapshots.
     """
     reason = check_reason(reason)
     conn = store.conn
@@ -199,7 +203,7 @@ def erase_rows(store: Store, seqs: Iterable[int], reason: str, *, by: str | None
             done.append(plan)
             continue
         done.append(_erase_one(store, plan, reason, who))
-    truncated, wal_bytes = _empty_wal(store)
+    truncated, wal_bytes = _empty_wal(store, wal_wait_ms)
     return EraseResult(str(store.path), tuple(done), truncated, wal_bytes)
 
 
@@ -269,13 +273,17 @@ def _erase_one(store: Store, plan: _Plan, reason: str, who: dict) -> Erasure:
     return Erasure(plan.seq, plan.record_id, plan.kind, plan.payload_sha256, appended.seq, "erased")
 
 
-def _empty_wal(store: Store) -> tuple[bool, int]:
+def _empty_wal(store: Store, wait_ms: int) -> tuple[bool, int]:
     """Copy the WAL into the database file and truncate it: old page images leave the disk.
 
     A reader holding an old snapshot keeps the WAL from being emptied (SQLite waits the
     busy timeout for it first); then the result says so, and erasing again finishes it.
     """
-    busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    store.conn.setbusytimeout(wait_ms)
+    try:
+        busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        store.conn.setbusytimeout(db.BUSY_TIMEOUT_MS)
     wal = Path(str(store.path) + "-wal")
     try:
         size = wal.stat().st_size
