@@ -61,7 +61,7 @@ def test_any_json_normalizes_and_appends(harness, payload, hint):
         env["event"] = hint
     append = normalize.to_append(env)
     doc = json.loads(append.payload)
-    assert doc["schema"] == 1 and doc["harness"] == harness
+    assert doc["schema"] == 2 and doc["harness"] == harness
     assert "normalize_error" not in doc  # the adapter itself never raised
 
 
@@ -69,4 +69,4 @@ def test_any_json_normalizes_and_appends(harness, payload, hint):
 @given(harness=st.sampled_from(HARNESSES), text=st.text(max_size=40))
 def test_any_payload_text_is_stored(harness, text):
     append = normalize.to_append({"record_id": "r-2", "harness": harness, "payload_text": text})
-    assert json.loads(append.payload)["schema"] == 1
+    assert json.loads(append.payload)["schema"] == 2

@@ -8,15 +8,15 @@ stdout 30 identical lines, so it compresses far better than real output would). 
 checkpoint (table, indexes and free pages: everything on disk); dbstat splits it.
 
 The baseline, measured in the same run, is the mean canonical size of the harness payloads
-themselves. Besides the store as it is, three layouts that are not the store's are built
-from the same documents, to measure what record schema 2 could save:
+themselves. Four layouts are built from the same events:
 
-- `dedup`: the document with `raw` keeping only what normalization did not take (each
-  value found verbatim in a normalized field leaves `raw` and is named in `raw_moved`),
-  in the store's own schema;
-- `zlib+dict` and `zstd+dict`: that document compressed (zlib with a preset dictionary,
-  which the standard library can read; zstd with a dictionary trained by `zstandard`),
-  in a table that stores the forensic columns as plain columns, with the same indexes.
+- `schema 1`: the store with the documents as they were before record schema 2 (`raw`
+  holding the whole payload; agentwatch.record.compact switched off for the run);
+- `schema 2`: the store as it is (docs/record.md, "Schema 2: each value once");
+- `schema 2 + zlib+dict` and `+ zstd+dict`, not what the store does: the schema 2
+  document compressed (zlib with a preset dictionary, which the standard library can read;
+  zstd with a dictionary trained by `zstandard`), in a table that stores the forensic
+  columns as plain columns, with the store's indexes.
 
 Both dictionaries come from documents of the other fixture events (not the mix's), so no
 measured document is in its own dictionary. Figures are printed, never asserted; run with
@@ -30,14 +30,14 @@ import time
 import uuid
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import apsw
 import pytest
 from adapter_cases import CASES, FIXTURES, envelope
 from support.ingest import post_tool_use
 
-from agentwatch.record import normalize, redact
+from agentwatch.record import compact, normalize, redact
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
 
@@ -82,52 +82,6 @@ def training_envelopes() -> list[dict]:
                 env["event"] = fixture["event"]
             out.append(env)
     return out
-
-
-# --- record schema 2, as measured here: raw keeps only what normalization did not take ----------
-
-
-def _normalized_values(doc: dict) -> dict[str, Any]:
-    """Path -> value of the normalized fields two levels deep (not raw, client or the bookkeeping)."""
-    found = {}
-    for key, value in doc.items():
-        if key in ("raw", "raw_b64", "client", "schema"):
-            continue
-        found[key] = value
-        if isinstance(value, dict):
-            for inner, v in value.items():
-                found[f"{key}.{inner}"] = v
-    return found
-
-
-def dedup(payload: bytes) -> bytes:
-    doc = json.loads(payload)
-    raw = doc.get("raw")
-    if not isinstance(raw, dict):
-        return payload
-    values = _normalized_values(doc)
-    moved = {}
-    for key, value in list(raw.items()):
-        for path, normalized in values.items():
-            if type(normalized) is type(value) and normalized == value:
-                moved[key] = path
-                del raw[key]
-                break
-    if moved:
-        doc["schema"] = 2
-        doc["raw_moved"] = moved
-    return canonical_json(doc)
-
-
-def restore_raw(doc: dict) -> dict:
-    """The harness payload of a dedup document, for the round-trip check."""
-    raw = dict(doc.get("raw", {}))
-    for key, path in doc.get("raw_moved", {}).items():
-        value: Any = doc
-        for part in path.split("."):
-            value = value[part]
-        raw[key] = value
-    return raw
 
 
 # --- measuring a store --------------------------------------------------------------------------
@@ -184,19 +138,19 @@ def plain_columns(path: Path, docs: list[bytes], rids: list[str],
 
 
 @pytest.mark.parametrize("mix", ["adapters", "daemon"])
-def test_stored_bytes_per_tool_event(tmp_path, mix):
+def test_stored_bytes_per_tool_event(tmp_path, mix, monkeypatch):
     zstandard = pytest.importorskip("zstandard")
     policy = redact.default_policy()
     envs = mix_envelopes(mix)
     baseline = sum(len(canonical_json(json.loads(e["payload_text"]))) for e in envs) / len(envs)
     rids = [e["record_id"] for e in envs]
-    docs = [normalize.to_append(e, policy=policy).payload for e in envs]
-    slim = [dedup(d) for d in docs]
+    slim = [normalize.to_append(e, policy=policy).payload for e in envs]
+    training = [normalize.to_append(e, policy=policy).payload for e in training_envelopes()]
+    with monkeypatch.context() as m:
+        m.setattr(normalize, "move_shared", lambda doc: doc)
+        docs = [normalize.to_append(e, policy=policy).payload for e in envs]
     for full, small in zip(docs[:8], slim[:8]):
-        original = json.loads(full)
-        assert restore_raw(json.loads(small)) == original["raw"]
-
-    training = [dedup(normalize.to_append(e, policy=policy).payload) for e in training_envelopes()]
+        assert compact.harness_payload(json.loads(small)) == json.loads(full)["raw"]
     zdict = b"".join(training)[-DICT_BYTES:]
 
     def zlib_pack(data: bytes) -> bytes:
@@ -212,12 +166,12 @@ def test_stored_bytes_per_tool_event(tmp_path, mix):
     assert inflate.decompress(zlib_pack(slim[0])) + inflate.flush() == slim[0]
 
     results = {
-        "store (schema 1)": (ours(tmp_path / "ours.db", docs, rids), sum(map(len, docs))),
-        "dedup (schema 2 doc)": (ours(tmp_path / "dedup.db", slim, rids), sum(map(len, slim))),
-        "dedup + zlib+dict": (plain_columns(tmp_path / "zlib.db", slim, rids, zlib_pack),
-                              sum(len(zlib_pack(d)) for d in slim)),
-        "dedup + zstd+dict": (plain_columns(tmp_path / "zstd.db", slim, rids, zstd.compress),
-                              sum(len(zstd.compress(d)) for d in slim)),
+        "schema 1": (ours(tmp_path / "schema1.db", docs, rids), sum(map(len, docs))),
+        "schema 2 (the store)": (ours(tmp_path / "schema2.db", slim, rids), sum(map(len, slim))),
+        "schema 2 + zlib+dict": (plain_columns(tmp_path / "zlib.db", slim, rids, zlib_pack),
+                                 sum(len(zlib_pack(d)) for d in slim)),
+        "schema 2 + zstd+dict": (plain_columns(tmp_path / "zstd.db", slim, rids, zstd.compress),
+                                 sum(len(zstd.compress(d)) for d in slim)),
     }
     n = len(envs)
     print(f"\n\nstored bytes per tool event, {n} events of the {mix} mix (db + indexes after a TRUNCATE "
