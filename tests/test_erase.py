@@ -326,10 +326,11 @@ def test_a_reader_that_pins_the_wal_is_reported_and_a_second_erase_finishes(stor
 # --- stores from before erasure ---------------------------------------------------------------
 
 
-def test_a_store_written_before_migration_0003_verifies_and_erases(store_path):
+def test_a_store_written_before_the_erasure_migration_verifies_and_erases(store_path):
     conn = apsw.Connection(str(store_path))
     conn.pragma("journal_mode", "wal")
-    older = [m for m in migrations.load() if m.number < 3]
+    erasure = next(m.number for m in migrations.load() if m.name.endswith("_erasure"))
+    older = [m for m in migrations.load() if m.number < erasure]
     migrations.migrate(conn, older)
     sid = bytes.fromhex(conn.execute("SELECT value FROM _agentwatch_meta WHERE key = 'store_id'").fetchone()[0])
     prev = GENESIS
@@ -340,7 +341,7 @@ def test_a_store_written_before_migration_0003_verifies_and_erases(store_path):
         conn.execute("INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash)"
                      " VALUES (?, ?, 'event', ?, ?, ?, ?)", (seq, rid, seq, payload.decode(), prev, digest))
         prev = digest
-    assert conn.pragma("user_version") == 2
+    assert conn.pragma("user_version") == erasure - 1
     conn.close()
     Store(store_path).close()  # a writer migrates
     assert verify_store(store_path, full=True, update_anchor=False).ok is True

@@ -2,7 +2,7 @@
 
 The vector store is built from the JSON with the standard library's sqlite3, with the
 records table reduced to what a verifier reads plus the `erased_seq` generated column and
-index of migrations/0003_erasure.sql, so no agentwatch code writes it. The library walk
+index of the erasure migration (migrations/*_erasure.sql), so no agentwatch code writes it. The library walk
 (verify_range) and the standalone verifier must both report seq 2 erased and the chain
 intact, and name the same first break for every tampered case.
 """
@@ -26,7 +26,7 @@ VECTORS = json.loads((Path(__file__).parent / "vectors" / "erasure_v1.json").rea
 STORE_ID = bytes.fromhex(VECTORS["store_id"])
 ROWS = VECTORS["rows"]
 CASES = {case["name"]: case for case in VECTORS["cases"]}
-MIGRATION = (Path(__file__).parent.parent / "migrations" / "0003_erasure.sql").read_text(encoding="utf-8")
+MIGRATION = next((Path(__file__).parent.parent / "migrations").glob("*_erasure.sql")).read_text(encoding="utf-8")
 
 
 def test_vectors_hash_the_digest_the_erasure_row_names():
@@ -50,7 +50,7 @@ def test_vectors_hash_the_digest_the_erasure_row_names():
 
 
 def test_the_vector_schema_is_the_migrations():
-    # The generated column and its index below are the ones migration 0003 adds.
+    # The generated column and its index below are the ones the erasure migration adds.
     assert "json_extract(payload, '$.type') = 'erasure'" in MIGRATION
     assert "CREATE INDEX records_by_erased_seq ON records (erased_seq) WHERE erased_seq IS NOT NULL;" in MIGRATION
 
