@@ -8,9 +8,14 @@
 -- and verifiers take that digest from the erasure row (docs/chain.md).
 
 -- Where an erasure row names its target: verifiers look erased rows up by it.
+-- Nested CASEs, so no JSON function ever reads a payload that is not valid JSON
+-- text: a damaged row elsewhere must not make every lookup fail.
 ALTER TABLE records ADD COLUMN erased_seq INTEGER GENERATED ALWAYS AS (
-    CASE WHEN kind = 'attestation' AND json_extract(payload, '$.type') = 'erasure'
-         THEN json_extract(payload, '$.erased_seq') END
+    CASE WHEN kind = 'attestation' AND typeof(payload) = 'text' THEN
+        CASE WHEN json_valid(payload) THEN
+            CASE WHEN json_extract(payload, '$.type') = 'erasure' THEN json_extract(payload, '$.erased_seq') END
+        END
+    END
 ) VIRTUAL;
 CREATE INDEX records_by_erased_seq ON records (erased_seq) WHERE erased_seq IS NOT NULL;
 

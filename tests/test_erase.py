@@ -18,8 +18,11 @@ from pathlib import Path
 import apsw
 import chain_tamper as t
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from agentwatch import standalone_verify
 from agentwatch.cli import app
 from agentwatch.daemon import runfiles
 from agentwatch.daemon.erase import DaemonRunning, erase_store
@@ -384,3 +387,44 @@ def test_erase_beside_a_running_daemon_is_refused(tmp_path):
         assert "already served by another agentwatch daemon" in proc.stderr and "stop the daemon" in proc.stderr
     finally:
         assert d.stop() == 0
+
+
+# --- any other change is still a break --------------------------------------------------------
+
+# Derandomized under CI, so a red run there is the same run anywhere.
+PROPERTY = settings(deadline=None, max_examples=25, derandomize=bool(os.environ.get("CI")),
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@given(st.data())
+@PROPERTY
+def test_with_rows_erased_any_single_byte_edit_is_found_at_that_row(tmp_path_factory, data):
+    erasable = [seq for seq in range(1, t.ROWS + 1) if t.KIND_CYCLE[seq % 3] != "attestation"]
+    erased = sorted(data.draw(st.sets(st.sampled_from(erasable), min_size=1, max_size=4), label="erased"))
+    seq = data.draw(st.integers(1, t.ROWS), label="edited row")
+    path = t.build_store(tmp_path_factory.mktemp("prop") / "store.db")
+    erase_store(path, erased, REASON)
+    with t.tamper(path) as con:
+        stored = t.raw(con, seq)[3]
+        index = data.draw(st.integers(0, len(stored) - 1), label="byte")
+        t.flip_payload_byte(con, seq, index, stored[index] ^ data.draw(st.integers(1, 255), label="xor"))
+    before = tuple((s, t.ROWS + 1 + erased.index(s)) for s in erased if s < seq)
+    lib = verify_store(path, full=True, update_anchor=False)
+    assert (t.verdict_of(lib), lib.erased) == ((False, "payload_edited", seq), before)
+    report = standalone_verify.verify(str(path))
+    assert t.verdict_of(report) == (False, "payload_edited", seq)
+    assert report["erased"] == [{"seq": s, "erasure_seq": e} for s, e in before]
+
+
+def test_a_damaged_attestation_does_not_hide_an_erasure(tmp_path):
+    # Found by the property above: an attestation whose payload is no longer JSON made
+    # every lookup of erasure rows fail, so the intact erased seq 2 was named the break.
+    path = t.build_store(tmp_path / "store.db")
+    erase_store(path, [2], REASON)
+    with t.tamper(path) as con:
+        assert t.raw(con, 4)[1] == "attestation"
+        t.flip_payload_byte(con, 4, 0, t.raw(con, 4)[3][0] ^ 1)
+    lib = verify_store(path, full=True, update_anchor=False)
+    assert (t.verdict_of(lib), lib.erased) == ((False, "payload_edited", 4), ((2, t.ROWS + 1),))
+    report = standalone_verify.verify(str(path))
+    assert (t.verdict_of(report), report["erased"]) == ((False, "payload_edited", 4), [{"seq": 2, "erasure_seq": 13}])

@@ -51,7 +51,10 @@ def test_vectors_hash_the_digest_the_erasure_row_names():
 
 def test_the_vector_schema_is_the_migrations():
     # The generated column and its index below are the ones the erasure migration adds.
-    assert "json_extract(payload, '$.type') = 'erasure'" in MIGRATION
+    assert "CASE WHEN kind = 'attestation' AND typeof(payload) = 'text' THEN" in MIGRATION
+    assert "CASE WHEN json_valid(payload) THEN" in MIGRATION
+    assert "CASE WHEN json_extract(payload, '$.type') = 'erasure' THEN json_extract(payload, '$.erased_seq') END" \
+        in MIGRATION
     assert "CREATE INDEX records_by_erased_seq ON records (erased_seq) WHERE erased_seq IS NOT NULL;" in MIGRATION
 
 
@@ -63,8 +66,10 @@ def build(path: Path, case: dict | None = None) -> Path:
     con.execute(
         "CREATE TABLE records (seq INTEGER PRIMARY KEY, record_id TEXT, kind TEXT, recorded_at_ns INTEGER,"
         " payload TEXT, prev_hash BLOB, hash BLOB, erased_seq INTEGER GENERATED ALWAYS AS ("
-        " CASE WHEN kind = 'attestation' AND json_extract(payload, '$.type') = 'erasure'"
-        " THEN json_extract(payload, '$.erased_seq') END) VIRTUAL)"
+        " CASE WHEN kind = 'attestation' AND typeof(payload) = 'text' THEN"
+        " CASE WHEN json_valid(payload) THEN"
+        " CASE WHEN json_extract(payload, '$.type') = 'erasure' THEN json_extract(payload, '$.erased_seq') END"
+        " END END) VIRTUAL)"
     )
     con.execute("CREATE INDEX records_by_erased_seq ON records (erased_seq) WHERE erased_seq IS NOT NULL")
     for v in ROWS:
