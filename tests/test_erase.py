@@ -30,7 +30,7 @@ from agentwatch.errors import UsageError
 from agentwatch.store import migrations
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, framed_identity, row_hash_framed
-from agentwatch.store.erasure import EraseRefused, erase_rows, erasure_record_id
+from agentwatch.store.erasure import EraseRefused, erase_rows, erasure_record_id, parse_erasure
 from agentwatch.verify.check import verify_store
 
 SECRET = "ghp_" + "Zq8Xv2Lm4Np6Rt1Yw3Bc5Df7Gh9Jk0Ls2Qa"
@@ -428,3 +428,28 @@ def test_a_damaged_attestation_does_not_hide_an_erasure(tmp_path):
     assert (t.verdict_of(lib), lib.erased) == ((False, "payload_edited", 4), ((2, t.ROWS + 1),))
     report = standalone_verify.verify(str(path))
     assert (t.verdict_of(report), report["erased"]) == ((False, "payload_edited", 4), [{"seq": 2, "erasure_seq": 13}])
+
+
+@given(st.data())
+@PROPERTY
+def test_any_single_byte_edit_of_an_erasure_row_is_a_break(tmp_path_factory, data):
+    path = t.build_store(tmp_path_factory.mktemp("prop") / "store.db")
+    erase_store(path, [2, 6], REASON)  # erasure rows 13 and 14 (the head)
+    erasure_seq = data.draw(st.sampled_from([t.ROWS + 1, t.ROWS + 2]), label="erasure row")
+    target = {t.ROWS + 1: 2, t.ROWS + 2: 6}[erasure_seq]
+    with t.tamper(path) as con:
+        stored = t.raw(con, erasure_seq)[3]
+        index = data.draw(st.integers(0, len(stored) - 1), label="byte")
+        edited = bytearray(stored)
+        edited[index] ^= data.draw(st.integers(1, 255), label="xor")
+        t.set_payload(con, erasure_seq, bytes(edited))
+    # Still naming the same row and digest, the erasure row itself no longer verifies;
+    # otherwise the row it erased no longer does, and that row comes first.
+    still = parse_erasure(erasure_seq, "attestation", bytes(edited))
+    original = parse_erasure(erasure_seq, "attestation", stored)
+    if still == original:
+        expected = (False, "edited" if erasure_seq == t.ROWS + 2 else "payload_edited", erasure_seq)
+    else:
+        expected = (False, "payload_edited", target)
+    assert t.verdict_of(verify_store(path, full=True, update_anchor=False)) == expected
+    assert t.verdict_of(standalone_verify.verify(str(path))) == expected

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -30,8 +31,9 @@ from agentwatch import __version__
 from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
 from agentwatch.store import db
 from agentwatch.store.append import Append, Store
-from agentwatch.store.chain import DOMAIN_TAG, canonical_json, format_hash, framed_identity, parse_hash, row_hash_framed
+from agentwatch.store.chain import DOMAIN_TAG, canonical_json, format_hash, framed_identity, row_hash_framed
 
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")  # exactly the display form: lowercase, as docs/chain.md says
 ERASED_PAYLOAD = b"null"  # an erased row's payload: valid JSON, so the generated columns read NULL
 ERASURE_TYPE = "erasure"
 MAX_REASON_CHARS = 1000
@@ -72,10 +74,9 @@ def parse_erasure(seq: Any, kind: Any, payload: Any) -> Named | None:
     target, digest = doc.get("erased_seq"), doc.get("payload_sha256")
     if type(target) is not int or not 1 <= target < seq or not isinstance(digest, str):
         return None
-    try:
-        return Named(seq, target, parse_hash(digest))
-    except ValueError:
+    if not _DIGEST.fullmatch(digest):
         return None
+    return Named(seq, target, bytes.fromhex(digest[7:]))
 
 
 def erasure_named(conn: apsw.Connection, seq: int) -> Named | None:
