@@ -287,6 +287,8 @@ def test_erase_refuses_what_it_cannot_erase_and_writes_nothing(tmp_path):
         erase_store(store, [2], "   ")
     with pytest.raises(UsageError, match="repeats 12 characters"):
         erase_store(store, [2], "it said echo 2 lorem ipsum")
+    with pytest.raises(UsageError, match="--by"):
+        erase_store(store, [2], REASON, by="two\nlines")
     with t.tamper(store) as con:
         t.set_payload(con, 3, doc(99))
     tampered = rows_of(store)

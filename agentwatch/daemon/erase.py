@@ -17,7 +17,7 @@ from typing import Iterable
 from agentwatch.daemon import runfiles
 from agentwatch.errors import StoreUnreachable
 from agentwatch.store.append import Store
-from agentwatch.store.erasure import EraseResult, check_reason, erase_rows
+from agentwatch.store.erasure import EraseResult, actor, check_reason, erase_rows
 
 
 class DaemonRunning(StoreUnreachable):
@@ -28,6 +28,7 @@ def erase_store(path: Path, seqs: Iterable[int], reason: str, *, by: str | None 
     """Erase the payloads of `seqs` in the store at `path` (see store.erasure.erase_rows)."""
     path = Path(path)
     check_reason(reason)
+    actor(by)  # a bad --by is a usage error before the store is touched
     if not path.exists():
         raise StoreUnreachable(f"{path}: store does not exist")
     lock = runfiles.LockFile(runfiles.lock_path(path), f"store {path}")

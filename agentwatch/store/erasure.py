@@ -37,6 +37,7 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")  # exactly the display form: lowerc
 ERASED_PAYLOAD = b"null"  # an erased row's payload: valid JSON, so the generated columns read NULL
 ERASURE_TYPE = "erasure"
 MAX_REASON_CHARS = 1000
+MAX_BY_CHARS = 200
 QUOTE_CHARS = 12  # a reason may not repeat this many consecutive characters of the payload it erases
 
 # Erasure rows naming a seq, oldest first (records.erased_seq is indexed where it is set).
@@ -156,7 +157,10 @@ def actor(by: str | None = None) -> dict[str, Any]:
         who["user"] = pwd.getpwuid(uid).pw_name
     except (ImportError, KeyError):
         pass
-    if by:
+    if by is not None:
+        by = by.strip()
+        if not by or len(by) > MAX_BY_CHARS or not by.isprintable():
+            raise UsageError(f"--by must be a printable name of at most {MAX_BY_CHARS} characters")
         who["by"] = by
     return who
 
@@ -193,10 +197,10 @@ def erase_rows(
     the WAL waits up to `wal_wait_ms` for readers of older snapshots.
     """
     reason = check_reason(reason)
+    who = actor(by)
     conn = store.conn
     wanted = sorted(set(seqs))
     plans = [_plan(store, seq, reason) for seq in wanted]
-    who = actor(by)
     conn.pragma("secure_delete", True)  # freed cells and pages are overwritten with zeros
     done = []
     for plan in plans:
