@@ -455,3 +455,29 @@ def test_any_single_byte_edit_of_an_erasure_row_is_a_break(tmp_path_factory, dat
         expected = (False, "payload_edited", target)
     assert t.verdict_of(verify_store(path, full=True, update_anchor=False)) == expected
     assert t.verdict_of(standalone_verify.verify(str(path))) == expected
+
+
+def test_the_daemons_sweeper_takes_erased_rows_for_intact(tmp_path):
+    from daemon import Daemon, append_many, wait_for
+
+    d = Daemon(tmp_path, verify_interval=0.1, extra_args=["--full-verify-interval", "0.2"])
+    d.start()
+    try:
+        append_many(d, 6, "r")
+    finally:
+        assert d.stop() == 0
+    targets = [r["seq"] for r in d.rows("event") if r["record_id"] in ("r-1", "r-4")]
+    erase_store(d.store, targets, REASON)
+    again = Daemon(tmp_path, store=d.store, socket_path=d.socket, spool=d.spool, verify_interval=0.1,
+                   extra_args=["--full-verify-interval", "0.2"])
+    again.start()
+    try:
+        head = append_many(again, 2, "after")[-1]
+        wait_for(lambda: (s := again.health()["sweeper"])["verified_seq"] >= head and s["full"]["passes"] >= 2,
+                 "the sweeper's incremental walk past the head and two full passes")
+        health = again.health()
+        assert (health["status"], health["sweeper"]["state"], health["sweeper"]["findings"]) == ("recording", "ok", [])
+        assert [r for r in again.rows("attestation") if r["payload"].get("type") == "integrity_break"] == []
+        assert [r["payload"] for r in again.rows("event") if r["seq"] in targets] == [None, None]
+    finally:
+        assert again.stop() == 0
