@@ -285,6 +285,36 @@ def verify_cmd(
     raise typer.Exit(result.exit_code)
 
 
+@app.command("erase")
+def erase_cmd(
+    seqs: list[int] = typer.Argument(..., metavar="SEQ...", min=1, help="Seq of each row whose payload to erase."),
+    reason: str = typer.Option(..., "--reason", help="Why (stored in clear in the erasure row: do not quote the secret)."),
+    by: Optional[str] = typer.Option(None, "--by", metavar="NAME", help="Who asks for it, beside the uid and login name recorded anyway."),
+    store: Optional[Path] = StoreOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Erase rows' payloads, keeping the chain verifiable (docs/erasure.md).
+
+    Each row's payload becomes null and an `erasure` attestation row, naming the
+    seq, the SHA-256 of the removed payload, the reason and who erased it, is
+    appended in the same transaction; `verify` reports the row as erased. Freed
+    space is overwritten and the WAL checkpointed and truncated, so the bytes leave
+    the store's files. Refused while a daemon serves the store: stop it, erase,
+    start it (hooks spool meanwhile). Only event and gap rows can be erased.
+    Exit 0 done, 1 a row does not verify or a reader kept the WAL from being
+    emptied (run erase again), 2 usage, 3 store unreachable or daemon running.
+    """
+    from agentwatch.daemon import erase
+    from agentwatch.readers import render
+
+    try:
+        result = erase.erase_store(paths.resolve_store(store), seqs, reason, by=by)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_erase(result, json_out)
+    raise typer.Exit(result.exit_code)
+
+
 @app.command("tail")
 def tail_cmd(
     store: Optional[Path] = StoreOpt,

@@ -6,8 +6,10 @@ An auditor's second opinion: this file is written from docs/chain.md alone and
 shares no code with the agentwatch package, so a bug in one is unlikely to
 hide in the other. Copy it anywhere and run it. It opens the store read-only,
 walks the whole chain from genesis and names the first break by the rules in
-docs/chain.md. With --anchor it also checks a (seq, hash) recorded earlier,
-which is what reveals truncation and whole-chain rewrites.
+docs/chain.md. An erased row (docs/erasure.md) verifies through the payload
+digest its erasure row names and is reported as erased, not as a break. With
+--anchor it also checks a (seq, hash) recorded earlier, which is what reveals
+truncation and whole-chain rewrites.
 
 Exit status: 0 intact, 1 a problem was found, 2 usage error, 3 the store
 cannot be opened or is not an agentwatch store.
@@ -28,6 +30,8 @@ KINDS = (b"event", b"attestation", b"gap")
 APPLICATION_ID = 0x41475731
 BATCH = 5000
 SEARCH = 4096
+# What an erased row's payload holds (docs/erasure.md): the JSON text null.
+ERASED = b"null"
 
 # Each column comes back as bytes/int of the expected type, or None when the stored
 # value has another type; `text_factory = bytes` keeps undecodable text readable.
@@ -49,6 +53,11 @@ class Unreachable(Exception):
 
 def row_hash(store_id, seq, recorded_at_ns, kind, record_id, prev_hash, payload):
     """SHA-256 of the framed row (docs/chain.md, "The row hash"). kind and record_id are UTF-8 bytes."""
+    return row_hash_of_digest(store_id, seq, recorded_at_ns, kind, record_id, prev_hash, hashlib.sha256(payload).digest())
+
+
+def row_hash_of_digest(store_id, seq, recorded_at_ns, kind, record_id, prev_hash, payload_sha256):
+    """The same recipe, given SHA-256(payload) rather than the payload (an erased row keeps only that)."""
     preimage = b"".join(
         [
             TAG,
@@ -60,7 +69,7 @@ def row_hash(store_id, seq, recorded_at_ns, kind, record_id, prev_hash, payload)
             struct.pack(">I", len(record_id)),
             record_id,
             prev_hash,
-            hashlib.sha256(payload).digest(),
+            payload_sha256,
         ]
     )
     return hashlib.sha256(preimage).digest()
@@ -97,12 +106,62 @@ def connect(path):
     return conn, bytes.fromhex(hex_id)
 
 
+class Erased(bytes):
+    """An erased row's stored payload (ERASED), carrying the digest and seq of the erasure row that names it."""
+
+    def __new__(cls, sha256, erasure_seq):
+        payload = super().__new__(cls, ERASED)
+        payload.sha256, payload.erasure_seq = sha256, erasure_seq
+        return payload
+
+
+def erasure_of(conn, seq):
+    """(sha256 of the removed payload, erasure row's seq) that an erasure row names for `seq`, or None.
+
+    An erasure row is an `attestation` after `seq` whose payload is a JSON object with
+    "type": "erasure", "erased_seq": seq and "payload_sha256": "sha256:<64 hex>"; the
+    store's generated column `records.erased_seq` indexes them. The first such row counts.
+    """
+    try:
+        found = conn.execute(
+            "SELECT seq, CAST(kind AS BLOB), CAST(payload AS BLOB) FROM records WHERE erased_seq = ? ORDER BY seq",
+            (seq,),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return None  # a store from before erasure existed: nothing in it can be erased
+    for erasure_seq, kind, payload in found:
+        if kind != b"attestation" or not isinstance(erasure_seq, int) or erasure_seq <= seq:
+            continue
+        try:
+            doc = json.loads(payload)
+        except (ValueError, TypeError):
+            continue
+        if not isinstance(doc, dict) or doc.get("type") != "erasure" or doc.get("erased_seq") != seq:
+            continue
+        text = doc.get("payload_sha256")
+        if isinstance(text, str) and len(text) == 71 and text.startswith("sha256:"):
+            hexpart = text[7:]
+            if all(c in "0123456789abcdef" for c in hexpart):
+                return bytes.fromhex(hexpart), erasure_seq
+    return None
+
+
+def with_erasure(conn, row):
+    """The row as read, its payload an Erased when it is ERASED and an erasure row names the row."""
+    if row is None or row[4] != ERASED or not isinstance(row[0], int):
+        return row
+    named = erasure_of(conn, row[0])
+    if named is None:
+        return row
+    return row[:4] + (Erased(*named),) + row[5:]
+
+
 def row_at(conn, seq):
-    return conn.execute(SELECT + " WHERE seq = ?", (seq,)).fetchone()
+    return with_erasure(conn, conn.execute(SELECT + " WHERE seq = ?", (seq,)).fetchone())
 
 
 def row_after(conn, seq):
-    return conn.execute(SELECT + " WHERE seq > ? ORDER BY seq LIMIT 1", (seq,)).fetchone()
+    return with_erasure(conn, conn.execute(SELECT + " WHERE seq > ? ORDER BY seq LIMIT 1", (seq,)).fetchone())
 
 
 def seq_of_hash(conn, digest):
@@ -143,9 +202,19 @@ def problem_with(row):
 
 
 def hash_as(store_id, row, seq, prev_hash=None):
-    """The row's hash if it sat at `seq` (after `prev_hash`, if given)."""
+    """The row's hash if it sat at `seq` (after `prev_hash`, if given); an erased row hashes with its named digest."""
     _, record_id, kind, at, payload, own_prev, _ = row
-    return row_hash(store_id, seq, at, kind, record_id, own_prev if prev_hash is None else prev_hash, payload)
+    digest = payload.sha256 if isinstance(payload, Erased) else hashlib.sha256(payload).digest()
+    return row_hash_of_digest(store_id, seq, at, kind, record_id, own_prev if prev_hash is None else prev_hash, digest)
+
+
+def erasure_note(row):
+    """What a reader of a finding should know about an erased-looking payload."""
+    if isinstance(row[4], Erased):
+        return f" (erased; the digest erasure seq {row[4].erasure_seq} names does not reproduce it)"
+    if row[4] == ERASED:
+        return " (its payload is null, and no erasure row names it)"
+    return ""
 
 
 def fits(store_id, row, seq):
@@ -175,11 +244,14 @@ def name_break(conn, store_id, good_seq, good_hash, row):
             return finding(s, "inserted", f"the row after seq {s} verifies at seq {s}")
         if nxt_ok and hash_as(store_id, row, s + 1, nxt[5]) == nxt[6]:
             return finding(s, "reordered", f"seq {s} carries the content of seq {s + 1}")
+        note = erasure_note(row)
         if nxt is not None and nxt[5] == digest:
-            return finding(s, "payload_edited", f"seq {s} does not match its stored hash, which seq {s + 1} links to")
+            return finding(
+                s, "payload_edited", f"seq {s} does not match its stored hash, which seq {s + 1} links to{note}"
+            )
         if nxt is not None and nxt[5] == at_s:
             return finding(s, "hash_edited", f"seq {s + 1} links to seq {s}'s recomputed hash, not the stored one")
-        return finding(s, "edited", f"seq {s} does not match its stored hash")
+        return finding(s, "edited", f"seq {s} does not match its stored hash{note}")
     if self_ok:
         if s == 1:
             return finding(1, "bad_genesis", "seq 1 does not link to the all-zero hash")
@@ -218,7 +290,9 @@ def check_anchor(conn, store_id, seq, expected):
         return finding(seq, "malformed", problem)
     recomputed = hash_as(store_id, row, seq)
     if row[6] == expected:
-        return None if recomputed == expected else finding(seq, "payload_edited", "the anchored row changed")
+        if recomputed == expected:
+            return None
+        return finding(seq, "payload_edited", "the anchored row changed" + erasure_note(row))
     if recomputed == row[6]:
         return finding(seq, "rewritten", f"seq {seq} verifies with a hash other than the anchored one")
     if recomputed == expected:
@@ -242,7 +316,7 @@ def verify(path, anchor=None):
         head_seq, head_hash = head_of(conn)
         below = conn.execute("SELECT seq FROM records WHERE seq < 1 ORDER BY seq LIMIT 1").fetchone()
         broken = finding(below[0], "malformed", f"seq {below[0]} is below 1") if below else None
-        good_seq, good_hash, checked = 0, ZERO_HASH, 0
+        good_seq, good_hash, checked, erased = 0, ZERO_HASH, 0, []
         while broken is None and good_seq < head_seq:
             rows = conn.execute(
                 SELECT + " WHERE seq > ? ORDER BY seq LIMIT ?", (good_seq, min(BATCH, head_seq - good_seq))
@@ -250,7 +324,8 @@ def verify(path, anchor=None):
             if not rows:
                 broken = finding(good_seq + 1, "truncated", f"rows after seq {good_seq} vanished while verifying")
             for row in rows:
-                seq, _, _, _, _, prev_hash, digest = row
+                row = with_erasure(conn, row)
+                seq, _, _, _, payload, prev_hash, digest = row
                 if (
                     seq != good_seq + 1
                     or prev_hash != good_hash
@@ -260,6 +335,8 @@ def verify(path, anchor=None):
                     broken = name_break(conn, store_id, good_seq, good_hash, row)
                     break
                 good_seq, good_hash, checked = seq, digest, checked + 1
+                if isinstance(payload, Erased):
+                    erased.append({"seq": seq, "erasure_seq": payload.erasure_seq})
         if anchor is not None:
             at_anchor = check_anchor(conn, store_id, anchor[1], anchor[2])
             if at_anchor is not None and (broken is None or at_anchor["seq"] <= broken["seq"]):
@@ -273,6 +350,7 @@ def verify(path, anchor=None):
         "store_id": store_id.hex(),
         "chain_version": 1,
         "rows_checked": checked,
+        "erased": erased,
         "head_seq": head_seq,
         "head_hash": show(head_hash) if isinstance(head_hash, bytes) and len(head_hash) == 32 else None,
         "verified_through": good_seq if broken is None else min(good_seq, max(broken["seq"] - 1, 0)),
@@ -320,7 +398,8 @@ def main(argv=None):
         print(json.dumps(report, indent=2, sort_keys=True))
     elif report["ok"]:
         head = report["head_hash"] or "(empty)"
-        print(f"ok: {report['rows_checked']} rows intact, head seq {report['head_seq']} {head}")
+        erased = f" ({len(report['erased'])} erased)" if report["erased"] else ""
+        print(f"ok: {report['rows_checked']} rows intact{erased}, head seq {report['head_seq']} {head}")
     else:
         f = report["finding"]
         print(f"BROKEN at seq {f['seq']}: {f['kind']}: {f['detail']}")

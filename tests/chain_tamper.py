@@ -93,7 +93,7 @@ def tamper(path: Path):
         try:
             for name in ("records_append_only_update", "records_append_only_delete", "records_contiguous_seq"):
                 con.execute(f"DROP TRIGGER IF EXISTS {name}")
-            for name in ("records_by_session", "records_by_tool", "records_by_event"):
+            for name in ("records_by_session", "records_by_tool", "records_by_event", "records_by_erased_seq"):
                 con.execute(f"DROP INDEX IF EXISTS {name}")
             con.execute("PRAGMA ignore_check_constraints = ON")
             con.execute("BEGIN")

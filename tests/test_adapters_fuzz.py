@@ -61,7 +61,7 @@ def test_any_json_normalizes_and_appends(harness, payload, hint):
         env["event"] = hint
     append = normalize.to_append(env)
     doc = json.loads(append.payload)
-    assert doc["schema"] == 1
+    assert doc["schema"] == 2
     # The sender is the harness on the command line, or (for harnesses that run each other's
     # configs) another of that group, named from the payload; the command line stays in `via`.
     runs = {"claude-code": {"claude-code", "vscode", "copilot", "cursor"},
@@ -76,4 +76,4 @@ def test_any_json_normalizes_and_appends(harness, payload, hint):
 @given(harness=st.sampled_from(HARNESSES), text=st.text(max_size=40))
 def test_any_payload_text_is_stored(harness, text):
     append = normalize.to_append({"record_id": "r-2", "harness": harness, "payload_text": text})
-    assert json.loads(append.payload)["schema"] == 1
+    assert json.loads(append.payload)["schema"] == 2

@@ -135,7 +135,7 @@ def assert_clean_append(append: Append) -> dict:
     assert isinstance(append, Append) and append.kind == "event"
     doc = json.loads(append.payload)
     assert canonical_json(doc) == append.payload  # canonical bytes: what the chain hashes round-trips
-    assert doc["schema"] == 1
+    assert doc["schema"] == 2
     return doc
 
 
@@ -166,7 +166,7 @@ def check_record_document(env):
         # (json.loads refuses such a number first), so not from the wire, spool or import.
         assert "4300" in str(exc)
         return
-    assert doc["schema"] == 1 and isinstance(doc["event"], dict)
+    assert doc["schema"] == 2 and isinstance(doc["event"], dict)
 
 
 def check_line(line, harness):

@@ -35,7 +35,7 @@ def test_every_kind_and_category_is_documented():
 def keys(value: dict, prefix: str = ""):
     for key, item in value.items():
         path = f"{prefix}{key}"
-        if key in ("raw", "client", "argv", "input", "response"):
+        if key in ("raw", "raw_moved", "client", "argv", "input", "response"):
             yield path
         elif isinstance(item, dict):
             yield from keys(item, path + ".")

@@ -16,6 +16,7 @@ import apsw
 import pytest
 from daemon import Client, Daemon, daemon, envelope, line, spool_write, wait_for  # noqa: F401
 
+from agentwatch.record.compact import harness_payload
 from agentwatch.record.normalize import to_append
 from agentwatch.store.append import Store
 
@@ -36,7 +37,7 @@ def test_ack_carries_the_stored_seq_and_the_sender(daemon):
     (row,) = daemon.rows("event")
     assert row["seq"] == reply["seq"]
     assert row["record_id"] == "rec-1"
-    assert row["payload"]["raw"] == env["payload"]
+    assert harness_payload(row["payload"]) == env["payload"]
     client = row["payload"]["client"]
     assert client["uid"] == os.getuid()
     assert client["peer_pid"] == os.getpid()

@@ -237,9 +237,9 @@ def test_to_json_is_stable_and_serialisable(store):
     ok = verify_store(store).to_json()
     assert list(ok) == [
         "ok", "mode", "store", "store_id", "chain_version", "rows_checked", "first_seq_checked",
-        "head_seq", "head_hash", "verified_through", "finding", "anchor",
+        "head_seq", "head_hash", "verified_through", "finding", "anchor", "erased",
     ]
-    assert (ok["ok"], ok["finding"], ok["chain_version"]) == (True, None, 1)
+    assert (ok["ok"], ok["finding"], ok["chain_version"], ok["erased"]) == (True, None, 1, [])
     assert list(ok["anchor"]) == ["path", "status", "before", "after"]
     assert ok["anchor"]["after"]["hash"] == ok["head_hash"]
     json.dumps(ok)

@@ -133,14 +133,33 @@ def emit_verify(result, as_json: bool) -> None:
     if as_json:
         print_json(result.to_json())
         return
+    erased = ""
+    if result.erased:
+        erased = f"; erased: {', '.join(f'seq {seq} (by seq {by})' for seq, by in result.erased)}"
     if result.ok:
         print(
             f"ok: {result.mode} verify of {result.store}: {result.rows_checked} rows checked, "
-            f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}"
+            f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}{erased}"
         )
     else:
         f = result.finding
-        print(f"FAILED: {result.store}: first break at seq {f.seq}: {f.kind}: {neutralize(str(f.detail))}")
+        print(f"FAILED: {result.store}: first break at seq {f.seq}: {f.kind}: {neutralize(str(f.detail))}{erased}")
+
+
+def emit_erase(result, as_json: bool) -> None:
+    if as_json:
+        print_json(result.to_json())
+        return
+    for e in result.erased:
+        what = "erased" if e.status == "erased" else "already erased"
+        print(f"{what}: seq {e.seq} ({e.kind} {neutralize(e.record_id)}), payload {e.payload_sha256.hex()[:16]}…, "
+              f"erasure row seq {e.erasure_seq}")
+    if not result.wal_truncated:
+        print(
+            f"agentwatch: the WAL still holds {result.wal_bytes} bytes (a reader kept it from being emptied); "
+            "run the same erase again once readers are done",
+            file=sys.stderr,
+        )
 
 
 def _short(value, width: int) -> str:
@@ -152,7 +171,7 @@ def tail_line(record) -> str:
     """time  #seq  kind/harness  session  event  tool  short hash"""
     import time as _time
 
-    doc = json.loads(record.payload)
+    doc = json.loads(record.payload) or {"erased": True}  # an erased row's payload is null (docs/erasure.md)
     secs, ns = divmod(record.recorded_at_ns, 1_000_000_000)
     stamp = _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(secs)) + f".{ns // 1_000_000:03d}Z"
     short_hash = record.hash.hex()[:12]
@@ -161,10 +180,11 @@ def tail_line(record) -> str:
         tool = doc.get("tool") or {}
         middle = (
             f"{_short(doc.get('harness'), 12):<12} {_short(doc.get('session_id'), 12):<12} "
-            f"{_short(event.get('name'), 20):<20} {_short(tool.get('name'), 16):<16}"
+            f"{_short(event.get('name') or ('(erased)' if doc.get('erased') else None), 20):<20} "
+            f"{_short(tool.get('name'), 16):<16}"
         )
     else:
-        what = doc.get("type") or doc.get("reason")
+        what = doc.get("type") or doc.get("reason") or ("(erased)" if doc.get("erased") else None)
         middle = f"{record.kind:<12} {'':<12} {_short(what, 20):<20} {'':<16}"
     return f"{stamp} #{record.seq:<7} {middle} {short_hash}"
 

@@ -1,8 +1,9 @@
 """From an append envelope (wire v1, spool file or import line) to the stored record.
 
-The record document (schema v1) is what an `event` row's payload holds:
-normalized fields from the harness adapter, the client's metadata, and the raw
-harness payload. Its canonical JSON bytes are what the chain hashes.
+The record document (schema 2) is what an `event` row's payload holds:
+normalized fields from the harness adapter, the client's metadata, and what of
+the raw harness payload normalization did not take (agentwatch.record.compact).
+Its canonical JSON bytes are what the chain hashes.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any
 from agentwatch.record import redact
 from agentwatch.record.adapters import adapter_for
 from agentwatch.record.adapters.sender import sender, via_config
+from agentwatch.record.compact import RECORD_SCHEMA, move_shared
 from agentwatch.store.append import Append, json_nesting_exceeds
 from agentwatch.store.chain import MAX_RECORD_ID_BYTES, canonical_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # of gap rows' documents; event documents are RECORD_SCHEMA
 # A payload nested deeper is stored as the text it came as, unparsed: normalizing
 # and redacting walk every level, and the store's JSON functions stop at 1000.
 MAX_PAYLOAD_DEPTH = 256
@@ -88,7 +90,7 @@ def _too_deep(text: str) -> bool:
 def record_document(
     env: dict, *, uid: int | None = None, peer_pid: int | None = None, client: dict | None = None
 ) -> dict:
-    """Normalize one checked envelope into the record document (schema v1).
+    """Normalize one checked envelope into the record document (schema 2).
 
     `client`, when given, is what the recorder itself knows about where the
     record came from (an import); the envelope's own client fields are then
@@ -106,7 +108,7 @@ def record_document(
         fields = _adapter_fields(harness, payload, hint)
     else:
         fields = {"event": _unparsed_event(env.get("event"))}
-    doc: dict[str, Any] = {"schema": SCHEMA_VERSION, "harness": harness}
+    doc: dict[str, Any] = {"schema": RECORD_SCHEMA, "harness": harness}
     doc.update(fields)
     config = via_config(env.get("argv"))
     if config is not None or harness != installed_for:
@@ -135,6 +137,7 @@ def record_document(
         doc["raw_b64"] = base64.b64encode(raw_bytes).decode("ascii")
     else:
         doc["raw"] = payload
+        move_shared(doc)
     for key in ("orig_bytes", "truncated", "raw_sha256", "argv"):
         if key in env:
             doc[key] = env[key]

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import apsw
 
@@ -122,11 +122,19 @@ class Store:
         row = self.conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         return (row[0], row[1]) if row else (0, GENESIS)
 
-    def append(self, batch: Sequence[Append]) -> list[Appended]:
+    def append(
+        self,
+        batch: Sequence[Append],
+        *,
+        before_commit: Callable[[apsw.Connection, list[Appended]], None] | None = None,
+    ) -> list[Appended]:
         """Append a batch in one BEGIN IMMEDIATE transaction and commit it durably.
 
         The head is read and the rows inserted under the same write lock, so the
         chain cannot fork even if another process tries to append at once.
+        `before_commit(conn, results)` runs after the inserts, inside the same
+        transaction (an erasure's UPDATE: agentwatch.store.erasure); if it raises,
+        nothing is committed.
         """
         if not batch:
             return []
@@ -160,6 +168,8 @@ class Store:
                 if _row_fault(exc):
                     raise RowRefused(f"{type(exc).__name__}: {exc}") from exc
                 raise
+            if before_commit is not None:
+                before_commit(conn, results)
             conn.execute("COMMIT")
         except BaseException:
             if not conn.getautocommit():

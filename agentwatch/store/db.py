@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import apsw
 
@@ -24,6 +25,15 @@ def _configure(conn: apsw.Connection) -> None:
     # Defensive mode: no writable_schema tricks or raw page edits through SQL.
     conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
     conn.pragma("foreign_keys", True)
+    # The erasure trigger (migrations/0004_erasure.sql) checks a payload's digest in SQL.
+    conn.create_scalar_function("agentwatch_sha256", _sha256, 1, deterministic=True, flags=apsw.SQLITE_INNOCUOUS)
+
+
+def _sha256(*args: Any) -> bytes | None:
+    (data,) = args
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).digest() if isinstance(data, bytes) else None
 
 
 def _refuse_symlink(path: Path) -> None:

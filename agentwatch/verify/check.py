@@ -63,7 +63,8 @@ class VerifyResult:
     mode is ``incremental`` when the walk started at the anchor, ``full`` when
     it started at genesis. rows_checked counts rows verified intact by this
     run; verified_through is the last seq of the intact chain (0 when an
-    incremental verify could not trust its anchor).
+    incremental verify could not trust its anchor). erased lists (seq, erasure
+    seq) of the erased rows this run found intact (docs/erasure.md).
     """
 
     ok: bool
@@ -78,6 +79,7 @@ class VerifyResult:
     finding: Finding | None
     anchor: AnchorInfo
     chain_version: int = CHAIN_VERSION
+    erased: tuple[tuple[int, int], ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -98,6 +100,7 @@ class VerifyResult:
             "verified_through": self.verified_through,
             "finding": None if self.finding is None else self.finding.to_json(),
             "anchor": self.anchor.to_json(),
+            "erased": [{"seq": seq, "erasure_seq": by} for seq, by in self.erased],
         }
 
 
@@ -132,11 +135,12 @@ def verify_store(
             progress(0, total)
         bounds = _segments(start_seq, head_seq, _jobs(jobs, total))
         if len(bounds) == 1:
-            rows, last_seq, last_hash, finding = walk_segment(conn, store_id, start_seq, start_hash, head_seq,
-                                                                 chunk_rows, progress, total)
+            rows, last_seq, last_hash, finding, erased = walk_segment(conn, store_id, start_seq, start_hash,
+                                                                      head_seq, chunk_rows, progress, total)
         else:
-            rows, last_seq, last_hash, finding = _verify_parallel(conn, path, store_id, start_seq, start_hash,
-                                                                  bounds, chunk_rows, progress, total)
+            rows, last_seq, last_hash, finding, erased = _verify_parallel(conn, path, store_id, start_seq,
+                                                                          start_hash, bounds, chunk_rows, progress,
+                                                                          total)
         if before is not None and not incremental:
             finding = _earlier(finding, _anchor_finding(conn, store_id, before))
     finally:
@@ -170,6 +174,7 @@ def verify_store(
         verified_through=verified_through,
         finding=finding,
         anchor=AnchorInfo(apath, status, before, after),
+        erased=tuple(sorted(set(erased))),
     )
 
 
@@ -220,13 +225,15 @@ def _verify_parallel(conn, path: Path, store_id: bytes, start_seq: int, start_ha
         for worker in workers:
             worker.close()
     rows = 0
-    for seg_rows, last_seq, last_hash, finding in results:
+    erased: list[tuple[int, int]] = []
+    for seg_rows, last_seq, last_hash, finding, seg_erased in results:
         rows += seg_rows
+        erased.extend(seg_erased)
         if finding is not None:
-            return rows, last_seq, last_hash, finding  # the first break; later segments do not count
+            return rows, last_seq, last_hash, finding, erased  # the first break; later segments do not count
     if progress:
         progress(rows, total)
-    return rows, last_seq, last_hash, None
+    return rows, last_seq, last_hash, None, erased
 
 
 def _anchor_finding(conn: apsw.Connection, store_id: bytes, anchor: Anchor) -> Finding | None:

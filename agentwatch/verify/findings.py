@@ -4,7 +4,8 @@ The walk (agentwatch.verify.walk) only knows that the row after the last intact
 position does not follow from it. This module looks around once, at that row,
 the next one, a lookup by hash and nearby positions, and names what happened:
 one of FINDING_KINDS. It also checks a remembered position (an anchor, or where
-the previous chunk ended) before a walk resumes from it.
+the previous chunk ended) before a walk resumes from it, and tells an erased
+row (docs/erasure.md) from a changed one: `erased_next`, `check_erasure`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import apsw
 
 from agentwatch.store.chain import GENESIS, KINDS, row_hash_framed
+from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
 
 # How far from its position a displaced row is looked for when classifying a break.
 MAX_SHIFT = 4096
@@ -52,8 +54,15 @@ _sha256 = hashlib.sha256
 _U64 = 1 << 64
 _KIND_BYTES = frozenset(k.encode() for k in KINDS)
 
-# A row as _COLUMNS returns it: (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash).
+# A row as _row returns it: (seq, record_id, kind, recorded_at_ns, payload digest, prev_hash, hash),
+# the digest None when the payload is not text.
 Row = tuple
+
+
+class ErasedDigest(bytes):
+    """An erased row's payload digest, as the erasure row at `erasure_seq` names it."""
+
+    erasure_seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +79,9 @@ class Finding:
 
 def _hash_at(prefix: bytes, row: Row, seq: int, prev: bytes | None = None) -> bytes:
     """The row's hash as if it sat at `seq` (and, if given, after `prev`)."""
-    _, rid, kind, at, payload, own_prev, _ = row
+    _, rid, kind, at, digest, own_prev, _ = row
     identity = len(kind).to_bytes(4, "big") + kind + len(rid).to_bytes(4, "big") + rid  # both stored bytes
-    return row_hash_framed(prefix, seq, at, identity, own_prev if prev is None else prev, _sha256(payload).digest())
+    return row_hash_framed(prefix, seq, at, identity, own_prev if prev is None else prev, digest)
 
 
 def _malformed(row: Row) -> str | None:
@@ -98,7 +107,73 @@ def _malformed(row: Row) -> str | None:
 
 
 def _row(conn: apsw.Connection, sql: str, seq: int) -> Row | None:
-    return conn.execute(sql, (seq,)).fetchone()
+    """The row with its payload's digest in place of the payload: for an erased row, the named one."""
+    row = conn.execute(sql, (seq,)).fetchone()
+    if row is None or row[4] is None:
+        return row
+    payload = row[4]
+    if payload == ERASED_PAYLOAD and type(row[0]) is int:
+        named = erasure_named(conn, row[0])
+        if named is not None:
+            digest = ErasedDigest(named.payload_sha256)
+            digest.erasure_seq = named.erasure_seq
+            return (*row[:4], digest, *row[5:])
+    return (*row[:4], _sha256(payload).digest(), *row[5:])
+
+
+def _erasure_note(conn: apsw.Connection, row: Row) -> str:
+    """What a finding on a row whose payload is null should add."""
+    if isinstance(row[4], ErasedDigest):
+        return f" (erased; the digest erasure seq {row[4].erasure_seq} names does not reproduce its hash)"
+    stored = conn.execute("SELECT payload IS 'null' FROM records WHERE seq = ?", (row[0],)).fetchone()
+    if stored is not None and stored[0]:
+        return " (its payload is null, and no erasure row names it)"
+    return ""
+
+
+def erased_next(conn: apsw.Connection, prefix: bytes, last_seq: int, last_hash: bytes) -> tuple[int, bytes, int] | None:
+    """(seq, hash, erasure seq) when the row after `last_seq` is an intact erased row, else None.
+
+    Intact erased: it follows on (seq and prev_hash), its payload is null, an erasure row
+    names it, and the digest that row names reproduces its stored hash.
+    """
+    row = _row(conn, _NEXT_SQL, last_seq)
+    if row is None or not isinstance(row[4], ErasedDigest) or row[0] != last_seq + 1 or row[5] != last_hash:
+        return None
+    if _malformed(row) is not None or _hash_at(prefix, row, row[0]) != row[6]:
+        return None
+    return row[0], row[6], row[4].erasure_seq
+
+
+_ERASURES_SQL = "SELECT seq, erased_seq FROM records WHERE erased_seq IS NOT NULL"
+
+
+def erasures_between(conn: apsw.Connection, after_seq: int, last_seq: int) -> list[tuple[int, int]]:
+    """(erasure seq, erased seq) of the erasure rows with after_seq < seq <= last_seq, in seq order.
+
+    Reads the partial index records_by_erased_seq, which holds erasure rows only.
+    """
+    if last_seq <= after_seq:
+        return []
+    try:
+        rows = conn.execute(_ERASURES_SQL).fetchall()
+    except apsw.SQLError:
+        return []  # a records table from before erasure
+    return sorted((e, t) for e, t in rows if type(e) is int and type(t) is int and after_seq < e <= last_seq)
+
+
+def check_erasure(conn: apsw.Connection, prefix: bytes, erased_seq: int) -> Finding | bool:
+    """The row an erasure row names: True when it is erased and intact, False when it is not erased.
+
+    A Finding when it is erased but its hash does not verify with the digest it is erased under.
+    """
+    row = _row(conn, _ROW_SQL, erased_seq)
+    if row is None or not isinstance(row[4], ErasedDigest):
+        return False  # not erased (yet): the walk checks it as any other row
+    if _malformed(row) is None and _hash_at(prefix, row, erased_seq) == row[6]:
+        return True
+    return Finding(erased_seq, "payload_edited", f"seq {erased_seq} no longer matches its stored hash"
+                   + _erasure_note(conn, row))
 
 
 def _owner(conn: apsw.Connection, digest: bytes) -> int | None:
@@ -146,11 +221,16 @@ def classify_break(conn: apsw.Connection, prefix: bytes, last_seq: int, last_has
             return Finding(s, "inserted", f"seq {s} was never recorded: the next row verifies at seq {s}")
         if after_ok and _hash_at(prefix, row, s + 1, after[5]) == after[6]:
             return Finding(s, "reordered", f"seq {s} holds the content recorded at seq {s + 1}")
+        note = _erasure_note(conn, row)
         if after is not None and after[5] == stored:
-            return Finding(s, "payload_edited", f"seq {s} no longer matches its stored hash; seq {s + 1} links to it")
+            return Finding(
+                s, "payload_edited", f"seq {s} no longer matches its stored hash; seq {s + 1} links to it{note}"
+            )
         if after is not None and after[5] == recomputed:
             return Finding(s, "hash_edited", f"seq {s}'s stored hash changed; seq {s + 1} links to the recomputed one")
-        return Finding(s, "edited", f"seq {s} no longer matches its stored hash (no later row tells content from hash)")
+        return Finding(
+            s, "edited", f"seq {s} no longer matches its stored hash (no later row tells content from hash){note}"
+        )
     if fits:  # self-consistent, but not linked to the previous row
         if s == 1:
             return Finding(1, "bad_genesis", "seq 1 verifies, but its prev_hash is not all zeros")
@@ -192,7 +272,9 @@ def check_position(conn: apsw.Connection, prefix: bytes, seq: int, expected: byt
     if row[6] == expected:
         if recomputed == expected:
             return None
-        return Finding(seq, "payload_edited", f"seq {seq} no longer matches the hash verified earlier")
+        return Finding(
+            seq, "payload_edited", f"seq {seq} no longer matches the hash verified earlier{_erasure_note(conn, row)}"
+        )
     if recomputed == row[6]:
         return Finding(
             seq, "rewritten", f"seq {seq} verifies, but with a different hash than verified earlier: "

@@ -17,6 +17,12 @@ The walk reads bounded chunks (``WHERE seq > ? ORDER BY seq LIMIT ?``) and
 hashes the stored bytes, never a re-serialised object. Only when a row fails
 does the verifier look around (the next row, a lookup by hash, nearby
 positions) to name the first break: agentwatch.verify.findings.
+
+An erased row (docs/erasure.md) fails the hot loop, which hashes its stored
+`null`; the walk then checks it against the digest its erasure row names, and
+an intact one is counted, listed in ``erased`` and walked past. Each erasure
+row the walk passes also has its target checked, so an incremental verify
+reports an erasure of a row it verified before.
 """
 
 from __future__ import annotations
@@ -30,7 +36,14 @@ import apsw
 
 from agentwatch.errors import SchemaError
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, KINDS
-from agentwatch.verify.findings import Finding, check_position, classify_break
+from agentwatch.verify.findings import (
+    Finding,
+    check_erasure,
+    check_position,
+    classify_break,
+    erased_next,
+    erasures_between,
+)
 
 CHUNK_ROWS = 20_000
 
@@ -54,12 +67,15 @@ class RangeResult:
 
     ``rows`` rows after ``after_seq`` verified intact, ending at
     (``last_seq``, ``last_hash``); on a finding, the position stops before it.
+    ``erased`` lists (seq, erasure seq) of the intact erased rows it met: rows
+    it walked, and rows named by erasure rows it walked.
     """
 
     last_seq: int
     last_hash: bytes
     rows: int
     finding: Finding | None
+    erased: tuple[tuple[int, int], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -133,15 +149,33 @@ def verify_range(conn: apsw.Connection, store_id: bytes, after_seq: int, after_h
             finding = check_position(conn, prefix, after_seq, after_hash)
             if finding is not None:
                 return RangeResult(after_seq, after_hash, 0, finding)
-        cursor = conn.execute(_CHUNK_SQL, (after_seq, limit))
-        try:
-            count, last_seq, last_hash, broke = _walk(cursor, prefix, after_seq, after_hash)
-        finally:
-            cursor.close()
-        finding = None
-        if broke:
-            finding = classify_break(conn, prefix, last_seq, last_hash)
-        return RangeResult(last_seq, last_hash, count, finding)
+        count, last_seq, last_hash, finding = 0, after_seq, after_hash, None
+        erased: dict[int, int] = {}
+        while count < limit:
+            cursor = conn.execute(_CHUNK_SQL, (last_seq, limit - count))
+            try:
+                walked, last_seq, last_hash, broke = _walk(cursor, prefix, last_seq, last_hash)
+            finally:
+                cursor.close()
+            count += walked
+            if not broke:
+                break
+            skip = erased_next(conn, prefix, last_seq, last_hash)
+            if skip is None:
+                finding = classify_break(conn, prefix, last_seq, last_hash)
+                break
+            last_seq, last_hash, erased_by = skip
+            erased[last_seq] = erased_by
+            count += 1
+        for erasure_seq, target in erasures_between(conn, after_seq, last_seq):
+            if target in erased:
+                continue
+            checked = check_erasure(conn, prefix, target)
+            if checked is True:
+                erased[target] = erasure_seq
+            elif isinstance(checked, Finding) and (finding is None or checked.seq < finding.seq):
+                finding = checked
+        return RangeResult(last_seq, last_hash, count, finding, tuple(sorted(erased.items())))
     except apsw.CorruptError as exc:
         corrupt = Finding(after_seq + 1, "malformed", f"SQLite reports corruption: {exc}")
         return RangeResult(after_seq, after_hash, 0, corrupt)
@@ -149,10 +183,14 @@ def verify_range(conn: apsw.Connection, store_id: bytes, after_seq: int, after_h
         conn.execute("COMMIT")  # a read transaction: this only releases the snapshot
 
 
+Segment = tuple  # (rows ok, last seq, last hash, finding, erased: tuple of (seq, erasure seq))
+
+
 def walk_segment(conn, store_id: bytes, after_seq: int, after_hash: bytes, end_seq: int, chunk_rows: int,
-                    progress=None, total: int = 0, done: int = 0) -> tuple[int, int, bytes, Finding | None]:
-    """Verify rows after_seq+1..end_seq in short chunks; returns (rows ok, last seq, last hash, finding)."""
+                 progress=None, total: int = 0, done: int = 0) -> Segment:
+    """Verify rows after_seq+1..end_seq in short chunks; returns (rows ok, last seq, last hash, finding, erased)."""
     last_seq, last_hash, rows, finding = after_seq, after_hash, 0, None
+    erased: list[tuple[int, int]] = []
     while finding is None:
         # At least one call, even with nothing to walk: it checks the starting row (an anchor
         # beyond a truncated head, or a rewritten anchored row, is found there).
@@ -160,6 +198,7 @@ def walk_segment(conn, store_id: bytes, after_seq: int, after_hash: bytes, end_s
         part = verify_range(conn, store_id, last_seq, last_hash, limit)
         rows += part.rows
         last_seq, last_hash, finding = part.last_seq, part.last_hash, part.finding
+        erased.extend(part.erased)
         if progress:
             progress(done + rows, total)
         if finding is None and last_seq < end_seq and part.rows < limit:
@@ -168,14 +207,13 @@ def walk_segment(conn, store_id: bytes, after_seq: int, after_hash: bytes, end_s
             )
         if last_seq >= end_seq:
             break
-    return rows, last_seq, last_hash, finding
+    return rows, last_seq, last_hash, finding, tuple(erased)
 
 
-def verify_segment(conn, store_id: bytes, after_seq: int, end_seq: int,
-                   chunk_rows: int) -> tuple[int, int, bytes, Finding | None]:
+def verify_segment(conn, store_id: bytes, after_seq: int, end_seq: int, chunk_rows: int) -> Segment:
     """Verify rows after_seq+1..end_seq from the stored hash of the row at after_seq (a parallel segment)."""
     row = conn.execute("SELECT hash FROM records WHERE seq = ?", (after_seq,)).fetchone()
     if row is None or not isinstance(row[0], bytes) or len(row[0]) != 32:
         # The walk of the segment before this one names what is wrong with that row.
-        return 0, after_seq, GENESIS, Finding(after_seq, "missing", "segment start row is absent")
+        return 0, after_seq, GENESIS, Finding(after_seq, "missing", "segment start row is absent"), ()
     return walk_segment(conn, store_id, after_seq, row[0], end_seq, chunk_rows)
