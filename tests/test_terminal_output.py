@@ -76,8 +76,8 @@ def leftovers(screen: str) -> list[str]:
 
 @pytest.mark.parametrize("command", [
     ("tail",),
-    ("sql", "SELECT tool_name, session_id, json_extract(payload, '$.raw.tool_input.command') AS cmd FROM events"),
-    ("sql", "--csv", "SELECT tool_name, session_id, json_extract(payload, '$.raw.tool_input.command') FROM events"),
+    ("sql", "SELECT tool_name, session_id, json_extract(payload, '$.tool.input.command') AS cmd FROM events"),
+    ("sql", "--csv", "SELECT tool_name, session_id, json_extract(payload, '$.tool.input.command') FROM events"),
 ], ids=["tail", "sql", "sql --csv"])  # fmt: skip
 def test_escape_sequences_in_recorded_content_reach_the_terminal_as_visible_text(hostile_store, command):
     screen = on_a_terminal(*command, "--store", str(hostile_store))
@@ -87,7 +87,7 @@ def test_escape_sequences_in_recorded_content_reach_the_terminal_as_visible_text
 
 def test_json_output_keeps_the_exact_value(hostile_store):
     screen = on_a_terminal("sql", "--json", "--store", str(hostile_store),
-                           "SELECT tool_name, session_id, json_extract(payload, '$.raw.tool_input.command') AS cmd "
+                           "SELECT tool_name, session_id, json_extract(payload, '$.tool.input.command') AS cmd "
                            "FROM events")  # fmt: skip
     (row,) = json.loads(screen)
     assert row == {"tool_name": HOSTILE["tool"], "session_id": HOSTILE["session"], "cmd": HOSTILE["command"]}
