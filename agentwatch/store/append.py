@@ -171,6 +171,10 @@ class Store:
         row = self.conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         return (row[0], row[1]) if row else (0, GENESIS)
 
+    def files_ids(self) -> tuple[Optional[tuple[int, int]], ...]:
+        """(device, inode) of the store, WAL and shared-memory files as this connection knows them."""
+        return self._files
+
     def files_changed(self) -> Optional[str]:
         """Why the files at the store path are not the ones this connection holds, or None.
 
