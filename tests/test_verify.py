@@ -237,9 +237,9 @@ def test_to_json_is_stable_and_serialisable(store):
     ok = verify_store(store).to_json()
     assert list(ok) == [
         "ok", "mode", "store", "store_id", "chain_version", "rows_checked", "first_seq_checked",
-        "head_seq", "head_hash", "verified_through", "finding", "anchor",
+        "head_seq", "head_hash", "verified_through", "finding", "anchor", "findings", "known_store",
     ]
-    assert (ok["ok"], ok["finding"], ok["chain_version"]) == (True, None, 1)
+    assert (ok["ok"], ok["finding"], ok["chain_version"], ok["findings"]) == (True, None, 1, [])
     assert list(ok["anchor"]) == ["path", "status", "before", "after"]
     assert ok["anchor"]["after"]["hash"] == ok["head_hash"]
     json.dumps(ok)
@@ -252,7 +252,7 @@ def test_to_json_is_stable_and_serialisable(store):
     assert (doc["ok"], doc["mode"]) == (False, "incremental")
     assert (doc["finding"]["kind"], doc["finding"]["seq"]) == ("payload_edited", 12)
     assert set(doc["finding"]) == {"seq", "kind", "detail"}
-    assert doc["verified_through"] == 0  # the anchored prefix is no longer trusted
+    assert doc["verified_through"] == 11  # the anchored row broke: the walk from genesis names the break
     assert doc["anchor"]["status"] == "kept"
     json.dumps(doc)
     full = verify_store(store, full=True).to_json()
