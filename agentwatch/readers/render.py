@@ -103,8 +103,21 @@ def emit_verify(result, as_json: bool) -> None:
             f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}"
         )
     else:
-        f = result.finding
-        print(f"FAILED: {result.store}: first break at seq {f.seq}: {f.kind}: {f.detail}")
+        for f in result.findings or (result.finding,):
+            where = f"first break at seq {f.seq}" if f.seq else "the store as a whole"
+            print(f"FAILED: {result.store}: {where}: {f.kind}: {f.detail}")
+
+
+def emit_init(result, as_json: bool) -> None:
+    if as_json:
+        print_json(result.to_json())
+        return
+    if result.status == "refused":
+        for f in result.findings:
+            print(f"refused: {result.store}: {f.kind}: {f.detail}")
+        print("run again with --new-store to accept the store that is there now (the loss stays named)")
+        return
+    print(f"{result.status}: {result.store}: store {result.store_id}, head seq {result.head_seq}")
 
 
 def _short(value, width: int) -> str:
