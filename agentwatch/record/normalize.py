@@ -15,6 +15,7 @@ from typing import Any
 
 from agentwatch.record import redact
 from agentwatch.record.adapters import adapter_for
+from agentwatch.record.ids import DAEMON_ID_PREFIXES, is_daemon_id
 from agentwatch.store.append import Append, json_nesting_exceeds
 from agentwatch.store.chain import MAX_RECORD_ID_BYTES, canonical_json
 
@@ -38,6 +39,9 @@ def check_envelope(env: Any) -> dict:
         raise BadEnvelope("record_id must be a non-empty printable string")
     if len(rid.encode("utf-8", "surrogatepass")) > MAX_RECORD_ID_BYTES:
         raise BadEnvelope(f"record_id longer than {MAX_RECORD_ID_BYTES} bytes")
+    if is_daemon_id(rid):
+        raise BadEnvelope(f"record_id {rid[:40]!r} is in the recorder's own namespace "
+                          f"({', '.join(p + '…' for p in DAEMON_ID_PREFIXES)}); choose another")
     if not isinstance(env.get("harness"), str) or not env["harness"]:
         raise BadEnvelope("harness must be a non-empty string")
     carried = [k for k in ("payload", "payload_text", "payload_b64") if k in env]
