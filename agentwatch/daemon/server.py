@@ -36,7 +36,7 @@ from agentwatch.daemon.drain import SpoolDrainer
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.subscriptions import Hub
 from agentwatch.daemon.writer import Job, Refusal, Writer
-from agentwatch.errors import AgentwatchError, StoreUnreachable
+from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
 from agentwatch.record import normalize, redact
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.verify import identity, known_stores
@@ -81,8 +81,14 @@ class Server:
         cfg = self.config
         store_lock = sock_lock = store = listener = None
         try:
-            cfg.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
+            try:
+                cfg.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
+            except (OSError, UsageError) as exc:
+                # The store's directory cannot be written (read-only, not ours): the store cannot
+                # be opened or written, exit 3 (docs/daemon.md, "Exit codes").
+                message = exc.strerror if isinstance(exc, OSError) else str(exc)
+                raise StoreUnreachable(f"{cfg.store}: cannot open the store ({message})") from None
             runfiles.private_dir(cfg.socket.parent)
             sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
             runfiles.clear_socket_path(cfg.socket, health.answers)
