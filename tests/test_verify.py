@@ -263,7 +263,8 @@ def test_every_finding_kind_is_documented():
     text = (t.STANDALONE.parent.parent / "docs" / "chain.md").read_text(encoding="utf-8")
     assert set(FINDING_KINDS) == {
         "payload_edited", "hash_edited", "edited", "missing", "reordered", "inserted",
-        "truncated", "rewritten", "bad_genesis", "malformed",
+        "truncated", "rewritten", "bad_genesis", "malformed", "store_id_changed",
+        "replaced", "rolled_back", "schema_changed",
     }
     for kind in FINDING_KINDS:
         assert f"**{kind}**" in text
