@@ -29,10 +29,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentwatch.store.append import Store
-from agentwatch.verify import known_stores
 from daemon import Daemon, wait_for
 from faultload import HookProcessSender, Ledger, SocketSender, spool_files, wait_spool_empty
+
+from agentwatch.store.append import Store
+from agentwatch.verify import known_stores
 
 SCENARIOS = ("delete_running", "wal_after_kill", "replace_stopped")
 

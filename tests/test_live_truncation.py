@@ -13,10 +13,10 @@ import subprocess
 import sys
 
 import pytest
-
-from agentwatch.verify import known_stores
 from daemon import Daemon, append_many, envelope, wait_for
 from faultload import reap_daemons  # noqa: F401 (fixture)
+
+from agentwatch.verify import known_stores
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
 

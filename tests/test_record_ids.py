@@ -11,12 +11,12 @@ import subprocess
 import sys
 
 import pytest
-
-from agentwatch.store.append import Append, RowRefused, Store
-from agentwatch.store.chain import canonical_json
-from agentwatch.record.ids import is_daemon_id
 from daemon import Daemon, daemon, envelope, spool_write, wait_for  # noqa: F401 (fixture)
 from faultload import reap_daemons  # noqa: F401 (fixture)
+
+from agentwatch.record.ids import is_daemon_id
+from agentwatch.store.append import Append, RowRefused, Store
+from agentwatch.store.chain import canonical_json
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
 

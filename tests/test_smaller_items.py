@@ -13,12 +13,12 @@ import shutil
 import sqlite3
 import subprocess
 
-import pytest
-
 import chain_tamper as t
+import pytest
+from daemon import Daemon
+
 from agentwatch.record import normalize
 from agentwatch.verify.check import verify_store
-from daemon import Daemon
 
 
 def test_serve_on_a_store_directory_it_cannot_write_exits_3(tmp_path):

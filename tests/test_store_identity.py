@@ -17,14 +17,14 @@ import subprocess
 import sys
 
 import pytest
+from daemon import Daemon, append_many, envelope
+from faultload import reap_daemons  # noqa: F401 (fixture)
 
+from agentwatch.store import db
 from agentwatch.store.append import Append, Store, StoreIntegrityError
 from agentwatch.store.chain import canonical_json
-from agentwatch.store import db
 from agentwatch.verify import known_stores
 from agentwatch.verify.check import verify_store
-from daemon import Daemon, append_many, envelope, wait_for
-from faultload import reap_daemons  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
 

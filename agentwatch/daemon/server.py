@@ -39,11 +39,12 @@ from agentwatch.daemon.writer import Job, Refusal, Writer
 from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
 from agentwatch.record import normalize, redact
 from agentwatch.store.append import Append, Appended, Store
-from agentwatch.verify import identity, known_stores
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.wal import Checkpointer
+from agentwatch.verify import identity, known_stores
 from agentwatch.verify.findings import Finding
 from agentwatch.verify.sweeper import Sweeper
+
 
 class Server:
     def __init__(self, config: ServeConfig):

@@ -34,8 +34,8 @@ from typing import Callable, Optional, Sequence, Union
 
 from agentwatch.record.normalize import gap_append
 from agentwatch.store.append import Append, Appended, HeadMoved, RowRefused, Store, StoreIntegrityError
-from agentwatch.store.schema_check import SchemaChanged
 from agentwatch.store.rows import TailRecord
+from agentwatch.store.schema_check import SchemaChanged
 from agentwatch.store.wal import BACKGROUND_AT, Checkpointer
 
 DEFAULT_MAX_BATCH = 1000

@@ -20,8 +20,8 @@ import functools
 
 import apsw
 
-from agentwatch.store import migrations
 from agentwatch.errors import EXIT_SCHEMA_CHANGED, SchemaError
+from agentwatch.store import migrations
 
 _SCHEMA_SQL = "SELECT type, name, tbl_name, sql FROM sqlite_schema"
 ALLOWED_EXTRA = frozenset({"sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4"})
