@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -72,9 +74,22 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
-def attack(d: Daemon, scenario: str, root: Path) -> None:
+def attack(d: Daemon, scenario: str, root: Path) -> Path:
+    """Attack the store; returns where a copy of what was lost is kept for the gate.
+
+    The copy is the test's evidence, not the product's: a record the old daemon committed
+    from the spool was acknowledged to its drainer, not to a sender, so only the old
+    store can say at which seq it was, and whether a finding names it.
+    """
     store = str(d.store)
+    evidence = root / "evidence"
+    evidence.mkdir()
+    kept = evidence / "old.db"
     if scenario == "delete_running":
+        # Hard links keep the data for the gate; the paths the daemon watches go all the same.
+        for suffix in ("", "-wal"):
+            if os.path.exists(store + suffix):
+                os.link(store + suffix, f"{kept}{suffix}")
         for suffix in ("", "-wal", "-shm"):
             remove(store + suffix)
         wait_for(lambda: d.health()["status"] == "stopped", "the daemon to see its store gone")
@@ -84,15 +99,20 @@ def attack(d: Daemon, scenario: str, root: Path) -> None:
     elif scenario == "wal_after_kill":
         d.send_signal(signal.SIGKILL)
         d.wait()
+        shutil.copyfile(store, kept)
+        if os.path.exists(store + "-wal"):
+            shutil.copyfile(store + "-wal", f"{kept}-wal")
         remove(store + "-wal")
     elif scenario == "replace_stopped":
         assert d.stop() == 0, d.output()
         Store(root / "other.db").close()
         for suffix in ("-wal", "-shm"):
             remove(store + suffix)
+        os.replace(store, kept)
         os.replace(root / "other.db", store)
     else:
         raise ValueError(scenario)
+    return kept
 
 
 def run_case(root: Path, scenario: str, *, seed: int, up_s: tuple[float, float] = (0.6, 1.5),
@@ -107,7 +127,7 @@ def run_case(root: Path, scenario: str, *, seed: int, up_s: tuple[float, float] 
         for s in senders:
             s.start()
         time.sleep(rng.uniform(*up_s))
-        attack(d, scenario, root)
+        kept = attack(d, scenario, root)
         time.sleep(rng.uniform(0.0, 0.3))  # hooks find no daemon and spool
         first = Daemon(root, verify_interval=0.3)
         first.spawn()
@@ -130,13 +150,13 @@ def run_case(root: Path, scenario: str, *, seed: int, up_s: tuple[float, float] 
         for s in senders:
             s.stop()
     wait_spool_empty(d)
-    result = gate(d, ledger, scenario, refused_with)
+    result = gate(d, ledger, scenario, refused_with, kept)
     assert d.stop() == 0, d.output()
     result.verify_exit = cli("verify", "--store", str(d.store), "--full").returncode
     return result
 
 
-def gate(d: Daemon, ledger: Ledger, scenario: str, refused_with: int) -> CaseResult:
+def gate(d: Daemon, ledger: Ledger, scenario: str, refused_with: int, kept: Path) -> CaseResult:
     outcome: dict[str, str] = {}
     acked_seq: dict[str, int] = {}
     for e in ledger.entries():
@@ -150,6 +170,7 @@ def gate(d: Daemon, ledger: Ledger, scenario: str, refused_with: int) -> CaseRes
     known = known_stores.load(d.store)
     ranges = [(f["kind"], f["seq"], f["through_seq"]) for h in (known.history if known else [])
               for f in h["findings"]]
+    old_seq = _old_seqs(kept)
     result = CaseResult(scenario, refused_with, sent=len(outcome), acked=len(acked_seq),
                         spooled=len(outcome) - len(acked_seq), stored=len(stored),
                         duplicates=sum(n - 1 for n in stored.values()), findings=ranges)
@@ -158,11 +179,25 @@ def gate(d: Daemon, ledger: Ledger, scenario: str, refused_with: int) -> CaseRes
             if how == "acked" and seq_of[rid] != acked_seq[rid]:
                 result.seq_mismatch += 1
             continue
-        if how == "acked" and any(lo <= acked_seq[rid] <= hi for _, lo, hi in ranges):
+        # Gone with the attacked store: acknowledged to a sender (its acked seq) or to the old
+        # daemon's spool drainer (its seq there); either way a finding must name that seq.
+        seq = acked_seq.get(rid, old_seq.get(rid))
+        if seq is not None and any(lo <= seq <= hi for _, lo, hi in ranges):
             result.named += 1
         else:
             result.lost += 1
     return result
+
+
+def _old_seqs(kept: Path) -> dict[str, int]:
+    """record_id -> seq in the copy of the attacked store (empty when there is none)."""
+    if not kept.exists():
+        return {}
+    con = sqlite3.connect(kept)
+    try:
+        return dict(con.execute("SELECT record_id, seq FROM records WHERE kind = 'event'"))
+    finally:
+        con.close()
 
 
 def assert_gate(r: CaseResult, d_spool: Path) -> None:
