@@ -120,7 +120,7 @@ def import_lines(
 
 def _rejection(source: str, number: int, line: bytes, reason: str) -> Append:
     return gap_append(
-        new_record_id(),
+        f"gap-import-{new_record_id()}",  # the recorder's namespace: no input line can take it first
         "import_rejected_line",
         {
             "source": "-" if source == "-" else str(Path(source).name),
