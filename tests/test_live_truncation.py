@@ -71,19 +71,29 @@ def test_an_idle_daemon_finds_its_tail_cut_on_the_next_round_and_keeps_the_findi
     assert verify.returncode == 6, verify.stdout + verify.stderr
 
 
-def test_a_cut_found_by_the_writer_first_is_named_once(tmp_path):
-    d = Daemon(tmp_path, verify_interval=5.0).start()  # the sweeper's next round is seconds away
+@pytest.mark.parametrize("interval", [5.0, 0.02])
+def test_a_cut_found_by_the_writer_first_is_named_once(tmp_path, interval):
+    """Slow sweeper: the writer finds the cut alone. Fast sweeper: both look while the writer
+    commits over the cut, and the rows now at verified seqs are not taken for an edit."""
+    d = Daemon(tmp_path, verify_interval=interval).start()
     try:
         seqs = append_many(d, 6, "r")
+        if interval < 1:
+            wait_for(lambda: d.health()["sweeper"]["verified_seq"] >= seqs[-1], "the sweeper to verify every row")
         cut_tail(d.store, seqs[2])
         assert d.request(envelope("after-cut"))["ok"] is True  # the writer sees the head moved
+        append_many(d, 8, "more")  # rows over the cut, at seqs the sweeper had verified
         health = wait_for(lambda: (h := d.health())["sweeper"]["findings"] and h, "the writer's finding")
-        assert [(f["kind"], f["seq"]) for f in health["sweeper"]["findings"]] == [("truncated", seqs[3])]
         wait_for(lambda: truncation_rows(d), "the truncation recorded as a row")
+        wait_for(lambda: d.health()["sweeper"]["verified_seq"] >= d.health()["head_seq"] - 1 or interval > 1,
+                 "the sweeper past the cut")
+        health = d.health()
+        assert [(f["kind"], f["seq"]) for f in health["sweeper"]["findings"]] == [("truncated", seqs[3])]
     finally:
         assert d.stop() == 0
     assert len(truncation_rows(d)) == 1
-    assert [r["record_id"] for r in d.rows("event")] == ["r-0", "r-1", "r-2", "after-cut"]
+    assert [r["record_id"] for r in d.rows("event")] == (
+        ["r-0", "r-1", "r-2", "after-cut"] + [f"more-{i}" for i in range(8)])
 
 
 def test_a_cut_while_stopped_is_rolled_back(tmp_path):

@@ -157,6 +157,8 @@ class Server:
 
     def _truncated_under_writer(self, found: tuple[int, bytes], committed: tuple[int, bytes]) -> None:
         """On the writer thread: the store's head fell below the writer's last commit."""
+        if self.sweeper is not None:
+            self.sweeper.head_cut()  # before the writer commits over the cut
         finding = Finding(found[0] + 1, "truncated",
                           f"the store ends at seq {found[0]}, but seq {committed[0]} was committed: "
                           f"rows {found[0] + 1}..{committed[0]} were deleted")

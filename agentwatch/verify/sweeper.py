@@ -224,6 +224,12 @@ class Sweeper:
             if finding is None and result.rows < CHUNK_ROWS and result.last_seq < committed:
                 finding = Finding(result.last_seq + 1, "truncated",
                                   f"the store ends at seq {result.last_seq}, but seq {committed} was committed")
+            if finding is not None and self._restart:
+                # The writer found the head cut meanwhile and goes on from it: rows it commits now
+                # sit where verified ones were. Its finding names the cut; walk again from genesis.
+                self._restart = False
+                self.verified_seq, self.verified_hash = 0, GENESIS
+                return False
             if finding is not None:
                 self._found(finding, "incremental")
                 if finding.kind == "truncated":
@@ -257,10 +263,12 @@ class Sweeper:
             self.full_passes += 1
             self.full_last_ns = time.time_ns()
 
+    def head_cut(self) -> None:
+        """The writer saw rows deleted from the tail and is about to commit over them (any thread)."""
+        self._restart = True
+
     def note(self, finding: Finding, by: str) -> None:
         """A finding made elsewhere (the writer saw a truncation): kept and reported like our own."""
-        if finding.kind == "truncated":
-            self._restart = True
         self._found(finding, by)
 
     def _found(self, finding: Finding, by: str) -> None:
