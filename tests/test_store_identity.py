@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from daemon import Daemon, append_many, envelope
+from daemon import Daemon, append_many, envelope, wait_for
 from faultload import reap_daemons  # noqa: F401 (fixture)
 
 from agentwatch.store import db
@@ -160,6 +160,8 @@ def test_a_store_replaced_while_stopped_is_reported_by_serve_verify_and_reconcil
 
 def test_a_wal_deleted_after_sigkill_is_rolled_back_and_named(tmp_path):
     d = Daemon(tmp_path, verify_interval=0).start()
+    append_many(d, 3, "anchored")
+    assert verify_store(d.store).anchor.status == "created"  # an anchor beyond what survives
     acked = append_many(d, 20, "in-wal")
     d.send_signal(signal.SIGKILL)
     d.wait()
@@ -167,9 +169,9 @@ def test_a_wal_deleted_after_sigkill_is_rolled_back_and_named(tmp_path):
 
     result = verify_store(d.store, full=True)
     kinds = [f.kind for f in result.findings]
-    assert kinds == ["rolled_back"], result.findings
+    assert kinds == ["rolled_back", "truncated"], result.findings  # the second from the anchor
     assert result.exit_code == 5
-    (finding,) = result.findings
+    finding = result.findings[0]
     assert finding.seq <= min(acked)  # every acknowledged row that is gone is named by it
     assert f"through seq {max(acked)}" in finding.detail
     assert cli("verify", "--store", str(d.store), "--full").returncode == 5
@@ -178,3 +180,18 @@ def test_a_wal_deleted_after_sigkill_is_rolled_back_and_named(tmp_path):
     refused.spawn()
     assert refused.wait() == 5
     assert "rolled_back" in refused.output()
+
+    # The operator accepts the rolled-back store: the anchor beyond its head is moved aside
+    # (named in the history), so the accepted store verifies and serves without a finding.
+    accepted = cli("init", "--store", str(d.store), "--new-store", "--json")
+    assert accepted.returncode == 0, accepted.stderr
+    entry = json.loads(accepted.stdout)["accepted"]
+    assert entry["anchor_superseded"]["seq"] > finding.seq - 1
+    assert cli("verify", "--store", str(d.store)).returncode == 0
+    again = Daemon(tmp_path, verify_interval=0.1).start()
+    try:
+        assert again.request(envelope("after-accept"))["ok"] is True
+        wait_for(lambda: again.health()["sweeper"]["state"] == "ok", "the sweeper's first round")
+        assert again.health()["status"] == "recording"
+    finally:
+        assert again.stop() == 0

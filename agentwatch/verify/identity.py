@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import apsw
 
-from agentwatch.errors import AgentwatchError, exit_for_findings
+from agentwatch.errors import AgentwatchError, UsageError, exit_for_findings
 from agentwatch.store import db, schema_check
+from agentwatch.store.chain import format_hash
 from agentwatch.verify import known_stores
+from agentwatch.verify.anchors import anchor_path, read_anchor
 from agentwatch.verify.findings import HEAD_SQL, Finding
 
 # Findings that stop `serve` until an operator accepts the store (`init --new-store`).
@@ -118,6 +121,29 @@ def _read(store: Path) -> tuple[bytes, int, Optional[bytes], list[Finding]]:
         conn.close()
 
 
+def _supersede_anchor(store: Path, store_id: bytes, head_seq: int, state_dir: Path | None) -> Optional[dict]:
+    """A rolled-back store keeps its store_id, and its verify anchor may lie beyond the head now
+    accepted: it would name the accepted store `truncated` forever. Move it aside (kept, named in
+    the history); the next verify anchors afresh."""
+    path = anchor_path(store_id, state_dir)
+    try:
+        anchor = read_anchor(path, store_id)
+    except UsageError:
+        anchor = None
+    if anchor is None:
+        return None
+    conn = db.open_reader(store)
+    try:
+        row = conn.execute("SELECT hash FROM records WHERE seq = ?", (anchor.seq,)).fetchone()
+    finally:
+        conn.close()
+    if anchor.seq <= head_seq and row is not None and row[0] == anchor.hash:
+        return None
+    moved = path.with_name(f"{path.name}.superseded-{time.time_ns()}")
+    os.replace(path, moved)
+    return {"seq": anchor.seq, "hash": format_hash(anchor.hash), "kept_at": str(moved)}
+
+
 def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | None = None) -> InitResult:
     """`agentwatch init`: create the store if the path holds none, and remember it.
 
@@ -149,7 +175,9 @@ def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | 
     if schema and not findings:
         findings = schema
     if new_store and findings:
-        entry = known_stores.accept(store, store_id, head_seq, head_hash, findings, state_dir)
+        superseded = _supersede_anchor(store, store_id, head_seq, state_dir)
+        entry = known_stores.accept(store, store_id, head_seq, head_hash, findings, state_dir,
+                                    extra={"anchor_superseded": superseded} if superseded else None)
         print(f"agentwatch: accepted store {store_id.hex()} at {store} (head seq {head_seq}) in place of "
               f"{entry['previous_store_id'] or 'nothing'} (seen through seq {entry['previous_head_seq']}): "
               + "; ".join(f"{f.kind}: {f.detail}" for f in findings), file=sys.stderr)

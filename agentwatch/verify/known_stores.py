@@ -238,7 +238,8 @@ def add_finding(store: Path | str, store_id: bytes, finding: Finding, through_se
 
 
 def accept(store: Path | str, store_id: bytes, head_seq: int, head_hash: bytes | None,
-           findings: list[Finding], state_dir: Path | None = None, *, reason: str = "init --new-store") -> dict:
+           findings: list[Finding], state_dir: Path | None = None, *, reason: str = "init --new-store",
+           extra: Optional[dict] = None) -> dict:
     """The operator's explicit choice: from now on the path holds store_id at this head.
 
     What was remembered before (the previous store_id, its head, its findings and
@@ -262,6 +263,7 @@ def accept(store: Path | str, store_id: bytes, head_seq: int, head_hash: bytes |
             "findings": [{**f.to_json(), "store_id": known.store_id if known else None,
                           "through_seq": known.head_seq if known else 0} for f in findings]
             + (known.findings if known else []),
+            **(extra or {}),
         }
         history = (known.history if known else []) + [entry]
         new = KnownStore(store, store_id.hex(), head_seq, format_hash(head_hash) if head_hash else "",
