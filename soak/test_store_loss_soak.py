@@ -38,7 +38,7 @@ def test_store_loss_many_times_under_load(tmp_path, scenario):
         print(f"\nseed {seed + i}: {result.line()}")
         assert_gate(result, root / "data" / "spool")
         refusals[result.refused_with] += 1
-        for key in ("sent", "acked", "spooled", "stored", "named", "lost", "duplicates", "seq_mismatch"):
+        for key in ("sent", "acked", "spooled", "stored", "named", "recovered", "lost", "duplicates", "seq_mismatch"):
             totals[key] += getattr(result, key)
     print(f"\n{scenario}: {cases} cases, start refused with exit codes {dict(refusals)}; {dict(totals)}")
     assert totals["lost"] == 0

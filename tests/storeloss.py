@@ -49,6 +49,7 @@ class CaseResult:
     spooled: int = 0
     stored: int = 0
     named: int = 0  # acknowledged, gone with the attacked store, named by an accepted finding
+    recovered: int = 0  # of those, found in the copy the daemon made of its deleted store
     lost: int = 0  # acknowledged or spooled, neither stored nor named: must be 0
     duplicates: int = 0
     seq_mismatch: int = 0
@@ -58,7 +59,7 @@ class CaseResult:
     def line(self) -> str:
         return (f"{self.scenario}: refused with exit {self.refused_with}, findings {self.findings}; sent {self.sent}, "
                 f"acked {self.acked}, spooled {self.spooled}, stored {self.stored}, named {self.named}, "
-                f"lost {self.lost}, duplicates {self.duplicates}, seq mismatches {self.seq_mismatch}, "
+                f"recovered {self.recovered}, lost {self.lost}, duplicates {self.duplicates}, seq mismatches {self.seq_mismatch}, "
                 f"final verify exit {self.verify_exit}")
 
 
@@ -171,6 +172,10 @@ def gate(d: Daemon, ledger: Ledger, scenario: str, refused_with: int, kept: Path
     ranges = [(f["kind"], f["seq"], f["through_seq"]) for h in (known.history if known else [])
               for f in h["findings"]]
     old_seq = _old_seqs(kept)
+    copies: dict[str, int] = {}
+    for h in (known.history if known else []):
+        for c in h.get("salvaged", []):
+            copies.update(_old_seqs(Path(c["path"])))
     result = CaseResult(scenario, refused_with, sent=len(outcome), acked=len(acked_seq),
                         spooled=len(outcome) - len(acked_seq), stored=len(stored),
                         duplicates=sum(n - 1 for n in stored.values()), findings=ranges)
@@ -184,6 +189,7 @@ def gate(d: Daemon, ledger: Ledger, scenario: str, refused_with: int, kept: Path
         seq = acked_seq.get(rid, old_seq.get(rid))
         if seq is not None and any(lo <= seq <= hi for _, lo, hi in ranges):
             result.named += 1
+            result.recovered += copies.get(rid) == seq
         else:
             result.lost += 1
     return result
@@ -210,3 +216,6 @@ def assert_gate(r: CaseResult, d_spool: Path) -> None:
     assert r.refused_with in {"delete_running": (4,), "replace_stopped": (4,), "wal_after_kill": (0, 5)}[r.scenario]
     if r.refused_with == 0:
         assert r.named == 0, r.line()
+    if r.scenario == "delete_running":
+        # The daemon held the deleted files open and copied them out: nothing named is missing there.
+        assert r.recovered == r.named, r.line()

@@ -99,6 +99,15 @@ def test_deleting_the_store_under_the_daemon_stops_it_and_the_path_is_refused_un
     assert "was deleted" in health["writer"]["stopped_reason"]
     reply = d.request(envelope("after-delete"))
     assert (reply["ok"], reply["error"]) == (False, "unavailable")
+    # The writer still held the deleted files: what it acknowledged from them is copied out.
+    copy = wait_for(lambda: d.health()["writer"]["salvaged_to"], "the copy of the deleted store")
+    conn = db.open_reader(copy)
+    try:
+        saved = dict(conn.execute("SELECT record_id, seq FROM records WHERE kind = 'event'"))
+    finally:
+        conn.close()
+    assert saved == {f"before-{i}": seq for i, seq in enumerate(acked)}
+    assert verify_store(copy, update_anchor=False).ok
     out = cli("health", "--socket", str(d.socket))
     assert out.returncode == 3 and "the writer stopped" in out.stderr
     assert d.stop() == 3  # the stop attestation cannot be written either
@@ -119,6 +128,7 @@ def test_deleting_the_store_under_the_daemon_stops_it_and_the_path_is_refused_un
     (lost,) = doc["accepted"]["findings"]
     assert (lost["kind"], lost["seq"], lost["through_seq"]) == ("replaced", 1, max(acked) + 0)
     assert "accepted store" in accepted.stderr  # the choice is logged
+    assert [c["path"] for c in doc["accepted"]["salvaged"]] == [copy]
 
     again = Daemon(tmp_path, verify_interval=0.2).start()
     try:

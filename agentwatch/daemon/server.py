@@ -74,6 +74,7 @@ class Server:
         self.known_findings: list[Finding] = []  # kept for this store from earlier runs (a live truncation)
         self.head_file: Optional[known_stores.HeadFile] = None  # the head, remembered after every commit
         self.head_file_error: Optional[str] = None
+        self.salvaged: Optional[str] = None  # where a store deleted or replaced under the writer was copied
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -113,7 +114,7 @@ class Server:
             listener = runfiles.bind_socket(cfg.socket)
             self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
                                  checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
-                                 on_truncated=self._truncated_under_writer)
+                                 on_truncated=self._truncated_under_writer, salvage=self._salvage)
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
             print(
                 f"agentwatch serve: pid {self.pid}, store {cfg.store}, socket {cfg.socket}, spool {cfg.spool}",
@@ -154,6 +155,22 @@ class Server:
             if self.head_file_error is None:
                 print(f"agentwatch serve: cannot write the remembered head: {exc}", file=sys.stderr, flush=True)
             self.head_file_error = f"{type(exc).__name__}: {exc}"
+
+    def _salvage(self, store: Store) -> None:
+        """On the thread that owns the store: its files were deleted or replaced at the path. Copy
+        what the open connection still holds (every row acknowledged from it) beside the path."""
+        dest = store.path.with_name(f"{store.path.name}.lost-{store.store_id.hex()}-{time.time_ns()}")
+        old = os.umask(0o077)
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        finally:
+            os.umask(old)
+        store.copy_to(dest)
+        head = store.head()[0]
+        print(f"agentwatch serve: the store's rows through seq {head} are copied to {dest}", file=sys.stderr,
+              flush=True)
+        self.salvaged = str(dest)
+        known_stores.note_salvage(self.config.store, store.store_id, dest, head)
 
     def _truncated_under_writer(self, found: tuple[int, bytes], committed: tuple[int, bytes]) -> None:
         """On the writer thread: the store's head fell below the writer's last commit."""
@@ -373,6 +390,7 @@ class Server:
                 "state": "stopped" if writer and writer.halted else "ok" if outage is None else "failing",
                 "stopped_reason": writer.halted if writer else None,
                 "remembered_head_error": self.head_file_error,
+                "salvaged_to": self.salvaged,
                 "failing_since_ns": outage.first_ns if outage else None,
                 "failing_since": _iso(outage.first_ns) if outage else None,
                 "last_error": stats.last_error if stats else None,

@@ -124,6 +124,7 @@ class Writer:
         checkpointer: Optional[Checkpointer] = None,
         on_head: Optional[Callable[[int, bytes], None]] = None,
         on_truncated: Optional[Callable[[tuple[int, bytes], tuple[int, bytes]], None]] = None,
+        salvage: Optional[Callable[[Store], None]] = None,
     ):
         self.store: Optional[Store] = store
         self._deliver = deliver
@@ -136,6 +137,10 @@ class Writer:
         self._on_head = on_head
         self._on_truncated = on_truncated
         self.halted: Optional[str] = None  # why the writer stopped for good
+        # Called once, on the thread that owns the store, when its files at the path were deleted or
+        # replaced: the connection still holds them, and what it committed there can be copied out.
+        self._salvage = salvage
+        self._files_lost = False
         self.max_batch = max_batch
         self._queue: deque[Job] = deque()
         self._cond = threading.Condition(threading.Lock())
@@ -196,6 +201,7 @@ class Writer:
         if self.halted is None and store is not None:
             changed = store.files_changed()
             if changed is not None:
+                self._files_lost = True
                 self.halt(changed)
         return self.halted
 
@@ -271,6 +277,7 @@ class Writer:
             return self._commit_rows(jobs, rows, retried=True)
         except (StoreIntegrityError, SchemaChanged) as exc:
             kind = exc.kind if isinstance(exc, StoreIntegrityError) else "schema_changed"
+            self._files_lost = self._files_lost or kind == "replaced"
             self.halt(f"{kind}: {exc}")
             return self._stopped(jobs)
         except RowRefused as exc:
@@ -310,6 +317,12 @@ class Writer:
         return [(job, result, None) for job, result in zip(jobs, results)]
 
     def _stopped(self, jobs: list[Job]) -> list:
+        if self._files_lost and self._salvage is not None and self.store is not None:
+            salvage, self._salvage = self._salvage, None
+            try:
+                salvage(self.store)
+            except Exception as exc:  # the copy is a courtesy; the refusal below is what matters
+                print(f"agentwatch serve: could not copy the lost store out: {exc!r}", file=sys.stderr, flush=True)
         self.stats.commit_failures += 1
         refusal = Refusal("unavailable", f"the writer stopped ({self.halted}); spool the record")
         return [(job, None, refusal) for job in jobs]

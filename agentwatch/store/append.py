@@ -193,6 +193,24 @@ class Store:
         self._files = tuple(b if b is not None else a for b, a in zip(self._files, now))
         return None
 
+    def copy_to(self, dest: Path) -> None:
+        """Copy the store as this connection sees it into a new file at `dest` (SQLite's backup).
+
+        For a store whose file was deleted or replaced at its path: the connection still holds
+        the old file and its WAL open, so what was committed and acknowledged there is kept.
+        """
+        old = os.umask(0o077)
+        try:
+            target = apsw.Connection(str(dest), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+                                     | apsw.SQLITE_OPEN_NOFOLLOW | apsw.SQLITE_OPEN_EXCLUSIVE)
+        finally:
+            os.umask(old)
+        try:
+            with target.backup("main", self.conn, "main") as backup:
+                backup.step(-1)
+        finally:
+            target.close()
+
     def _check_head(self, found: tuple[int, bytes]) -> None:
         """Inside the write transaction: the head is where the last commit left it, or above it
         by rows another writer (an import) appended after it."""

@@ -66,6 +66,8 @@ class KnownStore:
     findings: list[dict] = field(default_factory=list)
     # Accepted replacements: {previous_store_id, previous_head_seq, new_store_id, findings, accepted_at_ns, ...}.
     history: list[dict] = field(default_factory=list)
+    # Copies the daemon made of a store deleted or replaced under it: {store_id, path, head_seq, at_ns}.
+    salvaged: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +79,7 @@ class KnownStore:
             "seen_at_ns": self.seen_at_ns,
             "findings": self.findings,
             "history": self.history,
+            "salvaged": self.salvaged,
         }
 
 
@@ -136,6 +139,7 @@ def load(store: Path | str, state_dir: Path | None = None) -> Optional[KnownStor
             path=str(doc["path"]), store_id=str(doc["store_id"]), head_seq=int(doc["head_seq"]),
             head_hash=str(doc["head_hash"]), seen_at_ns=int(doc["seen_at_ns"]),
             findings=list(doc.get("findings") or []), history=list(doc.get("history") or []),
+            salvaged=list(doc.get("salvaged") or []),
         )  # fmt: skip
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(
@@ -237,6 +241,17 @@ def add_finding(store: Path | str, store_id: bytes, finding: Finding, through_se
         _save(known, state_dir)
 
 
+def note_salvage(store: Path | str, store_id: bytes, copy: Path, head_seq: int,
+                 state_dir: Path | None = None) -> None:
+    """Remember where the daemon copied a store that was deleted or replaced under it."""
+    store = os.path.abspath(store)
+    with _locked(store, state_dir):
+        known = load(store, state_dir) or KnownStore(store, store_id.hex())
+        known.salvaged.append({"store_id": store_id.hex(), "path": str(copy), "head_seq": head_seq,
+                               "at_ns": time.time_ns()})
+        _save(known, state_dir)
+
+
 def accept(store: Path | str, store_id: bytes, head_seq: int, head_hash: bytes | None,
            findings: list[Finding], state_dir: Path | None = None, *, reason: str = "init --new-store",
            extra: Optional[dict] = None) -> dict:
@@ -263,6 +278,7 @@ def accept(store: Path | str, store_id: bytes, head_seq: int, head_hash: bytes |
             "findings": [{**f.to_json(), "store_id": known.store_id if known else None,
                           "through_seq": known.head_seq if known else 0} for f in findings]
             + (known.findings if known else []),
+            "salvaged": known.salvaged if known else [],
             **(extra or {}),
         }
         history = (known.history if known else []) + [entry]
