@@ -268,8 +268,12 @@ def verify_cmd(
     Incremental by default: checks the row an earlier verify anchored (kept
     under $XDG_STATE_HOME/agentwatch/anchors/) and then only newer rows.
     Findings: payload_edited, hash_edited, edited, missing, reordered,
-    inserted, truncated, rewritten, bad_genesis, malformed (docs/chain.md).
-    Exit 0 intact, 1 integrity problem, 2 usage, 3 store unreachable.
+    inserted, truncated, rewritten, bad_genesis, malformed,
+    store_id_changed (docs/chain.md); and about the store as a whole, against
+    what is remembered about its path (docs/reliability.md, "Store identity"):
+    replaced, rolled_back, schema_changed. Exit 0 intact, 1 integrity problem,
+    2 usage, 3 store unreachable, 4 replaced, 5 rolled_back, 6 truncated,
+    7 schema_changed (several: the first of these four).
     """
     from agentwatch.readers import render
     from agentwatch.store import db
@@ -363,8 +367,10 @@ def reconcile_cmd(
     Predicates: chain_ok, contiguous, no_loss (every ledger record_id stored,
     acked at the stored seq), exactly_once (no record_id twice; the consumer's
     delivered set equals the stored set over its range), within_bounds (all
-    hold). Counts by kind keep the recorder's own rows apart from events.
-    Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store unreachable.
+    hold), store_identity (the store remembered at this path, its schema as
+    shipped). Counts by kind keep the recorder's own rows apart from events.
+    Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store unreachable,
+    4 replaced, 5 rolled_back, 6 truncated, 7 schema_changed.
     """
     from agentwatch.readers import reconcile, render
     from agentwatch.store import db
@@ -376,7 +382,37 @@ def reconcile_cmd(
     except AgentwatchError as exc:
         fail(exc)
     render.emit_reconcile(result, json_out)
-    raise typer.Exit(0 if result.within_bounds else 1)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command("init")
+def init_cmd(
+    store: Optional[Path] = StoreOpt,
+    new_store: bool = typer.Option(
+        False, "--new-store",
+        help="Accept the store at the path as it is now (create one if there is none), though it is not the "
+        "one remembered there; the previous identity and what was lost are kept in the remembered state.",
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Create the store if there is none, and remember which store this path holds.
+
+    `serve` refuses a path whose store was replaced (another store_id, or none)
+    or rolled back (a head below one seen earlier) until you choose here:
+    `init --new-store` accepts what is there now, logged on stderr and in the
+    remembered state's history (docs/reliability.md, "Store identity"). Without
+    --new-store such a path is refused: exit 4 replaced, 5 rolled_back,
+    7 schema_changed (1 for another finding); 0 otherwise.
+    """
+    from agentwatch.readers import render
+    from agentwatch.verify import identity
+
+    try:
+        result = identity.init_store(paths.resolve_store(store), new_store=new_store)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_init(result, json_out)
+    raise typer.Exit(result.exit_code)
 
 
 HarnessArg = typer.Argument(

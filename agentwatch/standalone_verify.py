@@ -244,6 +244,12 @@ def name_break(conn, store_id, good_seq, good_hash, row):
             return finding(s, "inserted", f"the row after seq {s} verifies at seq {s}")
         if nxt_ok and hash_as(store_id, row, s + 1, nxt[5]) == nxt[6]:
             return finding(s, "reordered", f"seq {s} carries the content of seq {s + 1}")
+        if nxt_ok and nxt[5] == digest and not fits(store_id, nxt, s + 1):
+            last = row_at(conn, head_of(conn)[0])
+            if last is not None and not fits(store_id, last, last[0]):
+                return finding(s, "store_id_changed",
+                               f"seq {s}, seq {s + 1} and the head link to their predecessors, but none hashes under "
+                               "this store_id: the store_id changed")
         note = erasure_note(row)
         if nxt is not None and nxt[5] == digest:
             return finding(

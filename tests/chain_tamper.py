@@ -82,19 +82,29 @@ def _swap_records_sql(path: Path, change) -> str:
         con.close()
 
 
+_GUARDS = ("records_append_only_update", "records_append_only_delete", "records_contiguous_seq",
+           "records_by_session", "records_by_tool", "records_by_event", "records_by_erased_seq")
+
+
 @contextmanager
 def tamper(path: Path):
-    """A writable stdlib connection with the guards off, committed on exit."""
+    """A writable stdlib connection with the guards off, committed on exit.
+
+    The triggers and indexes it drops are put back afterwards, with their exact text,
+    as a careful attacker would (a changed schema is a finding of its own,
+    store/schema_check.py); an index whose JSON the edit broke cannot be rebuilt and
+    stays missing.
+    """
     # SQLite computes the JSON-derived generated columns on every write, so an edit
     # that breaks the JSON would be refused: neutralise them for the duration.
     original = _swap_records_sql(path, lambda sql: re.sub(r"json_extract\(payload, '[^']*'\)", "NULL", sql))
     try:
         con = sqlite3.connect(path, isolation_level=None)
         try:
-            for name in ("records_append_only_update", "records_append_only_delete", "records_contiguous_seq"):
-                con.execute(f"DROP TRIGGER IF EXISTS {name}")
-            for name in ("records_by_session", "records_by_tool", "records_by_event", "records_by_erased_seq"):
-                con.execute(f"DROP INDEX IF EXISTS {name}")
+            marks = ",".join("?" * len(_GUARDS))
+            guards = con.execute(f"SELECT type, name, sql FROM sqlite_schema WHERE name IN ({marks})", _GUARDS).fetchall()
+            for kind, name, _ in guards:
+                con.execute(f"DROP {kind.upper()} IF EXISTS {name}")
             con.execute("PRAGMA ignore_check_constraints = ON")
             con.execute("BEGIN")
             yield con
@@ -103,6 +113,15 @@ def tamper(path: Path):
             con.close()
     finally:
         _swap_records_sql(path, lambda sql: original)
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        for _, _, sql in guards:
+            try:
+                con.execute(sql)
+            except sqlite3.Error:
+                pass  # e.g. an index over a payload that is no longer JSON
+    finally:
+        con.close()
 
 
 def raw(con: sqlite3.Connection, seq: int) -> tuple:
@@ -121,8 +140,12 @@ def set_payload(con, seq: int, data: bytes) -> None:
     con.execute("UPDATE records SET payload = CAST(? AS TEXT) WHERE seq = ?", (data, seq))
 
 
-def flip_payload_byte(con, seq: int, index: int = 10, new: int | None = None) -> None:
+def flip_payload_byte(con, seq: int, index: int | None = None, new: int | None = None) -> None:
+    """Change one byte of a row's payload: by default the first letter of a string at or after
+    byte 10, so the payload stays JSON and the indexes over it can be rebuilt."""
     data = bytearray(raw(con, seq)[3])
+    if index is None:
+        index = next(i for i in range(10, len(data)) if data[i - 1] == ord('"') and chr(data[i]).isalpha())
     data[index] = new if new is not None else data[index] ^ 0x01
     set_payload(con, seq, bytes(data))
 

@@ -292,8 +292,8 @@ from support.faultvfs import FaultVFS
 
 vfs = FaultVFS(sync_failure=sys.argv[5], real_sync=True)
 Store = store_mod.Store
-def faulty_store(path, *, vfs_name=None):
-    return Store(path, vfs=vfs.name)
+def faulty_store(path, *, vfs_name=None, create=True):
+    return Store(path, vfs=vfs.name, create=create)
 server.Store = writer.Store = faulty_store
 
 def control():

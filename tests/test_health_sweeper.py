@@ -131,11 +131,14 @@ def test_an_edit_behind_the_incremental_position_is_found_by_the_full_pass(tmp_p
         last = append_many(d, 40, "r")[-1]
         wait_for(lambda: d.health()["sweeper"]["verified_seq"] >= last, "the sweeper to verify every row")
         target = next(r["seq"] for r in d.rows("event") if r["record_id"] == "r-10")
-        # Tamper while the daemon runs: stdlib sqlite3, append-only trigger dropped, valid JSON kept.
+        # Tamper while the daemon runs: stdlib sqlite3, append-only trigger dropped and put back
+        # as it was (a schema left changed is a finding of its own), valid JSON kept.
         con = sqlite3.connect(d.store, isolation_level=None)
         try:
+            (guard,) = con.execute("SELECT sql FROM sqlite_schema WHERE name = 'records_append_only_update'").fetchone()
             con.execute("DROP TRIGGER records_append_only_update")
             con.execute("UPDATE records SET payload = replace(payload, '\"Bash\"', '\"Bask\"') WHERE seq = ?", (target,))
+            con.execute(guard)
         finally:
             con.close()
 

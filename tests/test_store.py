@@ -94,12 +94,9 @@ def test_a_row_the_store_refuses_fails_the_batch_and_leaves_nothing(store_path):
     batch is stored and no transaction is left open (the writer then splits the group)."""
     with Store(store_path) as store:
         store.append([event("a")])
-        store.conn.execute(
-            "CREATE TRIGGER refuse_poison BEFORE INSERT ON records WHEN NEW.record_id = 'poison' "
-            "BEGIN SELECT RAISE(ABORT, 'poison refused'); END"
-        )
-        with pytest.raises(apsw.ConstraintError, match="poison refused"):
-            store.append([event("b"), event("poison"), event("c")])
+        poison = Append("poison", "event", b'{"harness": "claude-code", "not json')  # the JSON columns refuse it
+        with pytest.raises(RowRefused, match="JSON"):
+            store.append([event("b"), poison, event("c")])
         assert store.head()[0] == 1
         assert store.conn.getautocommit()
     assert_linear_chain(store_path, 1)

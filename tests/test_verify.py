@@ -237,9 +237,9 @@ def test_to_json_is_stable_and_serialisable(store):
     ok = verify_store(store).to_json()
     assert list(ok) == [
         "ok", "mode", "store", "store_id", "chain_version", "rows_checked", "first_seq_checked",
-        "head_seq", "head_hash", "verified_through", "finding", "anchor", "erased",
+        "head_seq", "head_hash", "verified_through", "finding", "anchor", "erased", "findings", "known_store",
     ]
-    assert (ok["ok"], ok["finding"], ok["chain_version"], ok["erased"]) == (True, None, 1, [])
+    assert (ok["ok"], ok["finding"], ok["chain_version"], ok["erased"], ok["findings"]) == (True, None, 1, [], [])
     assert list(ok["anchor"]) == ["path", "status", "before", "after"]
     assert ok["anchor"]["after"]["hash"] == ok["head_hash"]
     json.dumps(ok)
@@ -252,7 +252,7 @@ def test_to_json_is_stable_and_serialisable(store):
     assert (doc["ok"], doc["mode"]) == (False, "incremental")
     assert (doc["finding"]["kind"], doc["finding"]["seq"]) == ("payload_edited", 12)
     assert set(doc["finding"]) == {"seq", "kind", "detail"}
-    assert doc["verified_through"] == 0  # the anchored prefix is no longer trusted
+    assert doc["verified_through"] == 11  # the anchored row broke: the walk from genesis names the break
     assert doc["anchor"]["status"] == "kept"
     json.dumps(doc)
     full = verify_store(store, full=True).to_json()
@@ -263,7 +263,8 @@ def test_every_finding_kind_is_documented():
     text = (t.STANDALONE.parent.parent / "docs" / "chain.md").read_text(encoding="utf-8")
     assert set(FINDING_KINDS) == {
         "payload_edited", "hash_edited", "edited", "missing", "reordered", "inserted",
-        "truncated", "rewritten", "bad_genesis", "malformed",
+        "truncated", "rewritten", "bad_genesis", "malformed", "store_id_changed",
+        "replaced", "rolled_back", "schema_changed",
     }
     for kind in FINDING_KINDS:
         assert f"**{kind}**" in text

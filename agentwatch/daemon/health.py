@@ -96,7 +96,12 @@ def assess(health: dict) -> tuple[str, list[str]]:
     """
     reasons = []
     writer = health.get("writer", {})
-    if writer.get("state", "ok") != "ok":
+    stopped = writer.get("state") == "stopped"
+    if stopped:
+        # The store is not the one the daemon opened (deleted, swapped, its schema changed):
+        # nothing is recorded until a restart, whatever else looks well.
+        reasons.append(f"the writer stopped: {writer.get('stopped_reason')}; records are refused and spooled")
+    elif writer.get("state", "ok") != "ok":
         reasons.append(f"writer is failing since {writer.get('failing_since')}: {writer.get('last_error')}")
     sweeper = health.get("sweeper", {})
     if sweeper.get("state") == "broken":
@@ -119,6 +124,8 @@ def assess(health: dict) -> tuple[str, list[str]]:
         reasons.append(f"redaction self-test failed ({len(failures)} failure(s), first: {failures[:1]})")
     if health.get("draining"):
         return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
+    if stopped:
+        return STOPPED, reasons
     return (DEGRADED if reasons else RECORDING), reasons
 
 

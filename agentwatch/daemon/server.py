@@ -19,7 +19,7 @@ import socket
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
 import apsw
 
@@ -36,16 +36,15 @@ from agentwatch.daemon.drain import SpoolDrainer
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.subscriptions import Hub
 from agentwatch.daemon.writer import Job, Refusal, Writer
-from agentwatch.errors import AgentwatchError, StoreUnreachable
+from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
 from agentwatch.record import normalize, redact
 from agentwatch.store import db
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.wal import Checkpointer
+from agentwatch.verify import identity, known_stores
+from agentwatch.verify.findings import Finding
 from agentwatch.verify.sweeper import Sweeper
-
-if TYPE_CHECKING:
-    from agentwatch.verify.findings import Finding
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +74,10 @@ class Server:
         self.self_test: Optional[redact.SelfTestResult] = None
         self.start_commit_ns = 0  # the start attestation's commit (the writer's stats begin after it)
         self.sync_settings: Optional[dict] = None  # the writer connection's durability pragmas
+        self.known_findings: list[Finding] = []  # kept for this store from earlier runs (a live truncation)
+        self.head_file: Optional[known_stores.HeadFile] = None  # the head, remembered after every commit
+        self.head_file_error: Optional[str] = None
+        self.salvaged: Optional[str] = None  # where a store deleted or replaced under the writer was copied
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -83,25 +86,42 @@ class Server:
         cfg = self.config
         store_lock = sock_lock = store = listener = None
         try:
-            safefs.private_dir(cfg.store.parent, "store directory")
-            store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
+            try:
+                # A directory another user owns or can write is refused as unsafe (exit 2); one
+                # that cannot be written (read-only) leaves the store unopenable, exit 3
+                # (docs/daemon.md, "Exit codes").
+                safefs.private_dir(cfg.store.parent, "store directory")
+                store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
+            except safefs.UnsafePath:
+                raise
+            except (OSError, UsageError) as exc:
+                message = exc.strerror if isinstance(exc, OSError) else str(exc)
+                raise StoreUnreachable(f"{cfg.store}: cannot open the store ({message})") from None
             runfiles.private_dir(cfg.socket.parent)
             sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
             runfiles.clear_socket_path(cfg.socket, health.answers)
             self.drainer.prepare()
             self._check_redaction()
+            # A path that held a store is never silently given a new one (docs/reliability.md).
+            identity.check_missing(cfg.store)
             try:
                 store = Store(cfg.store)
             except apsw.Error as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
+            self.known_findings = identity.check_serving(cfg.store, store.conn)
             try:
                 store.append([self._attestation("start", store.head())])
             except Exception as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
             self.start_commit_ns = time.time_ns()
             self.sync_settings = db.sync_settings(store.conn)
+            self._remember(store.store_id, store.head())
+            self.head_file = known_stores.HeadFile(cfg.store, store.store_id)
+            self.head_file.write(*store.head())
             listener = runfiles.bind_socket(cfg.socket)
-            self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch, checkpointer=Checkpointer(cfg.store))
+            self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
+                                 checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
+                                 on_truncated=self._truncated_under_writer, salvage=self._salvage)
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
             log.info("pid %d, store %s, socket %s, spool %s", self.pid, cfg.store, cfg.socket, cfg.spool)
             (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
@@ -116,15 +136,71 @@ class Server:
                 self.writer.store.close()
             elif store is not None and self.writer is None:
                 store.close()
+            if self.head_file is not None:
+                self.head_file.close()
             for lock in (sock_lock, store_lock):
                 if lock is not None:
                     lock.release()
+
+    # -- the store's identity (verify/identity.py, verify/known_stores.py) --------------------
+
+    def _remember(self, store_id: bytes, head: tuple[int, bytes]) -> None:
+        try:
+            known_stores.remember(self.config.store, store_id, head[0], head[1])
+        except (OSError, AgentwatchError) as exc:
+            log.warning(f"cannot remember the store's head: {exc}")
+
+    def _remember_head(self, seq: int, digest: bytes) -> None:
+        """On the writer thread, after a commit and before its acks: the head, outside the store."""
+        try:
+            self.head_file.write(seq, digest)
+        except OSError as exc:
+            if self.head_file_error is None:
+                log.warning(f"cannot write the remembered head: {exc}")
+            self.head_file_error = f"{type(exc).__name__}: {exc}"
+
+    def _salvage(self, store: Store) -> None:
+        """On the thread that owns the store: its files were deleted or replaced at the path. Copy
+        what the open connection still holds (every row acknowledged from it) beside the path."""
+        dest = store.path.with_name(f"{store.path.name}.lost-{store.store_id.hex()}-{time.time_ns()}")
+        old = os.umask(0o077)
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        finally:
+            os.umask(old)
+        store.copy_to(dest)
+        head = store.head()[0]
+        log.warning(f"the store's rows through seq {head} are copied to {dest}")
+        self.salvaged = str(dest)
+        known_stores.note_salvage(self.config.store, store.store_id, dest, head)
+
+    def _truncated_under_writer(self, found: tuple[int, bytes], committed: tuple[int, bytes]) -> None:
+        """On the writer thread: the store's head fell below the writer's last commit."""
+        if self.sweeper is not None:
+            self.sweeper.head_cut()  # before the writer commits over the cut
+        finding = Finding(found[0] + 1, "truncated",
+                          f"the store ends at seq {found[0]}, but seq {committed[0]} was committed: "
+                          f"rows {found[0] + 1}..{committed[0]} were deleted")
+        try:
+            known_stores.add_finding(self.config.store, self.writer.store_id, finding, committed[0], head=found)
+        except (OSError, AgentwatchError) as exc:
+            log.warning(f"cannot remember the truncation: {exc}")
+        self.loop.call_soon_threadsafe(self._note_finding, finding, "writer")
+
+    def _note_finding(self, finding: Finding, found_by: str) -> None:
+        """On the loop: a finding the writer made; the sweeper keeps it, the store records it."""
+        if self.sweeper is not None:
+            self.sweeper.note(finding, found_by)  # hands it on to _record_break, once
+        else:
+            self._record_break(finding, found_by)
 
     def _finish(self) -> int:
         """After the loop ended and the writer thread stopped: the stop attestation, in this thread."""
         writer = self.writer
         stop = Job(lambda w: self._attestation("stop", (w.head_seq, w.head_hash)), lambda r, e: None)
         ((_, _, error),) = writer.commit_now([stop])
+        if error is None:
+            self._remember(writer.store_id, (writer.head_seq, writer.head_hash))
         if error is not None:
             log.error("could not write the stop attestation: %s", writer.stats.last_error)
             return 3
@@ -145,6 +221,7 @@ class Server:
                 interval=self.config.verify_interval,
                 full_interval=self.config.full_verify_interval,
                 on_finding=functools.partial(self._found_by_sweeper, loop),
+                known_findings=self.known_findings,
             )
             self.sweeper.start()
         server = await loop.create_unix_server(lambda: Connection(self), sock=listener, backlog=runfiles.BACKLOG)
@@ -235,19 +312,34 @@ class Server:
         """On the sweeper's thread: hand the finding to the loop."""
         loop.call_soon_threadsafe(self._record_break, finding, found_by)
 
-    def _record_break(self, finding: Finding, found_by: str) -> None:
+    def _record_break(self, finding: Finding, found_by: str, unique: bool = False) -> None:
         """On the loop: commit one `integrity_break` attestation for a sweeper finding.
 
         Its record_id is derived from the finding, so the same break is stored once
         even when it is found again after a restart or a commit whose outcome was unknown.
+        Clients cannot use ids in the recorder's namespace (record/ids.py); should a row of
+        another kind hold the id all the same (stored before that rule), the store refuses
+        it as a duplicate and the break is recorded under an id of its own (`unique`).
         """
+        if finding.kind == "schema_changed" and self.writer is not None:
+            self.writer.halt(f"schema_changed: {finding.detail}")
+        if finding.kind == "truncated" and found_by != "writer" and self.writer is not None:
+            try:
+                known_stores.add_finding(self.config.store, self.writer.store_id, finding, self.writer.head_seq)
+            except (OSError, AgentwatchError) as exc:
+                log.warning(f"cannot remember the truncation: {exc}")
 
         def row(w: Writer) -> Append:
             record_id = f"attest-integrity-break-{finding.seq}-{finding.kind}"
+            if unique:
+                record_id += f"-{uuid.uuid4()}"
             extra = {"finding": finding.to_json(), "found_by": found_by}
             return self._attestation("integrity_break", (w.head_seq, w.head_hash), record_id, extra)
 
         def done(result: Optional[Appended], error: Optional[Refusal]) -> None:
+            if error is not None and error.code == "bad_request" and not unique:
+                self._record_break(finding, found_by, unique=True)
+                return
             if self.sweeper is None:
                 return
             if result is not None:
@@ -278,6 +370,8 @@ class Server:
 
     def health(self) -> dict:
         writer = self.writer
+        if writer is not None:
+            writer.check_store()  # a deleted or swapped store file shows before any commit does
         outage = writer.outage if writer else None
         stats = writer.stats if writer else None
         cfg = self.config
@@ -296,7 +390,10 @@ class Server:
             "head_seq": writer.head_seq if writer else None,
             "head_hash": format_hash(writer.head_hash) if writer else None,
             "writer": {
-                "state": "ok" if outage is None else "failing",
+                "state": "stopped" if writer and writer.halted else "ok" if outage is None else "failing",
+                "stopped_reason": writer.halted if writer else None,
+                "remembered_head_error": self.head_file_error,
+                "salvaged_to": self.salvaged,
                 "failing_since_ns": outage.first_ns if outage else None,
                 "failing_since": _iso(outage.first_ns) if outage else None,
                 "last_error": stats.last_error if stats else None,

@@ -10,6 +10,15 @@ on background work.
 A commit that fails fails closed: every job of the batch is told so (its
 sender is answered `unavailable` and spools), the writer keeps going, and the
 first batch that commits again carries a `gap` row describing the outage.
+
+A store that is no longer the one the writer opened (its file, WAL or shared
+memory deleted or swapped, its schema changed, an append that did not store
+what it was given) stops the writer for good: every later job is answered
+`unavailable` and `health` says `stopped` with the reason, until an operator
+restarts the daemon (docs/reliability.md, "Store identity"). A head below the
+writer's last commit (rows deleted from the tail) is a truncation: the writer
+reports it (`on_truncated`), goes on from the head the store has, and the
+finding is recorded.
 """
 
 from __future__ import annotations
@@ -24,8 +33,9 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
 from agentwatch.record.normalize import gap_append
-from agentwatch.store.append import Append, Appended, RowRefused, Store
+from agentwatch.store.append import Append, Appended, HeadMoved, RowRefused, Store, StoreIntegrityError
 from agentwatch.store.rows import TailRecord
+from agentwatch.store.schema_check import SchemaChanged
 from agentwatch.store.wal import BACKGROUND_AT, Checkpointer
 
 log = logging.getLogger(__name__)
@@ -112,10 +122,25 @@ class Writer:
         max_batch: int,
         reopen: Optional[Callable[[], Store]] = None,
         checkpointer: Optional[Checkpointer] = None,
+        on_head: Optional[Callable[[int, bytes], None]] = None,
+        on_truncated: Optional[Callable[[tuple[int, bytes], tuple[int, bytes]], None]] = None,
+        salvage: Optional[Callable[[Store], None]] = None,
     ):
         self.store: Optional[Store] = store
         self._deliver = deliver
-        self._reopen = reopen or (lambda: Store(Path(store.path)))
+        # A reopen never creates a store: a missing file is not the store this writer had.
+        self._reopen = reopen or (lambda: Store(Path(store.path), create=False))
+        self.store_id = store.store_id
+        self._store_file = store.files_ids()[0]
+        # Called after every commit, before its acknowledgements go out (the remembered head),
+        # and when the store's head is found below the last commit (found, committed).
+        self._on_head = on_head
+        self._on_truncated = on_truncated
+        self.halted: Optional[str] = None  # why the writer stopped for good
+        # Called once, on the thread that owns the store, when its files at the path were deleted or
+        # replaced: the connection still holds them, and what it committed there can be copied out.
+        self._salvage = salvage
+        self._files_lost = False
         self.max_batch = max_batch
         self._queue: deque[Job] = deque()
         self._cond = threading.Condition(threading.Lock())
@@ -160,6 +185,23 @@ class Writer:
 
     def queued(self) -> int:
         return len(self._queue)
+
+    def halt(self, reason: str) -> None:
+        """Stop committing for good: the store is not the one this writer opened (any thread)."""
+        if self.halted is None:
+            self.halted = reason
+            self.stats.last_error = reason
+            log.warning(f"the writer stopped: {reason}; answering unavailable until a restart")
+
+    def check_store(self) -> Optional[str]:
+        """Halt if the files at the store path are no longer the ones held open; the reason, or None."""
+        store = self.store
+        if self.halted is None and store is not None:
+            changed = store.files_changed()
+            if changed is not None:
+                self._files_lost = True
+                self.halt(changed)
+        return self.halted
 
     def stop(self, timeout: float | None = None) -> None:
         """Commit what is queued, then end the thread. The caller closes the store."""
@@ -208,14 +250,34 @@ class Writer:
             return self._failed(jobs, exc)
         return self._commit_rows(jobs, rows)
 
-    def _commit_rows(self, jobs: list[Job], rows: list[Append]) -> list:
+    def _commit_rows(self, jobs: list[Job], rows: list[Append], retried: bool = False) -> list:
+        if self.halted is not None:
+            return self._stopped(jobs)
         try:
             if self.store is None:
                 self.store = self._reopen()
+                if self.store.store_id != self.store_id or self.store.files_ids()[0] != self._store_file:
+                    self.halt(f"the store at {self.store.path} is not the one this daemon opened")
+                    return self._stopped(jobs)
                 if self.checkpointer is not None:
                     self.checkpointer.attach(self.store.conn)
             gap = self.outage.gap_row() if self.outage is not None else None
             results = self.store.append([gap, *rows] if gap is not None else rows)
+        except HeadMoved as exc:
+            if exc.kind != "truncated" or retried:
+                self.halt(f"{exc.kind}: {exc}")
+                return self._stopped(jobs)
+            # Rows were deleted from the tail: say so, and go on from the head the store has.
+            self.store.committed_head = exc.found
+            self.head_seq, self.head_hash = exc.found
+            if self._on_truncated is not None:
+                self._on_truncated(exc.found, exc.expected)
+            return self._commit_rows(jobs, rows, retried=True)
+        except (StoreIntegrityError, SchemaChanged) as exc:
+            kind = exc.kind if isinstance(exc, StoreIntegrityError) else "schema_changed"
+            self._files_lost = self._files_lost or kind == "replaced"
+            self.halt(f"{kind}: {exc}")
+            return self._stopped(jobs)
         except RowRefused as exc:
             # Something about one row (a payload SQLite's JSON functions refuse, a CHECK)
             # fails the whole transaction. Split the group so the one poisoned row is
@@ -239,6 +301,8 @@ class Writer:
         )
         if stored:  # the last row stored is the head: no need to ask the store
             self.head_seq, self.head_hash = stored[-1][1].seq, stored[-1][1].hash
+            if self._on_head is not None:
+                self._on_head(self.head_seq, self.head_hash)  # before any acknowledgement goes out
         if gap is not None:
             results = results[1:]
             stats.gaps_recorded += 1
@@ -249,6 +313,17 @@ class Writer:
         if len(rows) > stats.batch_max:
             stats.batch_max = len(rows)
         return [(job, result, None) for job, result in zip(jobs, results)]
+
+    def _stopped(self, jobs: list[Job]) -> list:
+        if self._files_lost and self._salvage is not None and self.store is not None:
+            salvage, self._salvage = self._salvage, None
+            try:
+                salvage(self.store)
+            except Exception as exc:  # the copy is a courtesy; the refusal below is what matters
+                log.warning(f"could not copy the lost store out: {exc!r}")
+        self.stats.commit_failures += 1
+        refusal = Refusal("unavailable", f"the writer stopped ({self.halted}); spool the record")
+        return [(job, None, refusal) for job in jobs]
 
     def _failed(self, jobs: list[Job], exc: Exception) -> list:
         now = time.time_ns()

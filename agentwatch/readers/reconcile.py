@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentwatch.errors import UsageError
+from agentwatch.errors import UsageError, exit_for_findings
 from agentwatch.readers.consumers import Consumer
 from agentwatch.store import db
-from agentwatch.verify import check
+from agentwatch.verify import check, identity
+from agentwatch.verify.known_stores import IDENTITY_KINDS
 
 CHUNK = 50_000
 OUTCOMES = ("acked", "spooled", "failed")
@@ -47,9 +48,18 @@ class Reconciliation:
     predicates: list[Predicate] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)
 
+    store_findings: list = field(default_factory=list)  # findings about the store as a whole
+
     @property
     def within_bounds(self) -> bool:
         return all(p.ok is not False for p in self.predicates)
+
+    @property
+    def exit_code(self) -> int:
+        """0 within bounds; 4-7 for a finding about the store as a whole (errors.FINDING_EXIT); else 1."""
+        if self.within_bounds:
+            return 0
+        return max(exit_for_findings(f.kind for f in self.store_findings), 1)
 
     def to_json(self) -> dict:
         return {
@@ -58,11 +68,13 @@ class Reconciliation:
             "within_bounds": self.within_bounds,
             "predicates": {p.name: p.to_json() for p in self.predicates},
             "counts": self.counts,
+            "findings": [f.to_json() for f in self.store_findings],
         }
 
 
 def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None = None,
               state_dir: Path | None = None) -> Reconciliation:
+    identity.check_missing(store, state_dir)  # a remembered path with no store: `replaced` (exit 4)
     conn = db.open_reader(store)
     try:
         store_id = db.store_id(conn)
@@ -78,10 +90,20 @@ def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None =
         ).fetchone()[0]
 
         checked = check.verify_store(store, full=True, state_dir=state_dir, update_anchor=False)
-        finding = checked.finding
+        chain = [f for f in checked.findings if f.kind not in IDENTITY_KINDS]
+        whole = [f for f in checked.findings if f.kind in IDENTITY_KINDS]
+        result.store_findings = whole
         result.predicates.append(Predicate(
-            "chain_ok", checked.ok,
-            f"{checked.rows_checked} rows verified" if checked.ok else f"seq {finding.seq}: {finding.kind}: {finding.detail}",
+            "chain_ok", not chain,
+            f"{checked.rows_checked} rows verified" if not chain
+            else f"seq {chain[0].seq}: {chain[0].kind}: {chain[0].detail}",
+        ))
+        # The store as a whole: the one remembered at this path, as long as it was seen, its schema
+        # the shipped one (verify/identity.py). Counts against a replaced store prove nothing.
+        result.predicates.append(Predicate(
+            "store_identity", not whole,
+            "the store remembered at this path, schema as shipped" if not whole
+            else "; ".join(f"{f.kind}: {f.detail}" for f in whole),
         ))
         result.predicates.append(_contiguous(conn, head))
         result.predicates.append(_no_loss(conn, ledger, head, counts))

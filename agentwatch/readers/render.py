@@ -142,8 +142,9 @@ def emit_verify(result, as_json: bool) -> None:
             f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}{erased}"
         )
     else:
-        f = result.finding
-        print(f"FAILED: {result.store}: first break at seq {f.seq}: {f.kind}: {neutralize(str(f.detail))}{erased}")
+        for f in result.findings or (result.finding,):
+            where = f"first break at seq {f.seq}" if f.seq else "the store as a whole"
+            print(f"FAILED: {result.store}: {where}: {f.kind}: {neutralize(str(f.detail))}{erased}")
 
 
 def emit_erase(result, as_json: bool) -> None:
@@ -160,6 +161,18 @@ def emit_erase(result, as_json: bool) -> None:
             "run the same erase again once readers are done",
             file=sys.stderr,
         )
+
+
+def emit_init(result, as_json: bool) -> None:
+    if as_json:
+        print_json(result.to_json())
+        return
+    if result.status == "refused":
+        for f in result.findings:
+            print(f"refused: {result.store}: {f.kind}: {neutralize(str(f.detail))}")
+        print("run again with --new-store to accept the store that is there now (the loss stays named)")
+        return
+    print(f"{result.status}: {result.store}: store {result.store_id}, head seq {result.head_seq}")
 
 
 def _short(value, width: int) -> str:

@@ -12,3 +12,14 @@ def new_record_id() -> str:
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 62 & 0xFFF) << 64 | 0b10 << 62 | rand & ((1 << 62) - 1)
     h = f"{value:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+# The recorder's own rows (attestations, gaps, erasure rows) take ids with these prefixes. Socket, spool and
+# import clients may not: an id a client took first would make the recorder's row look like a
+# duplicate of it (docs/protocol.md, "Record ids").
+DAEMON_ID_PREFIXES = ("attest-", "gap-", "erasure-")
+
+
+def is_daemon_id(record_id: str) -> bool:
+    """Whether `record_id` lies in the recorder's own namespace."""
+    return record_id.startswith(DAEMON_ID_PREFIXES)

@@ -179,7 +179,7 @@ def _sha256(data: bytes) -> str:
 
 def _rejection(source: str, number: int, size: int, digest: str, reason: str) -> Append:
     return gap_append(
-        new_record_id(),
+        f"gap-import-{new_record_id()}",  # the recorder's namespace: no input line can take it first
         "import_rejected_line",
         {
             "source": "-" if source == "-" else str(Path(source).name),

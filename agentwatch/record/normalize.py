@@ -18,6 +18,7 @@ from agentwatch.record import redact
 from agentwatch.record.adapters import adapter_for
 from agentwatch.record.adapters.sender import sender, via_config
 from agentwatch.record.compact import RECORD_SCHEMA, move_shared
+from agentwatch.record.ids import DAEMON_ID_PREFIXES, is_daemon_id
 from agentwatch.store.append import Append, json_nesting_exceeds
 from agentwatch.store.chain import MAX_RECORD_ID_BYTES, canonical_json
 
@@ -41,6 +42,9 @@ def check_envelope(env: Any) -> dict:
         raise BadEnvelope("record_id must be a non-empty printable string")
     if len(rid.encode("utf-8", "surrogatepass")) > MAX_RECORD_ID_BYTES:
         raise BadEnvelope(f"record_id longer than {MAX_RECORD_ID_BYTES} bytes")
+    if is_daemon_id(rid):
+        raise BadEnvelope(f"record_id {rid[:40]!r} is in the recorder's own namespace "
+                          f"({', '.join(p + '…' for p in DAEMON_ID_PREFIXES)}); choose another")
     if not isinstance(env.get("harness"), str) or not env["harness"]:
         raise BadEnvelope("harness must be a non-empty string")
     carried = [k for k in ("payload", "payload_text", "payload_b64") if k in env]
@@ -206,21 +210,35 @@ def to_append(
     if policy is None:
         policy = redact.default_policy()
     try:
-        payload = _encode(doc, policy)
+        payload = _encode(doc, policy, env.get("payload_text"))
     except RecursionError:
         # Deeper than the JSON encoder's recursion limit (about 1000 levels): a rejection, not a crash.
         raise ValueError("a value in the envelope is nested too deeply to store") from None
     return Append(env["record_id"], "event", payload)
 
 
-def _encode(doc: dict, policy: redact.Policy) -> bytes:
+def _encode(doc: dict, policy: redact.Policy, text: str | None = None) -> bytes:
     try:
         return policy.encode(doc)
     except ValueError:
-        # A value JSON cannot carry exactly (lone surrogate, NaN): keep it, escaped.
-        doc["raw"] = json.dumps(doc.get("raw"), ensure_ascii=True, allow_nan=True)
-        doc["payload_error"] = "payload has values JSON cannot carry exactly; stored as escaped text"
+        # A value JSON cannot carry exactly (lone surrogate, NaN, a number beyond a double's
+        # range such as 1e999999, read as infinity): keep the payload as the text it came as
+        # when there is one, else escaped, so what is stored never claims a value nobody sent.
+        raw = doc.get("raw")
+        if isinstance(text, str) and _encodable(text):
+            doc["raw"] = text
+        else:
+            doc["raw"] = json.dumps(raw, ensure_ascii=True, allow_nan=True)
+        doc["payload_error"] = "payload has values JSON cannot carry exactly; stored as text"
         return policy.encode(_scrub(doc))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: only the escaped form can carry it
+        return False
+    return True
 
 
 def _scrub(value: Any) -> Any:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 import apsw
 
-from agentwatch.store import db
+from agentwatch.store import db, schema_check
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
 
 # A batch goes in as a few multi-row INSERT statements (chunks of 1000, 100, 10
@@ -28,7 +29,7 @@ _CHUNKS = (1000, 100, 10)
 # usual group when hooks arrive one by one) is one statement, not one per row. apsw releases
 # the GIL around each SQLite call, and under a busy event loop each re-acquire can wait.
 _INSERT = {n: _COLUMNS + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * n) for n in (*_CHUNKS, *range(1, _CHUNKS[-1]))}
-_EXISTING = "SELECT record_id, seq FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
+_EXISTING = "SELECT record_id, seq, kind FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
 
 # The schema's generated columns read every payload with SQLite's JSON functions,
 # which refuse nesting deeper than this (JSON_MAX_DEPTH). Such a row would fail
@@ -97,14 +98,62 @@ class RowRefused(Exception):
     """
 
 
-class Store:
-    """The one writer's connection. Not thread-safe: one thread owns it."""
+class StoreIntegrityError(Exception):
+    """The store is no longer the one this writer opened, or did not store what it was given.
 
-    def __init__(self, path: Path | str, *, vfs: str | None = None):
+    The writer fails closed on it: the group is refused (`unavailable`) and nothing
+    more is committed, because retrying cannot help (docs/reliability.md, "Store
+    identity"). `kind` names it as a finding: `replaced` (the file, its WAL or its
+    shared memory at the store path is not the one held open), `not_stored` (an
+    append stored other rows than it meant to).
+    """
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class HeadMoved(StoreIntegrityError):
+    """The store's head is not where this writer's last commit left it: rows were deleted
+    (`found` below `expected`: a truncation) or rewritten under it."""
+
+    def __init__(self, kind: str, message: str, found: tuple[int, bytes], expected: tuple[int, bytes]):
+        super().__init__(kind, message)
+        self.found, self.expected = found, expected
+
+
+_SUFFIXES = ("", "-wal", "-shm")
+
+
+def _file_ids(path: Path) -> tuple[Optional[tuple[int, int]], ...]:
+    """(device, inode) of the store, its WAL and its shared memory at `path`; None where absent."""
+    ids = []
+    for suffix in _SUFFIXES:
+        try:
+            st = os.stat(f"{path}{suffix}", follow_symlinks=False)
+            ids.append((st.st_dev, st.st_ino))
+        except FileNotFoundError:
+            ids.append(None)
+    return tuple(ids)
+
+
+class Store:
+    """The one writer's connection. Not thread-safe: one thread owns it.
+
+    Besides appending, it keeps watch over its own files: after every commit it checks
+    that the store, WAL and shared-memory files at its path are still the ones it holds
+    open, and inside every transaction that the head is where its last commit left it
+    and that the schema is the shipped one (store/schema_check.py).
+    """
+
+    def __init__(self, path: Path | str, *, vfs: str | None = None, create: bool = True):
         self.path = Path(path)
-        self.conn = db.open_writer(self.path, vfs=vfs)
+        self.conn = db.open_writer(self.path, vfs=vfs, create=create)
         try:
             self.store_id = db.store_id(self.conn)
+            self.committed_head = self.head()
+            self._schema_cookie = self.conn.pragma("schema_version")
+            self._files = _file_ids(self.path)
         except BaseException:
             self.conn.close()
             raise
@@ -122,6 +171,66 @@ class Store:
         row = self.conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         return (row[0], row[1]) if row else (0, GENESIS)
 
+    def files_ids(self) -> tuple[Optional[tuple[int, int]], ...]:
+        """(device, inode) of the store, WAL and shared-memory files as this connection knows them."""
+        return self._files
+
+    def files_changed(self) -> Optional[str]:
+        """Why the files at the store path are not the ones this connection holds, or None.
+
+        The store, its WAL and its shared memory each keep their (device, inode) for as long
+        as a connection is open; a deleted or swapped file shows here. A file that appeared
+        since the open (a WAL created by the first write) is taken as ours.
+        """
+        now = _file_ids(self.path)
+        if now == self._files:
+            return None
+        for name, before, after in zip(("store file", "WAL", "shared-memory file"), self._files, now):
+            if before is not None and after is None:
+                return f"the {name} at {self.path} was deleted"
+            if before is not None and after != before:
+                return f"the {name} at {self.path} was replaced by another file"
+        self._files = tuple(b if b is not None else a for b, a in zip(self._files, now))
+        return None
+
+    def copy_to(self, dest: Path) -> None:
+        """Copy the store as this connection sees it into a new file at `dest` (SQLite's backup).
+
+        For a store whose file was deleted or replaced at its path: the connection still holds
+        the old file and its WAL open, so what was committed and acknowledged there is kept.
+        """
+        old = os.umask(0o077)
+        try:
+            target = apsw.Connection(str(dest), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+                                     | apsw.SQLITE_OPEN_NOFOLLOW | apsw.SQLITE_OPEN_EXCLUSIVE)
+        finally:
+            os.umask(old)
+        try:
+            with target.backup("main", self.conn, "main") as backup:
+                backup.step(-1)
+        finally:
+            target.close()
+
+    def _check_head(self, found: tuple[int, bytes]) -> None:
+        """Inside the write transaction: the head is where the last commit left it, or above it
+        by rows another writer (an import) appended after it."""
+        expected = self.committed_head
+        if found == expected:
+            return
+        if found[0] < expected[0]:
+            raise HeadMoved("truncated", f"the store ends at seq {found[0]}, but seq {expected[0]} was committed",
+                            found, expected)
+        row = self.conn.execute("SELECT hash FROM records WHERE seq = ?", (expected[0],)).fetchone()
+        if expected[0] and (row is None or row[0] != expected[1]):
+            raise HeadMoved("rewritten", f"seq {expected[0]} no longer holds the row this writer committed",
+                            found, expected)
+
+    def _check_schema(self) -> None:
+        cookie = self.conn.pragma("schema_version")
+        if cookie != self._schema_cookie:
+            schema_check.check(self.conn)  # raises SchemaChanged
+            self._schema_cookie = cookie
+
     def append(
         self,
         batch: Sequence[Append],
@@ -131,7 +240,9 @@ class Store:
         """Append a batch in one BEGIN IMMEDIATE transaction and commit it durably.
 
         The head is read and the rows inserted under the same write lock, so the
-        chain cannot fork even if another process tries to append at once.
+        chain cannot fork even if another process tries to append at once. The
+        rows inserted are counted and the head read back before the COMMIT, so a
+        trigger that drops or adds rows cannot make a record look stored.
         `before_commit(conn, results)` runs after the inserts, inside the same
         transaction (an erasure's UPDATE: agentwatch.store.erasure); if it raises,
         nothing is committed.
@@ -141,8 +252,11 @@ class Store:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
+            self._check_schema()
             seq, prev = self.head()
-            stored = dict(conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),)))
+            self._check_head((seq, prev))
+            stored = {rid: (seq_, kind) for rid, seq_, kind in
+                      conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),))}
             now = time.time_ns()
             rows: list = []
             results = []
@@ -150,7 +264,11 @@ class Store:
             for a in batch:
                 earlier = stored.get(a.record_id)
                 if earlier is not None:
-                    results.append(Appended(a.record_id, earlier, True))
+                    if earlier[1] != a.kind:
+                        # Never a duplicate of a row of another kind: a client's event cannot stand in
+                        # for the recorder's own attestation or gap row (docs/protocol.md, record ids).
+                        raise RowRefused(f"record_id {a.record_id!r} is taken by a row of kind {earlier[1]!r}")
+                    results.append(Appended(a.record_id, earlier[0], True))
                     continue
                 seq += 1
                 digest = row_hash_framed(prefix, seq, now, a.identity, prev, a.payload_sha256)
@@ -159,15 +277,19 @@ class Store:
                 except UnicodeDecodeError as exc:
                     raise RowRefused(f"payload of {a.record_id!r} is not UTF-8 (byte {exc.start})") from exc
                 rows.extend((seq, a.record_id, a.kind, now, text, prev, digest))
-                stored[a.record_id] = seq
+                stored[a.record_id] = (seq, a.kind)
                 prev = digest
                 results.append(Appended(a.record_id, seq, False, now, digest))
             try:
-                _insert(conn, rows)
+                inserted = _insert(conn, rows)
             except apsw.Error as exc:
                 if _row_fault(exc):
                     raise RowRefused(f"{type(exc).__name__}: {exc}") from exc
                 raise
+            if rows and (inserted != len(rows) // 7 or self.head() != (seq, prev)):
+                raise StoreIntegrityError(
+                    "not_stored", f"the store took {inserted} of {len(rows) // 7} rows or moved its head "
+                    "(a trigger or another schema change acts on inserts); nothing was committed")
             if before_commit is not None:
                 before_commit(conn, results)
             conn.execute("COMMIT")
@@ -175,19 +297,30 @@ class Store:
             if not conn.getautocommit():
                 conn.execute("ROLLBACK")
             raise
+        self.committed_head = (seq, prev)
+        changed = self.files_changed()
+        if changed is not None:
+            # Committed into a file nobody will find at the path again: not acknowledged.
+            raise StoreIntegrityError("replaced", changed)
         return results
 
 
-def _insert(conn: apsw.Connection, values: list) -> None:
-    """Insert flattened rows (7 values each) in chunks of the prepared shapes, then the rest at once."""
-    at, end = 0, len(values)
+def _insert(conn: apsw.Connection, values: list) -> int:
+    """Insert flattened rows (7 values each) in chunks of the prepared shapes, then the rest at once.
+
+    Returns how many rows SQLite reports inserted (a trigger's RAISE(IGNORE) skips rows silently).
+    """
+    at, end, inserted = 0, len(values), 0
     for size in _CHUNKS:
         width = size * 7
         while end - at >= width:
             conn.execute(_INSERT[size], values[at : at + width])
+            inserted += conn.changes()
             at += width
     if at < end:
         conn.execute(_INSERT[(end - at) // 7], values[at:])
+        inserted += conn.changes()
+    return inserted
 
 
 def _row_fault(exc: apsw.Error) -> bool:

@@ -12,7 +12,7 @@ import apsw
 
 from agentwatch import platform_layer, safefs
 from agentwatch.errors import SchemaError, StoreUnreachable
-from agentwatch.store import migrations
+from agentwatch.store import migrations, schema_check
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -77,7 +77,13 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> a
                 raise StoreUnreachable(f"{path}: could not switch the store to WAL mode")
             # Every commit that precedes an acknowledgement is durable.
             _durable(conn)
-            migrations.migrate(conn)
+            if migrations.migrate(conn):
+                # A new (or upgraded) store's identity and schema go into the main database
+                # file at once: until the first checkpoint they live only in the WAL, and a
+                # WAL deleted then would leave a file that a later open re-creates under a
+                # new store_id (docs/reliability.md, "Store identity").
+                conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+            schema_check.check(conn)
         except BaseException as exc:
             _close_quietly(conn)
             if isinstance(exc, apsw.NotADBError):

@@ -16,6 +16,7 @@ A large store is verified in consecutive segments by worker processes
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass
@@ -24,9 +25,10 @@ from typing import Any, Callable
 
 import apsw
 
-from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, UsageError
+from agentwatch.errors import EXIT_OK, UsageError, exit_for_findings
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
+from agentwatch.verify import identity, known_stores
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
 from agentwatch.verify.walk import CHUNK_ROWS, read_store_id, verify_segment, walk_segment
@@ -80,10 +82,15 @@ class VerifyResult:
     anchor: AnchorInfo
     chain_version: int = CHAIN_VERSION
     erased: tuple[tuple[int, int], ...] = ()
+    # Every finding: about the store as a whole (replaced, rolled_back, rewritten, schema_changed,
+    # a remembered truncation: verify/identity.py), then the chain's first break.
+    findings: tuple[Finding, ...] = ()
+    known_store: dict[str, Any] | None = None  # what is remembered about the path (verify/known_stores.py)
 
     @property
     def exit_code(self) -> int:
-        return EXIT_OK if self.ok else EXIT_PROBLEM
+        """0 intact; 1 a chain finding; 4-7 a finding about the store as a whole (errors.FINDING_EXIT)."""
+        return exit_for_findings(f.kind for f in self.findings) if self.findings else (EXIT_OK if self.ok else 1)
 
     def to_json(self) -> dict[str, Any]:
         """The stable `verify --json` document; fields are only ever added."""
@@ -101,6 +108,8 @@ class VerifyResult:
             "finding": None if self.finding is None else self.finding.to_json(),
             "anchor": self.anchor.to_json(),
             "erased": [{"seq": seq, "erasure_seq": by} for seq, by in self.erased],
+            "findings": [f.to_json() for f in self.findings],
+            "known_store": self.known_store,
         }
 
 
@@ -120,9 +129,11 @@ def verify_store(
     PARALLEL_MAX, once there are PARALLEL_MIN_ROWS rows to check; 1: this process only).
     """
     path = Path(path)
+    identity.check_missing(path, state_dir)  # a remembered path with no store: `replaced`, not just absent
     conn = db.open_reader(path)
     try:
         store_id = read_store_id(conn)
+        known, store_level = identity.store_findings(path, conn, state_dir)
         apath = anchor_path(store_id, state_dir)
         before = read_anchor(apath, store_id)
         head = conn.execute(HEAD_SQL).fetchone()
@@ -145,15 +156,28 @@ def verify_store(
             finding = _earlier(finding, _anchor_finding(conn, store_id, before))
     finally:
         conn.close()
+    if incremental and finding is not None:
+        # The anchor or a row after it broke. Name the first break from genesis, as a full
+        # verify does: a row deleted before the anchor and the rows renumbered show at the
+        # anchor as an edit, and from genesis as the rows missing where they were deleted.
+        from_genesis = verify_store(path, full=True, state_dir=state_dir, progress=progress,
+                                    update_anchor=update_anchor, chunk_rows=chunk_rows, jobs=jobs)
+        return dataclasses.replace(from_genesis, mode="incremental")
+    if update_anchor:
+        known_stores.remember(path, store_id, head_seq, head_hash if isinstance(head_hash, bytes) else None,
+                              state_dir)
 
-    ok = finding is None
-    if ok:
+    findings = tuple(store_level) + ((finding,) if finding is not None else ())
+    chain_ok = finding is None
+    ok = not findings
+    finding = finding or (store_level[0] if store_level else None)
+    if chain_ok:
         verified_through = last_seq
     else:
         verified_through = finding.seq - 1 if finding.seq > start_seq else 0
         verified_through = min(verified_through, last_seq)
     after, status = before, ("kept" if before else "absent")
-    if ok and update_anchor and last_seq > 0:
+    if chain_ok and update_anchor and last_seq > 0:
         # Another verify may have moved the anchor meanwhile: never move it backwards.
         current = read_anchor(apath, store_id)
         if current is not None and current.seq >= last_seq:
@@ -175,6 +199,8 @@ def verify_store(
         finding=finding,
         anchor=AnchorInfo(apath, status, before, after),
         erased=tuple(sorted(set(erased))),
+        findings=findings,
+        known_store=known.to_json() if known is not None else None,
     )
 
 

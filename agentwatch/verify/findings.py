@@ -29,10 +29,15 @@ FINDING_KINDS = {
     "missing": "rows are absent: a seq gap, or rows deleted and later rows renumbered",
     "reordered": "a row sits at the wrong position (rows moved or contents swapped)",
     "inserted": "a row that was never recorded sits in the chain; later rows were renumbered",
-    "truncated": "the store ends below the seq an earlier verify reached (the anchor)",
+    "truncated": "the store ends below the seq an earlier verify reached (the anchor), or the daemon committed",
     "rewritten": "the anchored row has a different, self-consistent hash: the chain was rewritten",
     "bad_genesis": "seq 1 does not start from the all-zero previous hash",
     "malformed": "a value has the wrong type or size",
+    "store_id_changed": "every row links to the one before it, but none hashes under this store_id",
+    # About the store as a whole (verify/identity.py), beside the chain's first break:
+    "replaced": "the path holds another store (or none) than the one remembered there",
+    "rolled_back": "the store ends below a head seen earlier at this path",
+    "schema_changed": "a table, index, trigger or view differs from what the migrations create",
 }
 
 # Text columns come back as their stored UTF-8 bytes (NULL when the value is not text),
@@ -221,6 +226,12 @@ def classify_break(conn: apsw.Connection, prefix: bytes, last_seq: int, last_has
             return Finding(s, "inserted", f"seq {s} was never recorded: the next row verifies at seq {s}")
         if after_ok and _hash_at(prefix, row, s + 1, after[5]) == after[6]:
             return Finding(s, "reordered", f"seq {s} holds the content recorded at seq {s + 1}")
+        if after_ok and after[5] == stored and not _fits(prefix, after, s + 1):
+            head = conn.execute(HEAD_SQL).fetchone()
+            last = _row(conn, _ROW_SQL, head[0]) if head else None
+            if last is not None and not _fits(prefix, last, head[0]):
+                return Finding(s, "store_id_changed", f"seq {s}, seq {s + 1} and the head link to their predecessors, "
+                               "but none hashes under this store_id: the store_id changed")
         note = _erasure_note(conn, row)
         if after is not None and after[5] == stored:
             return Finding(

@@ -35,9 +35,9 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
-from agentwatch.store import db
+from agentwatch.store import db, schema_check
 from agentwatch.store.chain import GENESIS, format_hash
 from agentwatch.verify.anchors import anchor_path, read_anchor
 from agentwatch.verify.findings import Finding
@@ -62,6 +62,7 @@ class Sweeper:
         full_interval: float,
         on_finding: Optional[Callable[[Finding, str], None]] = None,
         state_dir: Optional[Path] = None,
+        known_findings: Iterable[Finding] = (),
     ):
         self.store = Path(store)
         self._head_seq = head_seq
@@ -95,6 +96,14 @@ class Sweeper:
         self._worker: Optional[Worker] = Worker(self.store)  # None: verify in this thread
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="agentwatch-sweeper", daemon=True)
+        self._lock = threading.Lock()  # findings come from this thread and, through note(), the loop's
+        self._restart = False  # a truncation moved the head below the position: walk again from genesis
+        for finding in known_findings:  # kept from earlier runs: already recorded, still true
+            self.findings[(finding.seq, finding.kind)] = finding
+            self._reported.add((finding.seq, finding.kind))
+            self.finding = self.finding or finding
+            self.found_by = self.found_by or "remembered"
+            self.state = "broken"
 
     def start(self) -> None:
         self._thread.start()
@@ -143,6 +152,7 @@ class Sweeper:
                     if conn is None:
                         conn = db.open_reader(self.store)
                         self._start_position(conn)
+                    self._check_schema(conn)
                     if not self._incremental_done and self._sweep(conn):
                         self._incremental_done = True
                     self._full_round(conn)
@@ -189,21 +199,45 @@ class Sweeper:
         else:
             self.started_from = "genesis"
 
+    def _check_schema(self, conn) -> None:
+        problems = schema_check.differences(conn)
+        if problems:
+            self._found(Finding(0, "schema_changed", schema_check.describe(problems)), "schema")
+
     def _sweep(self, conn) -> bool:
-        """Verify up to the head as it is now. True on a finding."""
-        look = not self._looked  # the first round always looks: it re-checks the anchored row
+        """Verify up to the head as it is now. True on a finding.
+
+        Every round looks, even with nothing new: the position it verified is re-checked
+        (one row), so a head cut below it is found at once, and the rows the writer
+        committed must all be there: a store ending below them is `truncated`.
+        """
+        if self._restart:
+            self._restart = False
+            self.verified_seq, self.verified_hash = 0, GENESIS
         while not self._stop.is_set():
-            if not look and self._head_seq() <= self.verified_seq:
-                break  # nothing new
-            look = False
             self._looked = True
+            committed = self._head_seq()  # read before the snapshot: every row up to it is in it
             began = time.monotonic()
             result = self._verify(conn, self.verified_seq, self.verified_hash, CHUNK_ROWS)
             self.last_round_ns = time.time_ns()
             self.verified_seq, self.verified_hash = result.last_seq, result.last_hash
             self.rows_verified += result.rows
-            if result.finding is not None:
-                self._found(result.finding, "incremental")
+            finding = result.finding
+            if finding is None and result.rows < CHUNK_ROWS and result.last_seq < committed:
+                finding = Finding(result.last_seq + 1, "truncated",
+                                  f"the store ends at seq {result.last_seq}, but seq {committed} was committed")
+            if finding is not None and self._restart:
+                # The writer found the head cut meanwhile and goes on from it: rows it commits now
+                # sit where verified ones were. Its finding names the cut; walk again from genesis.
+                self._restart = False
+                self.verified_seq, self.verified_hash = 0, GENESIS
+                return False
+            if finding is not None:
+                self._found(finding, "incremental")
+                if finding.kind == "truncated":
+                    # What is left is verified again from genesis; the loss stays a finding.
+                    self.verified_seq, self.verified_hash = 0, GENESIS
+                    return False
                 return True
             if result.rows < CHUNK_ROWS:
                 break  # caught up with this snapshot
@@ -231,7 +265,19 @@ class Sweeper:
             self.full_passes += 1
             self.full_last_ns = time.time_ns()
 
+    def head_cut(self) -> None:
+        """The writer saw rows deleted from the tail and is about to commit over them (any thread)."""
+        self._restart = True
+
+    def note(self, finding: Finding, by: str) -> None:
+        """A finding made elsewhere (the writer saw a truncation): kept and reported like our own."""
+        self._found(finding, by)
+
     def _found(self, finding: Finding, by: str) -> None:
+        with self._lock:
+            self._found_locked(finding, by)
+
+    def _found_locked(self, finding: Finding, by: str) -> None:
         key = (finding.seq, finding.kind)
         if self.finding is None:
             self.finding, self.found_by = finding, by
