@@ -22,13 +22,19 @@ pytestmark = pytest.mark.usefixtures("reap_daemons")
 
 
 def cut_tail(path, keep: int) -> None:
-    """Delete every row above `keep` with the sqlite3 shell; the guard goes back exactly as it was."""
+    """Delete every row above `keep` with the sqlite3 shell; the guard goes back exactly as it was.
+
+    One transaction: no other connection ever sees the schema without its guard (a schema
+    check that did would rightly stop the writer, and the test is about the cut alone).
+    """
     con = sqlite3.connect(path, isolation_level=None)
     try:
         (guard,) = con.execute("SELECT sql FROM sqlite_schema WHERE name = 'records_append_only_delete'").fetchone()
+        con.execute("BEGIN IMMEDIATE")
         con.execute("DROP TRIGGER records_append_only_delete")
         con.execute("DELETE FROM records WHERE seq > ?", (keep,))
         con.execute(guard)
+        con.execute("COMMIT")
     finally:
         con.close()
 
@@ -81,7 +87,8 @@ def test_a_cut_found_by_the_writer_first_is_named_once(tmp_path, interval):
         if interval < 1:
             wait_for(lambda: d.health()["sweeper"]["verified_seq"] >= seqs[-1], "the sweeper to verify every row")
         cut_tail(d.store, seqs[2])
-        assert d.request(envelope("after-cut"))["ok"] is True  # the writer sees the head moved
+        reply = d.request(envelope("after-cut"))
+        assert reply["ok"] is True, (reply, d.output())  # the writer sees the head moved
         append_many(d, 8, "more")  # rows over the cut, at seqs the sweeper had verified
         health = wait_for(lambda: (h := d.health())["sweeper"]["findings"] and h, "the writer's finding")
         wait_for(lambda: truncation_rows(d), "the truncation recorded as a row")
