@@ -75,11 +75,15 @@ def sql_cmd(
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
     csv_out: bool = typer.Option(False, "--csv", help="CSV with a header row on stdout."),
+    pg: Optional[str] = typer.Option(None, "--pg", metavar="URL", help="Query the fleet server instead (postgresql://..., a read-only login)."),
 ) -> None:
     """Run a read-only SQL query against the store (writes and ATTACH are refused).
 
     Tables and views: `events` (one row per harness event), `chain` (hashes as
     sha256:hex), `records` (every row, with forensic columns). See docs/schema.md.
+    With --pg, the query runs on the fleet server, read-only by role: the login
+    must be a reading one (a member of agentwatch_read), and `events`,
+    `tool_calls`, `sources`, `findings` name the fleet's views (docs/fleet.md).
     """
     from agentwatch.readers import render
     from agentwatch.readers import sql as sqlquery
@@ -87,7 +91,12 @@ def sql_cmd(
     if json_out and csv_out:
         fail("choose one of --json and --csv", 2)
     try:
-        columns, rows = sqlquery.run(paths.resolve_store(store), query)
+        if pg is not None:
+            from agentwatch.fleet import sql as fleet_sql
+
+            columns, rows = fleet_sql.run(pg, query)
+        else:
+            columns, rows = sqlquery.run(paths.resolve_store(store), query)
         render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
     except AgentwatchError as exc:
         fail(exc)
@@ -153,6 +162,10 @@ def serve_cmd(
         metavar="SECONDS",
         help="Seconds between full re-verification passes from genesis (a chunk per round); 0 turns them off.",
     ),
+    ship_to: Optional[str] = typer.Option(
+        None, "--ship-to", metavar="URL",
+        help="Ship every record to this fleet server, in a child process (config ship.url; docs/fleet.md).",
+    ),
 ) -> None:
     """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -171,7 +184,8 @@ def serve_cmd(
 
     try:
         cfg = config.load(
-            {"store": store, "socket": socket_path, "spool": spool, "serve.attest_interval_s": attest_interval}
+            {"store": store, "socket": socket_path, "spool": spool, "serve.attest_interval_s": attest_interval,
+             "ship.url": ship_to}
         )
         options = {"idle_timeout": idle_timeout, "verify_interval": verify_interval}
         code = serve(ServeConfig.from_config(cfg, **options, full_verify_interval=full_verify_interval))
@@ -297,6 +311,8 @@ def reconcile_cmd(
     store: Optional[Path] = StoreOpt,
     consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Check this consumer's deliveries against the store."),
     ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="FILE", help="Sender ledger (JSON lines: record_id, outcome, seq)."),
+    pg: Optional[str] = typer.Option(None, "--pg", metavar="URL", help="Reconcile the fleet server's copy instead (postgresql://...)."),
+    source: Optional[str] = typer.Option(None, "--source", metavar="STORE_ID", help="With --pg: only this source."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Account for every record at every boundary, exactly.
@@ -305,16 +321,102 @@ def reconcile_cmd(
     acked at the stored seq), exactly_once (no record_id twice; the consumer's
     delivered set equals the stored set over its range), within_bounds (all
     hold). Counts by kind keep the recorder's own rows apart from events.
-    Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store unreachable.
+    With --pg, each source on the fleet server instead: chain_ok (every hash
+    recomputed in PostgreSQL), contiguous, head, lag, last checkpoint and
+    findings; within bounds when the chain verifies, it is contiguous and it
+    has no findings (docs/fleet.md).
+    Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store or server unreachable.
     """
     from agentwatch.readers import reconcile, render
 
+    if pg is not None:
+        from agentwatch.fleet import reconcile as fleet_reconcile
+
+        if consumer is not None or ledger is not None:
+            fail("--consumer and --ledger reconcile a local store; not with --pg", 2)
+        try:
+            central = fleet_reconcile.reconcile(pg, source)
+        except AgentwatchError as exc:
+            fail(exc)
+        render.emit_fleet_reconcile(central, json_out)
+        raise typer.Exit(0 if central.within_bounds else 1)
+    if source is not None:
+        fail("--source names a source on the fleet server; use it with --pg", 2)
     try:
         result = reconcile.reconcile(paths.resolve_store(store), consumer=consumer, ledger=ledger)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_reconcile(result, json_out)
     raise typer.Exit(0 if result.within_bounds else 1)
+
+
+@app.command("ship")
+def ship_cmd(
+    to: str = typer.Option(..., "--to", metavar="URL", help="The fleet server: postgresql://user@host/db (no password: libpq reads PGPASSFILE, PGSERVICE or PGPASSWORD)."),
+    store: Optional[Path] = StoreOpt,
+    host: Optional[str] = typer.Option(None, "--host", metavar="NAME", help="This machine's name on the server (config ship.host: the host name)."),
+    batch_rows: Optional[int] = typer.Option(None, "--batch-rows", min=1, max=10_000, metavar="N", help="Rows per ingest call (config ship.batch_rows, 1000)."),
+    once: bool = typer.Option(False, "--once", help="Ship what the store holds now and exit, instead of following new commits."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Ship the store's records to the fleet server in seq order, verified there.
+
+    Resumes from the server's own head for this store (idempotent by store_id
+    and seq), sends batches through the server's ingest function, backs off on
+    errors and follows new commits until Ctrl-C or SIGTERM; it only reads the
+    store. The daemon does the same by itself when ship.url is set. Exit 0
+    caught up (or stopped), 1 the server refused a row (a finding is recorded
+    there), 2 usage, 3 the store or the server is unreachable. See docs/fleet.md.
+    """
+    import signal
+    import threading
+
+    from agentwatch import config
+    from agentwatch.fleet import ship
+    from agentwatch.readers import render
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        cfg = config.load({"store": store, "ship.url": to, "ship.host": host, "ship.batch_rows": batch_rows})
+        shipper = ship.Shipper(cfg.store, cfg["ship.url"], host=cfg["ship.host"], batch_rows=cfg["ship.batch_rows"],
+                               on_status=None if json_out else render.ship_progress)
+        status = shipper.run(stop, follow=not once)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_ship(status, json_out)
+    if status.refused:
+        raise typer.Exit(1)
+    raise typer.Exit(3 if status.last_error and status.failing_since_ns else 0)
+
+
+fleet_app = typer.Typer(name="fleet", help="Set up the fleet server (PostgreSQL).", no_args_is_help=True)
+app.add_typer(fleet_app)
+
+
+@fleet_app.command("init")
+def fleet_init_cmd(
+    url: str = typer.Argument(..., metavar="URL", help="The fleet database, as a login that may create roles (postgresql://admin@host/db)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Install or upgrade the fleet schema: tables, the ingest function, views, roles.
+
+    Applies the pending migrations (migrations/postgres/), each in one
+    transaction with its bookkeeping row; running it again applies nothing.
+    Creates the roles agentwatch_owner, agentwatch_ship (may only call the
+    ingest function) and agentwatch_read (may only read). Exit 0 done, 2
+    usage, 3 the server is unreachable or the schema cannot be installed.
+    See docs/fleet.md.
+    """
+    from agentwatch.fleet import schema
+    from agentwatch.readers import render
+
+    try:
+        result = schema.init(url)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_fleet_init(result, json_out)
 
 
 HarnessArg = typer.Argument(
