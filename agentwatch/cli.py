@@ -162,8 +162,8 @@ def serve_cmd(
         metavar="SECONDS",
         help="Seconds between full re-verification passes from genesis (a chunk per round); 0 turns them off.",
     ),
-    ship_to: Optional[str] = typer.Option(
-        None, "--ship-to", metavar="URL",
+    ship_url: Optional[str] = typer.Option(
+        None, "--ship-url", metavar="URL",
         help="Ship every record to this fleet server, in a child process (config ship.url; docs/fleet.md).",
     ),
 ) -> None:
@@ -185,7 +185,7 @@ def serve_cmd(
     try:
         cfg = config.load(
             {"store": store, "socket": socket_path, "spool": spool, "serve.attest_interval_s": attest_interval,
-             "ship.url": ship_to}
+             "ship.url": ship_url}
         )
         options = {"idle_timeout": idle_timeout, "verify_interval": verify_interval}
         code = serve(ServeConfig.from_config(cfg, **options, full_verify_interval=full_verify_interval))
@@ -373,12 +373,14 @@ def ship_cmd(
 
     from agentwatch import config
     from agentwatch.fleet import ship
+    from agentwatch.fleet.connect import check_target
     from agentwatch.readers import render
 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     try:
+        check_target(to)
         cfg = config.load({"store": store, "ship.url": to, "ship.host": host, "ship.batch_rows": batch_rows})
         shipper = ship.Shipper(cfg.store, cfg["ship.url"], host=cfg["ship.host"], batch_rows=cfg["ship.batch_rows"],
                                on_status=None if json_out else render.ship_progress)

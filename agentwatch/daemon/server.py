@@ -34,6 +34,7 @@ from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
 from agentwatch.daemon.settings import Counters, ServeConfig
+from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
 from agentwatch.daemon.writer import Job, Refusal, Writer
 from agentwatch.errors import AgentwatchError, StoreUnreachable
@@ -55,6 +56,7 @@ class Server:
         self.started_ns = time.time_ns()
         self.writer: Optional[Writer] = None
         self.sweeper: Optional[Sweeper] = None
+        self.shipping: Optional[ShipSupervisor] = None  # the fleet shipper's child process, when ship_url is set
         self.subscriptions: Optional[Hub] = None  # live-tail subscribers (subscriptions.py)
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.conns: set[Connection] = set()
@@ -98,6 +100,11 @@ class Server:
             listener = runfiles.bind_socket(cfg.socket)
             self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch, checkpointer=Checkpointer(cfg.store))
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
+            if cfg.ship_url:
+                writer = self.writer
+                self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
+                                               batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq)
+                self.shipping.start()
             print(
                 f"agentwatch serve: pid {self.pid}, store {cfg.store}, socket {cfg.socket}, spool {cfg.spool}",
                 file=sys.stderr,
@@ -108,6 +115,8 @@ class Server:
         finally:
             if self.writer is not None:
                 self.writer.stop()  # no-op when it already ended; never leave it running
+            if self.shipping is not None:
+                self.shipping.stop()  # after the stop attestation: the shipper ships it before it exits
             if listener is not None:
                 listener.close()
                 runfiles.remove_socket(cfg.socket)
@@ -316,6 +325,7 @@ class Server:
             "draining": self.draining,
             "spool": self.drainer.stats(),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
+            "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),
             "limits": {
                 "max_line_bytes": cfg.max_line,

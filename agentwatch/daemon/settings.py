@@ -43,6 +43,10 @@ class ServeConfig:
     # with, for the digest; and the redaction policy it asks for (None: the default).
     settings: Mapping[str, Any] = field(default_factory=dict)
     policy: Optional[redact.Policy] = field(default=None, repr=False)
+    # The fleet server to ship to (config ship.*; empty: no shipping; daemon/shipping.py).
+    ship_url: str = ""
+    ship_host: Optional[str] = None
+    ship_batch_rows: int = 1000
 
     @classmethod
     def from_config(cls, cfg: "config.Config", **daemon_options: Any) -> "ServeConfig":
@@ -54,6 +58,9 @@ class ServeConfig:
             max_batch=cfg["serve.batch_max"],
             settings=cfg.as_dict(),
             policy=cfg.policy(),
+            ship_url=cfg["ship.url"],
+            ship_host=cfg["ship.host"],
+            ship_batch_rows=cfg["ship.batch_rows"],
             **daemon_options,
         )
 

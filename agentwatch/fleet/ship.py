@@ -98,9 +98,11 @@ class Shipper:
 
     # -- the loop ---------------------------------------------------------------------
 
-    def run(self, stop: Optional[threading.Event] = None, *, follow: bool = True) -> ShipStatus:
+    def run(self, stop: Optional[threading.Event] = None, *, follow: bool = True, flush_s: float = 0.0) -> ShipStatus:
         """Ship until `stop` is set; without `follow`, until caught up (or refused, or an error).
 
+        With `flush_s`, once stopped it goes on shipping what the store holds for up to
+        that many seconds (the daemon's last rows, such as its stop attestation).
         Raises StoreUnreachable/SchemaError when the store cannot be read at all;
         everything else is a status, retried with backoff.
         """
@@ -140,12 +142,23 @@ class Shipper:
                         break
                     stop.wait(idle)
                     idle = min(idle * 2, _IDLE_MAX_S)
+            if flush_s > 0:
+                self._flush(reader, time.monotonic() + flush_s)
         finally:
             reader.close()
             self._disconnect()
             self.status.state = "stopped"
             self._emit(force=True)
         return self.status
+
+    def _flush(self, reader: apsw.Connection, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            try:
+                if not self._step(reader) or self.status.refused is not None:
+                    return
+            except _Retry as exc:
+                self._failed(str(exc))
+                return
 
     def _step(self, reader: apsw.Connection) -> int:
         """One round: make sure of the connection and the central head, ship one batch. Rows shipped."""

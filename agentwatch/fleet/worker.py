@@ -5,7 +5,9 @@ It runs in its own process, so shipping never takes the daemon's GIL, and at a
 lower CPU priority (`--nice`, default 10), so on a busy machine ingestion goes
 first. It writes one JSON status line (fleet.ship.ShipStatus) to stdout at
 every change and at most twice a second while shipping, and stops when stdin
-closes (the daemon stopped or died) or on SIGTERM.
+closes (the daemon stopped or died) or on SIGTERM, after shipping what the
+store holds (for at most `--flush-s` seconds: the daemon's stop attestation
+is committed just before it closes stdin).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-rows", type=int, default=BATCH_ROWS, choices=range(1, MAX_BATCH_ROWS + 1),
                         metavar="N")
     parser.add_argument("--nice", type=int, default=10)
+    parser.add_argument("--flush-s", type=float, default=5.0,
+                        help="once told to stop, ship what the store holds for at most this long")
     args = parser.parse_args(argv)
     if args.nice:
         try:
@@ -48,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         shipper = Shipper(args.store, args.to, host=args.host, batch_rows=args.batch_rows, on_status=emit)
-        shipper.run(stop)
+        shipper.run(stop, flush_s=args.flush_s)
     except (AgentwatchError, ValueError) as exc:
         emit(ShipStatus(state="error", last_error=str(exc)))
         return getattr(exc, "exit_code", 2)
