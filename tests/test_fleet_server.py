@@ -129,7 +129,7 @@ def test_a_shipping_role_may_only_execute_ingest_and_head(fleet):
             "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
             " WHERE n.nspname = 'agentwatch' AND has_function_privilege(%s, p.oid, 'EXECUTE') ORDER BY 1",
             (fleet.ship.name,)).fetchall()
-        assert executable == [("head",), ("ingest",)]
+        assert executable == [("head",), ("ingest",), ("ingest_checkpoint",)]
         definer = conn.execute("SELECT prosecdef FROM pg_proc WHERE proname = 'ingest'").fetchone()
         assert definer == (True,)
 
@@ -264,3 +264,57 @@ def test_a_refusal_retried_is_one_finding(fleet, tmp_path):
         for _ in range(3):
             assert ingest(conn, store_id, "laptop-1", rows[1:]) == (0, 0, 0, "bad_link", 2)
     assert findings(fleet, store_id) == [("bad_link", 2, fleet.ship.name, "laptop-1")]
+
+
+# -- checkpoints: the server as the source's witness ----------------------------------------
+
+RFC6962 = Path(__file__).parent / "vectors" / "rfc6962_roots.json"
+CHECKPOINT = ("SELECT accepted, refused FROM agentwatch.ingest_checkpoint(%s, %s, %s, %s, %s, %s)")
+
+
+def test_merkle_root_in_sql_reproduces_the_rfc6962_roots(fleet):
+    vectors = json.loads(RFC6962.read_text(encoding="utf-8"))
+    leaves = [bytes.fromhex(x) for x in vectors["leaves_hex"]]
+    with fleet.reader() as conn:
+        for size, root in vectors["roots_hex"].items():
+            got = conn.execute("SELECT agentwatch.merkle_root(%b::bytea[])", (leaves[: int(size)],)).fetchone()[0]
+            assert got.hex() == root, size
+
+
+def _mth(leaves: list[bytes]) -> bytes:
+    """RFC 6962 section 2.1, written from the RFC's definition for this test."""
+    import hashlib
+
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return hashlib.sha256(b"\x00" + leaves[0]).digest()
+    split = 1 << ((len(leaves) - 1).bit_length() - 1)
+    return hashlib.sha256(b"\x01" + _mth(leaves[:split]) + _mth(leaves[split:])).digest()
+
+
+def test_a_checkpoint_is_held_only_when_the_servers_rows_reproduce_its_root(fleet, tmp_path):
+    store = tmp_path / "store.db"
+    fill(store, 12)
+    ship_all(fleet, store)
+    store_id = chain_tamper.store_id(store).hex()
+    hashes = [row[6] for row in local_rows(store)]
+    origin = f"agentwatch.invalid/{store_id}"
+
+    def send(size, root, origin=origin, conn=None):
+        return conn.execute(CHECKPOINT, (store_id, "laptop-1", origin, size, root, f"{origin}\n{size}\n")).fetchone()
+
+    with fleet.shipper() as conn:
+        assert send(7, _mth(hashes[:7]), conn=conn) == (True, None)
+        assert send(7, _mth(hashes[:7]), conn=conn) == (True, None)  # again: already held
+        assert send(12, _mth(hashes), conn=conn) == (True, None)
+        assert send(12, _mth(hashes[:11]), conn=conn) == (False, "checkpoint_inconsistent")  # a second root
+        assert send(9, _mth(hashes[1:10]), conn=conn) == (False, "checkpoint_inconsistent")  # not these rows
+        assert send(13, _mth(hashes), conn=conn) == (False, "not_yet")  # rows first
+        assert send(5, _mth(hashes[:5]), origin="agentwatch.invalid/other", conn=conn) == (False, "malformed")
+    assert findings(fleet, store_id) == [("checkpoint_inconsistent", 12, fleet.ship.name, "laptop-1"),
+                                         ("checkpoint_inconsistent", 9, fleet.ship.name, "laptop-1"),
+                                         ("malformed", 5, fleet.ship.name, "laptop-1")]
+    with fleet.reader() as conn:
+        assert conn.execute("SELECT tree_size FROM agentwatch.checkpoints ORDER BY 1").fetchall() == [(7,), (12,)]
+        assert conn.execute("SELECT checkpoint_size FROM agentwatch.sources").fetchone() == (12,)

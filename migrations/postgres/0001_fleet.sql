@@ -37,7 +37,7 @@ CREATE TABLE agentwatch.findings (
     found_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
     kind         text NOT NULL CHECK (kind IN (
                      'fork', 'bad_link', 'bad_hash', 'rewrite', 'rollback', 'malformed', 'duplicate_record_id',
-                     'denied', 'checkpoint_inconsistent', 'checkpoint_unverifiable')),
+                     'denied', 'checkpoint_inconsistent')),
     store_id     text,
     seq          bigint,
     role         name NOT NULL,   -- the login role whose action this is
@@ -317,6 +317,103 @@ BEGIN
     END LOOP;
 END $$;
 
+-- RFC 6962 Merkle tree hash over leaf data, in order: leaves SHA-256(0x00 || data),
+-- nodes SHA-256(0x01 || left || right), the empty tree SHA-256 of nothing.
+-- Perfect subtrees are merged as they complete, then folded from the right.
+CREATE FUNCTION agentwatch.merkle_root(p_leaves bytea[]) RETURNS bytea
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    hashes bytea[] := '{}';
+    sizes bigint[] := '{}';
+    h bytea;
+    s bigint;
+    top int := 0;
+    data bytea;
+BEGIN
+    IF coalesce(cardinality(p_leaves), 0) = 0 THEN
+        RETURN sha256(''::bytea);
+    END IF;
+    FOREACH data IN ARRAY p_leaves LOOP
+        h := sha256('\x00'::bytea || data);
+        s := 1;
+        WHILE top > 0 AND sizes[top] = s LOOP
+            h := sha256('\x01'::bytea || hashes[top] || h);
+            s := s * 2;
+            top := top - 1;
+        END LOOP;
+        top := top + 1;
+        hashes[top] := h;
+        sizes[top] := s;
+    END LOOP;
+    h := hashes[top];
+    FOR i IN REVERSE top - 1 .. 1 LOOP
+        h := sha256('\x01'::bytea || hashes[i] || h);
+    END LOOP;
+    RETURN h;
+END $$;
+
+-- The root of a source's tree at `p_size`, from the row hashes the server holds
+-- (the leaves are the chain v1 row hashes); NULL when it holds fewer rows.
+CREATE FUNCTION agentwatch.source_root(p_store text, p_size bigint) RETURNS bytea
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN count(*) = p_size THEN agentwatch.merkle_root(array_agg(hash ORDER BY seq)) END
+    FROM agentwatch.records WHERE store_id = p_store AND seq BETWEEN 1 AND p_size
+$$;
+
+-- A source's signed checkpoint (origin, tree size, root; the C2SP signed note
+-- kept as sent). The server holds the rows, so it checks the root itself: a
+-- root its rows do not reproduce, or a second root for a size it already
+-- holds, is refused as `checkpoint_inconsistent`. Two checkpoints that both
+-- match the same append-only rows are consistent with each other, so each
+-- accepted one extends the one before it: the server is the source's witness.
+-- A checkpoint beyond the rows shipped so far is refused without a finding
+-- (`not_yet`): the rows come first. The signature is stored, not checked here.
+CREATE FUNCTION agentwatch.ingest_checkpoint(
+    p_store text, p_host text, p_origin text, p_tree_size bigint, p_root bytea, p_note text,
+    OUT accepted boolean, OUT refused text, OUT detail text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    src agentwatch.source_claims;
+    held bytea;
+    computed bytea;
+BEGIN
+    accepted := false;
+    SELECT * INTO src FROM agentwatch.source_claims WHERE store_id = p_store FOR UPDATE;
+    IF NOT FOUND THEN
+        refused := 'not_yet'; detail := 'no rows of this store have been shipped'; RETURN;
+    END IF;
+    IF src.claimed_by <> session_user OR src.host <> p_host THEN
+        detail := format('store %s is claimed by role %s on host %s; role %s on host %s sent a checkpoint',
+                         p_store, src.claimed_by, src.host, session_user, p_host);
+        PERFORM agentwatch._finding('fork', p_store, p_tree_size, p_host, detail, p_root, NULL);
+        refused := 'fork'; RETURN;
+    END IF;
+    IF p_tree_size IS NULL OR p_tree_size < 1 OR p_root IS NULL OR octet_length(p_root) <> 32
+       OR p_origin IS DISTINCT FROM 'agentwatch.invalid/' || p_store OR p_note IS NULL THEN
+        detail := format('checkpoint for size %s is malformed (origin %s)', p_tree_size, p_origin);
+        PERFORM agentwatch._finding('malformed', p_store, p_tree_size, p_host, detail, p_root, NULL);
+        refused := 'malformed'; RETURN;
+    END IF;
+    SELECT root_hash INTO held FROM agentwatch.checkpoints WHERE store_id = p_store AND tree_size = p_tree_size;
+    IF held IS NOT NULL AND held = p_root THEN
+        accepted := true; detail := 'already held'; RETURN;
+    END IF;
+    computed := agentwatch.source_root(p_store, p_tree_size);
+    IF computed IS NULL THEN
+        refused := 'not_yet'; detail := format('the server holds fewer than %s rows of this store', p_tree_size);
+        RETURN;
+    END IF;
+    IF held IS NOT NULL OR computed <> p_root THEN
+        detail := format('checkpoint at size %s has root %s; the rows the server holds give %s',
+                         p_tree_size, encode(p_root, 'hex'), encode(computed, 'hex'));
+        PERFORM agentwatch._finding('checkpoint_inconsistent', p_store, p_tree_size, p_host, detail, p_root, computed);
+        refused := 'checkpoint_inconsistent'; RETURN;
+    END IF;
+    INSERT INTO agentwatch.checkpoints (store_id, tree_size, root_hash, origin, note)
+    VALUES (p_store, p_tree_size, p_root, p_origin, p_note);
+    accepted := true;
+END $$;
+
 -- Denied writes leave no row (the statement fails before any trigger), so the
 -- server log is where they show: this reads the log's JSON lines (jsonlog) from
 -- where it stopped and records each insufficient_privilege error of a shipping
@@ -553,9 +650,11 @@ GRANT USAGE ON SCHEMA agentwatch TO agentwatch_ship, agentwatch_read;
 GRANT EXECUTE ON FUNCTION agentwatch.ingest(text, text, bigint, bigint, bigint[], text[], text[], bigint[],
                                             bytea[], bytea[], bytea[]) TO agentwatch_ship;
 GRANT EXECUTE ON FUNCTION agentwatch.head(text) TO agentwatch_ship;
+GRANT EXECUTE ON FUNCTION agentwatch.ingest_checkpoint(text, text, text, bigint, bytea, text) TO agentwatch_ship;
 GRANT SELECT ON agentwatch._migrations, agentwatch.records, agentwatch.findings, agentwatch.checkpoints, agentwatch.source_claims,
                 agentwatch.source_reports, agentwatch.events, agentwatch.tool_calls, agentwatch.sources,
                 agentwatch.chain TO agentwatch_read;
 GRANT EXECUTE ON FUNCTION agentwatch.chain_v1_hash(bytea, bigint, bigint, text, text, bytea, bytea),
                           agentwatch.verify_chain(text, bigint, bytea),
+                          agentwatch.merkle_root(bytea[]), agentwatch.source_root(text, bigint),
                           agentwatch.collect_denials() TO agentwatch_read;
