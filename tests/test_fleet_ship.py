@@ -215,3 +215,44 @@ def test_the_fleet_views_pair_tool_calls_as_the_local_store_does(fleet, tmp_path
     assert local.exit_code == central.exit_code == 0, central.output
     assert json.loads(central.stdout) == json.loads(local.stdout)
     assert [r["outcome"] for r in json.loads(central.stdout)] == ["error", "ok", "ok", "unpaired", "unpaired", "unpaired"]
+
+
+def _doc_queries() -> list[str]:
+    """The SQL blocks of docs/fleet.md's "Example queries", in order."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "fleet.md").read_text(encoding="utf-8")
+    section = text.split("### Example queries", 1)[1].split("\n## ", 1)[0]
+    return [block.split("```", 1)[0].strip() for block in section.split("```sql\n")[1:]]
+
+
+def test_the_example_queries_of_docs_fleet_md_answer_their_questions(fleet, tmp_path):
+    def call(n, command, end):
+        pre = {"harness": "claude-code", "session_id": "s-1", "event": {"name": "PreToolUse", "kind": "tool_pre"},
+               "tool": {"name": "Bash", "category": "shell", "call_id": f"c{n}", "input": {"command": command}}}
+        post = {**pre, "event": {"name": "PostToolUse", "kind": end},
+                "tool": {**pre["tool"], **({"is_error": True} if end == "tool_error" else {})}}
+        return [Append(f"pre-{n}", "event", canonical_json(pre)), Append(f"end-{n}", "event", canonical_json(post))]
+
+    store = tmp_path / "store.db"
+    with Store(store) as s:
+        s.append(call(1, "terraform apply -auto-approve", "tool_post") + call(2, "terraform plan", "tool_post")
+                 + call(3, "cat secrets/prod/db-password", "tool_error")
+                 + call(4, "cat secrets/staging/db-password", "tool_error")
+                 + call(5, "AWS_PROFILE=prod aws s3 ls", "tool_post")
+                 + call(6, "terraform -chdir=infra apply", "tool_error"))
+    assert runner.invoke(app, ["ship", "--to", fleet.ship_url, "--store", str(store), "--host", "dev-9",
+                               "--once"]).exit_code == 0
+    queries = _doc_queries()
+    assert len(queries) == 4
+    results = []
+    for query in queries:
+        result = runner.invoke(app, ["sql", "--pg", fleet.read_url, "--json", query])
+        assert result.exit_code == 0, result.output
+        results.append(json.loads(result.stdout))
+    terraform, prod_failures, lag, refusals = results
+    assert [(r["host"], r["command"]) for r in terraform] == [
+        ("dev-9", "terraform apply -auto-approve"), ("dev-9", "terraform -chdir=infra apply")]
+    assert [(r["host"], r["input"]) for r in prod_failures] == [("dev-9", {"command": "cat secrets/prod/db-password"})]
+    assert [(r["host"], r["head_seq"], r["lag_rows"], r["findings"]) for r in lag] == [("dev-9", 12, 0, 0)]
+    assert refusals == []
