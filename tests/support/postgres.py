@@ -102,8 +102,9 @@ class Role:
 
 
 class Server:
-    def __init__(self, bindir: Path):
+    def __init__(self, bindir: Path, *, nice: int = 0):
         self.bindir = bindir
+        self.nice = nice  # the server's CPU priority (benchmarks: a stand-in for another machine)
         self.user = _server_user()
         self.dir = Path(tempfile.mkdtemp(prefix="agentwatch-pg-"))
         self.data = self.dir / "data"
@@ -124,8 +125,10 @@ class Server:
         self.start()
 
     def _run(self, tool: str, *args: str) -> None:
-        result = subprocess.run([str(self.bindir / tool), *args], user=self.user, cwd=self.dir,
-                                capture_output=True, text=True)
+        command = [str(self.bindir / tool), *args]
+        if self.nice and tool == "pg_ctl":
+            command = ["nice", "-n", str(self.nice), *command]
+        result = subprocess.run(command, user=self.user, cwd=self.dir, capture_output=True, text=True)
         if result.returncode != 0:
             raise RuntimeError(f"{tool} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}")
 
