@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional
 
 import apsw
 
-from agentwatch.fleet.connect import check_target, connect, first_line, redact
+from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
 from agentwatch.store import db
 
 BATCH_ROWS = 1000
@@ -193,9 +193,7 @@ class Shipper:
         except OSError as exc:
             self._disconnect()
             raise _Retry(f"{status.target}: {exc}") from None
-        except Exception as exc:  # FleetUnreachable from connect()
-            if type(exc).__name__ != "FleetUnreachable":
-                raise
+        except FleetUnreachable as exc:
             raise _Retry(str(exc)) from None
         self._overlap = False
         status.central_head_seq = central
