@@ -318,3 +318,15 @@ def test_a_checkpoint_is_held_only_when_the_servers_rows_reproduce_its_root(flee
     with fleet.reader() as conn:
         assert conn.execute("SELECT tree_size FROM agentwatch.checkpoints ORDER BY 1").fetchall() == [(7,), (12,)]
         assert conn.execute("SELECT checkpoint_size FROM agentwatch.sources").fetchone() == (12,)
+
+
+def test_missing_server_binaries_fail_under_ci_and_skip_elsewhere(monkeypatch):
+    from support import postgres
+
+    monkeypatch.setattr(postgres, "find_binaries", lambda: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="no PostgreSQL server binaries .*; CI runs the fleet tests"):
+        postgres.require_binaries()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="the fleet tests need a real PostgreSQL"):
+        postgres.require_binaries()
