@@ -182,6 +182,9 @@ BEGIN
     IF p_host IS NULL OR p_host = '' OR length(p_host) > 256 THEN
         RAISE EXCEPTION 'host must be 1-256 characters' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF p_local_head_seq IS NULL OR p_local_head_ns IS NULL THEN
+        RAISE EXCEPTION 'the source''s own head (seq and time) is required' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF n > 10000 THEN
         RAISE EXCEPTION 'at most 10000 rows per call' USING ERRCODE = 'program_limit_exceeded';
     END IF;
@@ -652,9 +655,10 @@ SELECT store_id, seq, record_id, kind, recorded_at_ns,
        'sha256:' || encode(hash, 'hex') AS hash
 FROM agentwatch.records;
 
--- Who may do what. Functions are executable by PUBLIC unless revoked.
+-- Who may do what. Functions are executable by PUBLIC unless revoked, now and in later migrations.
 REVOKE ALL ON ALL TABLES IN SCHEMA agentwatch FROM PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA agentwatch FROM PUBLIC;
+ALTER DEFAULT PRIVILEGES FOR ROLE agentwatch_owner IN SCHEMA agentwatch REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 GRANT USAGE ON SCHEMA agentwatch TO agentwatch_ship, agentwatch_read;
 GRANT EXECUTE ON FUNCTION agentwatch.ingest(text, text, bigint, bigint, bigint[], text[], text[], bigint[],
                                             bytea[], bytea[], bytea[]) TO agentwatch_ship;
