@@ -352,7 +352,7 @@ def reconcile_cmd(
 
 @app.command("ship")
 def ship_cmd(
-    to: str = typer.Option(..., "--to", metavar="URL", help="The fleet server: postgresql://user@host/db (no password: libpq reads PGPASSFILE, PGSERVICE or PGPASSWORD)."),
+    to: Optional[str] = typer.Option(None, "--to", metavar="URL", help="The fleet server: postgresql://user@host/db (no password: libpq reads PGPASSFILE, PGSERVICE or PGPASSWORD); default: config ship.url."),
     store: Optional[Path] = StoreOpt,
     host: Optional[str] = typer.Option(None, "--host", metavar="NAME", help="This machine's name on the server (config ship.host: the host name)."),
     batch_rows: Optional[int] = typer.Option(None, "--batch-rows", min=1, max=10_000, metavar="N", help="Rows per ingest call (config ship.batch_rows, 1000)."),
@@ -380,8 +380,11 @@ def ship_cmd(
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     try:
-        check_target(to)
+        if to is not None:
+            check_target(to)
         cfg = config.load({"store": store, "ship.url": to, "ship.host": host, "ship.batch_rows": batch_rows})
+        if not cfg["ship.url"]:
+            fail("no fleet server: give --to URL or set ship.url (docs/fleet.md)", 2)
         shipper = ship.Shipper(cfg.store, cfg["ship.url"], host=cfg["ship.host"], batch_rows=cfg["ship.batch_rows"],
                                on_status=None if json_out else render.ship_progress)
         status = shipper.run(stop, follow=not once)

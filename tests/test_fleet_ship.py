@@ -256,3 +256,13 @@ def test_the_example_queries_of_docs_fleet_md_answer_their_questions(fleet, tmp_
     assert [(r["host"], r["input"]) for r in prod_failures] == [("dev-9", {"command": "cat secrets/prod/db-password"})]
     assert [(r["host"], r["head_seq"], r["lag_rows"], r["findings"]) for r in lag] == [("dev-9", 12, 0, 0)]
     assert refusals == []
+
+
+def test_ship_takes_the_server_from_the_configuration(fleet, tmp_path, monkeypatch):
+    store = tmp_path / "store.db"
+    fill(store, 7)
+    assert runner.invoke(app, ["ship", "--store", str(store), "--once"]).exit_code == 2
+    monkeypatch.setenv("AGENTWATCH_SHIP_URL", fleet.ship_url)
+    result = runner.invoke(app, ["ship", "--store", str(store), "--once", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rows_shipped"] == 7
