@@ -28,7 +28,7 @@ STOP_WAIT_S = 10.0
 
 class ShipSupervisor:
     def __init__(self, store: Path, target: str, *, host: Optional[str], batch_rows: int,
-                 head_seq: Callable[[], int], nice: int = 10):
+                 head_seq: Callable[[], int], nice: int = 19):
         self.store = Path(store)
         self.target = target
         self.host = host

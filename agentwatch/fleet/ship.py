@@ -11,8 +11,10 @@ rows it already holds identically. So shipping is idempotent by
 own head.
 
 It only reads the store (a read-only connection, one short statement per
-read, so it never pins the WAL or waits on the writer), and backs off on
-errors (0.5 s doubling to 30 s; a refusal is retried every 60 s, recording
+read, so it never pins the WAL or waits on the writer); while following, a
+batch smaller than `batch_rows` is followed by a pause of `linger_s` (0.2 s),
+so a busy recorder's rows travel in full batches rather than a few per call;
+and it backs off on errors (0.5 s doubling to 30 s; a refusal is retried every 60 s, recording
 nothing new: the server keeps one finding per refusal). Status is a
 `ShipStatus`, handed to `on_status` as it changes: the daemon's health shows it.
 """
@@ -37,6 +39,7 @@ MAX_BATCH_ROWS = 10_000  # the ingest function's own limit per call
 BACKOFF_MIN_S = 0.5
 BACKOFF_MAX_S = 30.0
 REFUSED_RETRY_S = 60.0
+LINGER_S = 0.2  # after a partial batch, while following: rows gather this long before the next
 _IDLE_MIN_S = 0.005
 _IDLE_MAX_S = 0.25
 _STATUS_EVERY_S = 0.5  # at most this often while shipping, and at every change of state
@@ -83,6 +86,7 @@ class Shipper:
         *,
         host: Optional[str] = None,
         batch_rows: int = BATCH_ROWS,
+        linger_s: float = LINGER_S,
         on_status: Optional[Callable[[ShipStatus], None]] = None,
     ):
         if not 1 <= batch_rows <= MAX_BATCH_ROWS:
@@ -90,6 +94,7 @@ class Shipper:
         self.store = Path(store)
         self.target = check_target(target)
         self.batch_rows = batch_rows
+        self.linger_s = linger_s
         self.on_status = on_status
         self.status = ShipStatus(target=redact(target), host=host or default_host())
         self._last_emit = 0.0
@@ -131,6 +136,10 @@ class Shipper:
                     continue
                 if shipped:
                     idle = _IDLE_MIN_S
+                    if shipped < self.batch_rows and follow:
+                        # A partial batch: let rows gather for a moment rather than send (and make
+                        # the server commit) a few at a time while the recorder is busy.
+                        stop.wait(self.linger_s)
                     continue
                 if not follow:
                     break

@@ -1,8 +1,8 @@
 """`python -m agentwatch.fleet.worker`: the shipper as a child of `agentwatch serve`.
 
 The daemon starts it when `ship.url` is set (agentwatch/daemon/shipping.py).
-It runs in its own process, so shipping never takes the daemon's GIL, and at a
-lower CPU priority (`--nice`, default 10), so on a busy machine ingestion goes
+It runs in its own process, so shipping never takes the daemon's GIL, and at the
+lowest CPU priority (`--nice`, default 19), so on a busy machine ingestion goes
 first. It writes one JSON status line (fleet.ship.ShipStatus) to stdout at
 every change and at most twice a second while shipping, and stops when stdin
 closes (the daemon stopped or died) or on SIGTERM, after shipping what the
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default=None)
     parser.add_argument("--batch-rows", type=int, default=BATCH_ROWS, choices=range(1, MAX_BATCH_ROWS + 1),
                         metavar="N")
-    parser.add_argument("--nice", type=int, default=10)
+    parser.add_argument("--nice", type=int, default=19)
     parser.add_argument("--flush-s", type=float, default=5.0,
                         help="once told to stop, ship what the store holds for at most this long")
     args = parser.parse_args(argv)
