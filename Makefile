@@ -25,7 +25,8 @@ pg-binaries:
 		echo "installing postgresql (the fleet tests start a real server)"; \
 		mkdir -p /etc/postgresql-common && echo "create_main_cluster = false" >> /etc/postgresql-common/createcluster.conf; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold postgresql >/dev/null; \
 	else \
 		echo "note: no PostgreSQL server binaries: the fleet tests skip (or fail under CI); install postgresql"; \
 	fi
