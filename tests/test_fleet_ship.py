@@ -266,3 +266,22 @@ def test_ship_takes_the_server_from_the_configuration(fleet, tmp_path, monkeypat
     result = runner.invoke(app, ["ship", "--store", str(store), "--once", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["rows_shipped"] == 7
+
+
+def test_a_killed_shipper_is_started_again_and_resumes(fleet, tmp_path):
+    import os
+    import signal
+
+    d = Daemon(tmp_path / "d", verify_interval=0, extra_args=["--ship-url", fleet.ship_url]).start()
+    try:
+        append_many(d, 10, prefix="a")
+        first = wait_for(lambda: (lambda s: s if s.get("pid") and s.get("lag_rows") == 0 else None)(d.health()["ship"]),
+                         "the shipper to catch up")
+        os.kill(first["pid"], signal.SIGKILL)
+        append_many(d, 10, prefix="b")
+        again = wait_for(lambda: (lambda s: s if s.get("restarts") == 1 and s.get("pid") not in (None, first["pid"])
+                                  and s.get("lag_rows") == 0 else None)(d.health()["ship"]), "a new shipper to catch up")
+        assert again["last_exit"] == "the shipper exited with code -9"
+    finally:
+        assert d.stop() == 0, d.output()
+    assert central_rows(fleet, store_id_of(d.store)) == local_rows(d.store)

@@ -12,6 +12,7 @@ daemon dies.
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from agentwatch.fleet.connect import redact
+
+log = logging.getLogger(__name__)
 
 RESTART_MIN_S = 1.0
 RESTART_MAX_S = 30.0
@@ -75,6 +78,7 @@ class ShipSupervisor:
                                                      close_fds=True)
             except OSError as exc:
                 self.last_exit = f"cannot start the shipper: {exc}"
+                log.warning("%s; trying again in %g s", self.last_exit, delay)
             else:
                 for line in proc.stdout:
                     try:
@@ -88,10 +92,12 @@ class ShipSupervisor:
                 _close(proc.stdin)
                 if self._stop.is_set():
                     break
+                if time.monotonic() - started > 60:
+                    delay = RESTART_MIN_S  # it ran a while: a new failure, not the same one again
                 self.last_exit = f"the shipper exited with code {code}"
+                log.warning("%s (last state %s: %s); starting it again in %g s", self.last_exit,
+                            self._status.get("state"), self._status.get("last_error"), delay)
             self.restarts += 1
-            if time.monotonic() - started > 60:
-                delay = RESTART_MIN_S
             self._stop.wait(delay)
             delay = min(delay * 2, RESTART_MAX_S)
 
