@@ -285,3 +285,33 @@ def test_a_killed_shipper_is_started_again_and_resumes(fleet, tmp_path):
     finally:
         assert d.stop() == 0, d.output()
     assert central_rows(fleet, store_id_of(d.store)) == local_rows(d.store)
+
+
+def test_a_refused_shipper_stays_refused_when_it_tries_again(fleet, tmp_path, monkeypatch):
+    import shutil
+    import threading
+
+    from agentwatch.fleet import ship
+
+    store = tmp_path / "store.db"
+    fill(store, 20)
+    backup = tmp_path / "backup.db"
+    shutil.copyfile(store, backup)
+    fill(store, 10, tag="later")
+    assert runner.invoke(app, ["ship", "--to", fleet.ship_url, "--store", str(store), "--host", "dev-1",
+                               "--once"]).exit_code == 0
+    shutil.copyfile(backup, store)  # rolled back below what the server holds
+    monkeypatch.setattr(ship, "REFUSED_RETRY_S", 0.05)
+    states = []
+    shipper = ship.Shipper(store, fleet.ship_url, host="dev-1", on_status=lambda s: states.append(s.state))
+    stop = threading.Event()
+    thread = threading.Thread(target=shipper.run, args=(stop,))
+    thread.start()
+    try:
+        wait_for(lambda: shipper.status.connects >= 3, "three attempts", deadline_s=30)
+    finally:
+        stop.set()
+        thread.join(30)
+    assert states == ["refused", "stopped"] and shipper.status.refused["kind"] == "rollback"
+    with fleet.reader() as conn:  # each attempt met the same refusal; the server recorded it once
+        assert conn.execute("SELECT kind, seq FROM agentwatch.findings").fetchall() == [("rollback", 20)]

@@ -212,6 +212,9 @@ class Shipper:
         if refused is not None:
             status.refused = {"kind": refused, "seq": refused_seq, "detail": detail}
             self._failed(f"the fleet server refused seq {refused_seq}: {refused}: {detail}", state="refused")
+            # The next attempt starts over (head, overlap row), so it meets the same refusal
+            # rather than finding nothing new to send and calling that caught up.
+            self._disconnect()
             return 0
         status.refused = None
         status.failing_since_ns = None
