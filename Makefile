@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test lint soak bench fuzz clean
+.PHONY: serve test lint soak bench fuzz clean pg-binaries
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,23 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/agentwatch serve
 
+## PostgreSQL server binaries for the fleet tests (they start a server of their own in a temp
+## dir): installed with apt-get only when none are found, without creating or starting a cluster.
+pg-binaries:
+	@if command -v initdb >/dev/null 2>&1 || [ -x /usr/local/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing postgresql (the fleet tests start a real server)"; \
+		mkdir -p /etc/postgresql-common && echo "create_main_cluster = false" >> /etc/postgresql-common/createcluster.conf; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold postgresql >/dev/null; \
+	else \
+		echo "note: no PostgreSQL server binaries: the fleet tests skip (or fail under CI); install postgresql"; \
+	fi
+
 ## Run the linter, the type checker and the default test suite (soaks and benchmarks excluded).
-test: lint
+test: lint pg-binaries
 	$(BIN)/python -m pytest -m "not soak and not bench" -q
 
 ## ruff (pyflakes, bugbear, import order) and mypy on the package.
@@ -26,7 +41,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## Long soaks (minutes): soak/, and the soak profiles of properties in tests/.
-soak: $(STAMP)
+soak: $(STAMP) pg-binaries
 	$(BIN)/python -m pytest -m soak -q -s soak/ tests/
 
 ## Property tests, exploring freely: fresh random seeds on each of FUZZ_RUNS runs, 2000 examples
@@ -40,7 +55,7 @@ fuzz: $(STAMP)
 	done
 
 ## Benchmarks with figures (pytest-benchmark).
-bench: $(STAMP)
+bench: $(STAMP) pg-binaries
 	$(BIN)/python -m pytest -m bench -q -s --benchmark-enable tests/ soak/
 
 clean:

@@ -82,6 +82,7 @@ def sql_cmd(
     max_memory: int = typer.Option(
         512, "--max-memory", min=1, metavar="MB", help="Stop the query when SQLite would need more memory than this."
     ),
+    pg: Optional[str] = typer.Option(None, "--pg", metavar="URL", help="Query the fleet server instead (postgresql://..., a read-only login)."),
 ) -> None:
     """Run a read-only SQL query against the store (writes and ATTACH are refused).
 
@@ -90,6 +91,9 @@ def sql_cmd(
     Exactly one statement: several are refused before any runs. A query that
     passes --timeout or --max-memory, or that Ctrl-C interrupts, is stopped
     and exits 2. Exit 3 when the store cannot be read.
+    With --pg, the query runs on the fleet server, read-only by role: the login
+    must be a reading one (a member of agentwatch_read), and `events`,
+    `tool_calls`, `sources`, `findings` name the fleet's views (docs/fleet.md).
     """
     from agentwatch.readers import render
     from agentwatch.readers import sql as sqlquery
@@ -99,9 +103,15 @@ def sql_cmd(
         fail("choose one of --json and --csv", 2)
     resolved = paths.resolve_store(store)
     try:
-        with db.store_errors(resolved):
-            columns, rows = sqlquery.run(resolved, query, timeout=timeout, max_memory_mb=max_memory)
+        if pg is not None:
+            from agentwatch.fleet import sql as fleet_sql
+
+            columns, rows = fleet_sql.run(pg, query)
             render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+        else:
+            with db.store_errors(resolved):
+                columns, rows = sqlquery.run(resolved, query, timeout=timeout, max_memory_mb=max_memory)
+                render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
     except AgentwatchError as exc:
         fail(exc)
 
@@ -156,7 +166,7 @@ def setting_option(name: str) -> Any:
 
 SERVE_SETTINGS = (
     "serve.attest_interval_s", "serve.batch_max", "serve.idle_timeout_s", "serve.verify_interval_s",
-    "serve.full_verify_interval_s", "serve.log_level", "serve.log_format",
+    "serve.full_verify_interval_s", "serve.log_level", "serve.log_format", "ship.url",
 )
 
 
@@ -174,6 +184,7 @@ def serve_cmd(
     full_verify_interval: Optional[float] = setting_option("serve.full_verify_interval_s"),
     log_level: Optional[str] = setting_option("serve.log_level"),
     log_format: Optional[str] = setting_option("serve.log_format"),
+    ship_url: Optional[str] = setting_option("ship.url"),
 ) -> None:
     """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -192,7 +203,8 @@ def serve_cmd(
     from agentwatch.daemon.server import serve
     from agentwatch.daemon.settings import ServeConfig
 
-    given = (attest_interval, batch_max, idle_timeout, verify_interval, full_verify_interval, log_level, log_format)
+    given = (attest_interval, batch_max, idle_timeout, verify_interval, full_verify_interval, log_level, log_format,
+             ship_url)
     try:
         cfg = config.load({"store": store, "socket": socket_path, "spool": spool, **dict(zip(SERVE_SETTINGS, given))})
         code = serve(ServeConfig.from_config(cfg))
@@ -360,6 +372,8 @@ def reconcile_cmd(
     store: Optional[Path] = StoreOpt,
     consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Check this consumer's deliveries against the store."),
     ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="FILE", help="Sender ledger (JSON lines: record_id, outcome, seq)."),
+    pg: Optional[str] = typer.Option(None, "--pg", metavar="URL", help="Reconcile the fleet server's copy instead (postgresql://...)."),
+    source: Optional[str] = typer.Option(None, "--source", metavar="STORE_ID", help="With --pg: only this source."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Account for every record at every boundary, exactly.
@@ -369,12 +383,29 @@ def reconcile_cmd(
     delivered set equals the stored set over its range), within_bounds (all
     hold), store_identity (the store remembered at this path, its schema as
     shipped). Counts by kind keep the recorder's own rows apart from events.
-    Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store unreachable,
+    With --pg, each source on the fleet server instead: chain_ok (every hash
+    recomputed in PostgreSQL), contiguous, head, lag, last checkpoint and
+    findings; within bounds when the chain verifies, it is contiguous and it
+    has no findings (docs/fleet.md).
+    Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store or server unreachable,
     4 replaced, 5 rolled_back, 6 truncated, 7 schema_changed.
     """
     from agentwatch.readers import reconcile, render
     from agentwatch.store import db
 
+    if pg is not None:
+        from agentwatch.fleet import reconcile as fleet_reconcile
+
+        if consumer is not None or ledger is not None:
+            fail("--consumer and --ledger reconcile a local store; not with --pg", 2)
+        try:
+            central = fleet_reconcile.reconcile(pg, source)
+        except AgentwatchError as exc:
+            fail(exc)
+        render.emit_fleet_reconcile(central, json_out)
+        raise typer.Exit(0 if central.within_bounds else 1)
+    if source is not None:
+        fail("--source names a source on the fleet server; use it with --pg", 2)
     resolved = paths.resolve_store(store)
     try:
         with db.store_errors(resolved):
@@ -413,6 +444,80 @@ def init_cmd(
         fail(exc)
     render.emit_init(result, json_out)
     raise typer.Exit(result.exit_code)
+
+
+@app.command("ship")
+def ship_cmd(
+    to: Optional[str] = typer.Option(None, "--to", metavar="URL", help="The fleet server: postgresql://user@host/db (no password: libpq reads PGPASSFILE, PGSERVICE or PGPASSWORD); default: config ship.url."),
+    store: Optional[Path] = StoreOpt,
+    host: Optional[str] = typer.Option(None, "--host", metavar="NAME", help="This machine's name on the server (config ship.host: the host name)."),
+    batch_rows: Optional[int] = typer.Option(None, "--batch-rows", min=1, max=10_000, metavar="N", help="Rows per ingest call (config ship.batch_rows, 1000)."),
+    once: bool = typer.Option(False, "--once", help="Ship what the store holds now and exit, instead of following new commits."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Ship the store's records to the fleet server in seq order, verified there.
+
+    Resumes from the server's own head for this store (idempotent by store_id
+    and seq), sends batches through the server's ingest function, backs off on
+    errors and follows new commits until Ctrl-C or SIGTERM; it only reads the
+    store. The daemon does the same by itself when ship.url is set. Exit 0
+    caught up (or stopped), 1 the server refused a row (a finding is recorded
+    there), 2 usage, 3 the store or the server is unreachable. See docs/fleet.md.
+    """
+    import signal
+    import threading
+
+    from agentwatch import config
+    from agentwatch.fleet import ship
+    from agentwatch.fleet.connect import check_target
+    from agentwatch.readers import render
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        if to is not None:
+            check_target(to)
+        cfg = config.load({"store": store, "ship.url": to, "ship.host": host, "ship.batch_rows": batch_rows})
+        if not cfg["ship.url"]:
+            fail("no fleet server: give --to URL or set ship.url (docs/fleet.md)", 2)
+        shipper = ship.Shipper(cfg.store, cfg["ship.url"], host=cfg["ship.host"], batch_rows=cfg["ship.batch_rows"],
+                               on_status=None if json_out else render.ship_progress)
+        status = shipper.run(stop, follow=not once)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_ship(status, json_out)
+    if status.refused:
+        raise typer.Exit(1)
+    raise typer.Exit(3 if status.last_error and status.failing_since_ns else 0)
+
+
+fleet_app = typer.Typer(name="fleet", help="Set up the fleet server (PostgreSQL).", no_args_is_help=True)
+app.add_typer(fleet_app)
+
+
+@fleet_app.command("init")
+def fleet_init_cmd(
+    url: str = typer.Argument(..., metavar="URL", help="The fleet database, as a login that may create roles (postgresql://admin@host/db)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Install or upgrade the fleet schema: tables, the ingest function, views, roles.
+
+    Applies the pending migrations (migrations/postgres/), each in one
+    transaction with its bookkeeping row; running it again applies nothing.
+    Creates the roles agentwatch_owner, agentwatch_ship (may only call the
+    ingest function) and agentwatch_read (may only read). Exit 0 done, 2
+    usage, 3 the server is unreachable or the schema cannot be installed.
+    See docs/fleet.md.
+    """
+    from agentwatch.fleet import schema
+    from agentwatch.readers import render
+
+    try:
+        result = schema.init(url)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_fleet_init(result, json_out)
 
 
 HarnessArg = typer.Argument(

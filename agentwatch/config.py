@@ -13,10 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import socket
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
+from urllib.parse import parse_qsl, urlsplit
 
 from agentwatch import paths, safefs
 from agentwatch.errors import UsageError
@@ -101,6 +104,50 @@ def _patterns(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def pg_target_problem(target: str) -> str | None:
+    """Why `target` cannot name the fleet server, or None.
+
+    A target is a postgresql:// URL or a libpq key=value string, never with a password:
+    libpq reads that from PGPASSFILE (~/.pgpass), a PGSERVICE entry or PGPASSWORD, so it
+    is not kept in a configuration file, shown in a process list or written to a log.
+    """
+    if not isinstance(target, str) or not target.strip():
+        return "must be a postgresql:// URL or a libpq key=value string"
+    target = target.strip()
+    scheme, sep, _ = target.partition("://")
+    if sep:
+        if scheme not in ("postgresql", "postgres"):
+            return f"must start with postgresql://, not {scheme}://"
+        try:
+            parts = urlsplit(target)
+            has_password = parts.password is not None or any(k == "password" for k, _ in parse_qsl(parts.query))
+        except ValueError as exc:
+            return f"is not a usable URL ({exc})"
+    elif "=" not in target:
+        return "is neither a postgresql:// URL nor a libpq key=value string"
+    else:
+        has_password = re.search(r"(?:^|\s)password\s*=", target, re.IGNORECASE) is not None
+    if has_password:
+        return ("carries a password; put it in PGPASSFILE (~/.pgpass), a PGSERVICE entry or PGPASSWORD, "
+                "so it is never stored or logged")
+    return None
+
+
+def _pg_target(value: Any, where: str) -> str:
+    if value == "":
+        return ""  # shipping off
+    problem = pg_target_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value.strip()
+
+
+def _host_label(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not 1 <= len(value) <= 256 or not value.isprintable():
+        raise ValueError("must be 1-256 printable characters")
+    return value
+
+
 # --- the keys ------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -150,6 +197,12 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("serve.log_format", _choice(("text", "json")), lambda: "text",
         "the daemon's log lines on stderr: text, or one JSON object per line for service managers",
         flag="--log-format", metavar="FORMAT"),
+    Key("ship.url", _pg_target, str,
+        "fleet server `serve` ships to (postgresql://..., no password; empty: off; docs/fleet.md)",
+        flag="--ship-url", metavar="URL"),
+    Key("ship.host", _host_label, lambda: socket.gethostname() or "unknown",
+        "this machine's name on the fleet server (a store is bound to its first host)"),
+    Key("ship.batch_rows", _number(1, 10_000, integer=True), lambda: 1000, "rows per ingest call at most"),
 )}
 
 

@@ -145,7 +145,7 @@ PRINTS_ALLOWED = {"agentwatch.cli", "agentwatch.readers.render", "agentwatch.hoo
                   "agentwatch.standalone_verify"}
 
 # The log handler writes stderr; the verify worker speaks its pickle protocol on stdin/stdout.
-STREAMS_ALLOWED = PRINTS_ALLOWED | {"agentwatch.daemon.logs", "agentwatch.verify.worker"}
+STREAMS_ALLOWED = PRINTS_ALLOWED | {"agentwatch.daemon.logs", "agentwatch.verify.worker", "agentwatch.fleet.worker"}
 
 
 def test_library_code_never_prints():

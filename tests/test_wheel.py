@@ -77,5 +77,6 @@ def test_wheel_holds_only_what_users_run(wheel):
     assert [n for n in package if "/testing/" in n or "/tests/" in n or "__pycache__" in n] == []
     expected = sorted(
         str(p.relative_to(ROOT)) for p in (ROOT / "agentwatch").rglob("*") if p.is_file() and "__pycache__" not in p.parts
-    ) + sorted(f"agentwatch/migrations/{p.name}" for p in (ROOT / "migrations").glob("*.sql"))
+    ) + sorted(f"agentwatch/migrations/{p.relative_to(ROOT / 'migrations')}"  # the store's, and the fleet's postgres/
+               for p in (ROOT / "migrations").rglob("*.sql"))
     assert package == sorted(expected)

@@ -80,6 +80,9 @@ def query(socket_path: Path | str, timeout: float = DEFAULT_TIMEOUT) -> dict:
     return reply
 
 
+# Shipping to the fleet server failing this long (it backs off and retries meanwhile) needs the operator.
+SHIP_FAILING_S = 300.0
+
 # A spool file older than this while the daemon runs means the drain is stuck.
 SPOOL_STALE_S = 300.0
 
@@ -92,7 +95,8 @@ def assess(health: dict) -> tuple[str, list[str]]:
 
     `stopped`: the daemon is draining for exit. `degraded`: it records, but
     something needs the operator (failing commits, a chain break, a sweeper that
-    cannot run, quarantined or stale spool files, a failed redaction self-test).
+    cannot run, quarantined or stale spool files, a failed redaction self-test,
+    a fleet server that refused this store's rows or has been unreachable for 5 minutes).
     """
     reasons = []
     writer = health.get("writer", {})
@@ -122,6 +126,13 @@ def assess(health: dict) -> tuple[str, list[str]]:
     if self_test is not None and not self_test.get("ok"):
         failures = self_test.get("failures") or []
         reasons.append(f"redaction self-test failed ({len(failures)} failure(s), first: {failures[:1]})")
+    ship = health.get("ship", {})
+    if ship.get("state") == "refused":
+        refused = ship.get("refused") or {}
+        reasons.append(f"the fleet server refused seq {refused.get('seq')} of this store ({refused.get('kind')}): "
+                       f"{refused.get('detail')}")
+    elif ship.get("failing_since_ns") and time.time_ns() - ship["failing_since_ns"] > SHIP_FAILING_S * 1e9:
+        reasons.append(f"shipping to {ship.get('target')} fails for over {SHIP_FAILING_S:g} s: {ship.get('last_error')}")
     if health.get("draining"):
         return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
     if stopped:

@@ -34,6 +34,7 @@ from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
 from agentwatch.daemon.settings import Counters, ServeConfig
+from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
 from agentwatch.daemon.writer import Job, Refusal, Writer
 from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
@@ -57,6 +58,7 @@ class Server:
         self.started_ns = time.time_ns()
         self.writer: Optional[Writer] = None
         self.sweeper: Optional[Sweeper] = None
+        self.shipping: Optional[ShipSupervisor] = None  # the fleet shipper's child process, when ship_url is set
         self.subscriptions: Optional[Hub] = None  # live-tail subscribers (subscriptions.py)
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.conns: set[Connection] = set()
@@ -123,12 +125,19 @@ class Server:
                                  checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
                                  on_truncated=self._truncated_under_writer, salvage=self._salvage)
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
+            if cfg.ship_url:
+                writer = self.writer
+                self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
+                                               batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq)
+                self.shipping.start()
             log.info("pid %d, store %s, socket %s, spool %s", self.pid, cfg.store, cfg.socket, cfg.spool)
             (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
             return self._finish()
         finally:
             if self.writer is not None:
                 self.writer.stop()  # no-op when it already ended; never leave it running
+            if self.shipping is not None:
+                self.shipping.stop()  # after the stop attestation: the shipper ships it before it exits
             if listener is not None:
                 listener.close()
                 runfiles.remove_socket(cfg.socket)
@@ -415,6 +424,7 @@ class Server:
             "draining": self.draining,
             "spool": self.drainer.stats(),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
+            "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),
             "limits": {
                 "max_line_bytes": cfg.max_line,

@@ -50,6 +50,10 @@ class ServeConfig:
     # with, for the digest; and the redaction policy it asks for (None: the default).
     settings: Mapping[str, Any] = field(default_factory=dict)
     policy: Optional[redact.Policy] = field(default=None, repr=False)
+    # The fleet server to ship to (config ship.*; empty: no shipping; daemon/shipping.py).
+    ship_url: str = _default("ship.url")
+    ship_host: Optional[str] = None  # None: config's default (the host name), taken when shipping starts
+    ship_batch_rows: int = _default("ship.batch_rows")
 
     @classmethod
     def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
@@ -67,6 +71,9 @@ class ServeConfig:
             durability=cfg["durability"],
             settings=cfg.as_dict(),
             policy=cfg.policy(),
+            ship_url=cfg["ship.url"],
+            ship_host=cfg["ship.host"],
+            ship_batch_rows=cfg["ship.batch_rows"],
             **daemon_options,
         )
 

@@ -92,7 +92,9 @@ def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str) -> None:
 
         table = Table(*(neutralize(c, keep_lines=True) for c in columns), show_lines=False)
         for row in rows:
-            table.add_row(*("NULL" if v is None else neutralize(str(json_value(v)), keep_lines=True) for v in row))
+            table.add_row(*("NULL" if v is None
+                            else neutralize(json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list))
+                                            else str(json_value(v)), keep_lines=True) for v in row))
         _console().print(table)
 
 
@@ -241,6 +243,62 @@ def emit_reconcile(result, as_json: bool) -> None:
     console = _console()
     console.print(table)
     console.print(counts)
+
+
+def emit_fleet_reconcile(result, as_json: bool) -> None:
+    """`reconcile --pg`: one row per source, then what stands outside any source."""
+    if as_json:
+        print_json(result.to_json())
+        return
+    from rich.table import Table
+
+    table = Table("source", "host", "chain_ok", "contiguous", "head", "lag rows", "lag s", "checkpoint", "findings",
+                  title=f"fleet {result.target} (schema {result.schema_version})")
+    for s in result.sources:
+        checkpoint = str(s.last_checkpoint["tree_size"]) if s.last_checkpoint else "none"
+        findings = ", ".join(f"{kind} {n}" for kind, n in s.findings.items()) or "none"
+        table.add_row(s.store_id, s.host, "yes" if s.chain_ok else f"NO ({s.chain_problem})",
+                      "yes" if s.contiguous else "NO", str(s.head_seq), str(s.lag_rows), str(s.lag_s), checkpoint,
+                      findings)
+    console = _console()
+    console.print(table)
+    if result.unattributed_findings:
+        console.print(f"findings tied to no source: {result.unattributed_findings}")
+    console.print(f"denied writes from the server log: {result.denials}")
+    console.print("within bounds" if result.within_bounds else "OUT OF BOUNDS")
+
+
+def ship_progress(status) -> None:
+    """`agentwatch ship`: one line on stderr per change of state."""
+    if status.state in ("shipping", "stopped"):
+        return
+    detail = status.last_error if status.state in ("backoff", "refused") else (
+        f"central head {status.central_head_seq}, local head {status.local_head_seq}")
+    print(f"agentwatch ship: {status.state}: {detail}", file=sys.stderr)
+
+
+def emit_ship(status, as_json: bool) -> None:
+    if as_json:
+        print_json(status.to_json())
+        return
+    print(f"{status.rows_shipped} rows shipped to {status.target} as {status.host}; central head "
+          f"{status.central_head_seq}, local head {status.local_head_seq}")
+    if status.refused:
+        print(f"agentwatch: refused: {status.refused['kind']} at seq {status.refused['seq']}: "
+              f"{status.refused['detail']}", file=sys.stderr)
+    elif status.last_error and status.failing_since_ns:
+        print(f"agentwatch: {status.last_error}", file=sys.stderr)
+
+
+def emit_fleet_init(result, as_json: bool) -> None:
+    if as_json:
+        print_json(result.to_json())
+        return
+    applied = ", ".join(result.applied) or "nothing (up to date)"
+    print(f"fleet schema {result.version} in {result.target}: applied {applied}")
+    if result.roles_created:
+        print(f"  roles created: {', '.join(result.roles_created)}")
+    print(f"  denied writes: {result.denials}")
 
 
 def emit_install(result, as_json: bool) -> None:

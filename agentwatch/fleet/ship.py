@@ -1,0 +1,270 @@
+"""Shipping a store's records to the fleet server, in seq order, verified on arrival.
+
+The shipper is a durable consumer whose acknowledged position lives on the
+server: it asks `agentwatch.head(store_id)` where the central copy ends and
+sends the rows after it, in batches, through `agentwatch.ingest` (one call per
+batch, the rows as arrays in binary). A batch either extends the central chain
+or is refused there, with a finding; a batch whose outcome is unknown (the
+connection broke during the call) is simply sent again, since the server skips
+rows it already holds identically. So shipping is idempotent by
+(store_id, seq) and resumes, after any crash of either side, from the server's
+own head.
+
+It only reads the store (a read-only connection, one short statement per
+read, so it never pins the WAL or waits on the writer); while following, a
+batch smaller than `batch_rows` is followed by a pause of `linger_s` (0.2 s),
+so a busy recorder's rows travel in full batches rather than a few per call;
+and it backs off on errors (0.5 s doubling to 30 s; a refusal is retried every 60 s, recording
+nothing new: the server keeps one finding per refusal). Status is a
+`ShipStatus`, handed to `on_status` as it changes: the daemon's health shows it.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import apsw
+
+from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
+from agentwatch.store import db
+
+BATCH_ROWS = 1000
+MAX_BATCH_ROWS = 10_000  # the ingest function's own limit per call
+BACKOFF_MIN_S = 0.5
+BACKOFF_MAX_S = 30.0
+REFUSED_RETRY_S = 60.0
+LINGER_S = 0.2  # after a partial batch, while following: rows gather this long before the next
+_IDLE_MIN_S = 0.005
+_IDLE_MAX_S = 0.25
+_STATUS_EVERY_S = 0.5  # at most this often while shipping, and at every change of state
+
+_READ = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash"
+         " FROM records WHERE seq > ? ORDER BY seq LIMIT ?")
+_INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq, detail FROM agentwatch.ingest("
+           "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[])")
+
+
+def default_host() -> str:
+    return socket.gethostname() or "unknown"
+
+
+@dataclass
+class ShipStatus:
+    state: str = "starting"  # starting | shipping | caught_up | backoff | refused | stopped
+    target: str = ""
+    store_id: str = ""
+    host: str = ""
+    local_head_seq: int = 0
+    central_head_seq: Optional[int] = None
+    lag_rows: Optional[int] = None
+    lag_s: Optional[float] = None  # age of the oldest row not yet on the server (0 when caught up)
+    rows_shipped: int = 0  # rows this shipper stored centrally
+    duplicates: int = 0  # rows the server already held (a batch sent again)
+    batches: int = 0
+    connects: int = 0
+    last_error: Optional[str] = None
+    last_error_at_ns: Optional[int] = None
+    failing_since_ns: Optional[int] = None  # set while the last attempt failed
+    refused: Optional[dict] = None  # {kind, seq, detail} while the server refuses the next row
+    updated_at_ns: int = 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class Shipper:
+    def __init__(
+        self,
+        store: Path | str,
+        target: str,
+        *,
+        host: Optional[str] = None,
+        batch_rows: int = BATCH_ROWS,
+        linger_s: float = LINGER_S,
+        on_status: Optional[Callable[[ShipStatus], None]] = None,
+    ):
+        if not 1 <= batch_rows <= MAX_BATCH_ROWS:
+            raise ValueError(f"batch_rows must be 1..{MAX_BATCH_ROWS}")
+        self.store = Path(store)
+        self.target = check_target(target)
+        self.batch_rows = batch_rows
+        self.linger_s = linger_s
+        self.on_status = on_status
+        self.status = ShipStatus(target=redact(target), host=host or default_host())
+        self._last_emit = 0.0
+        self._conn: Any = None  # a psycopg connection while connected
+        self._overlap = False
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def run(self, stop: Optional[threading.Event] = None, *, follow: bool = True, flush_s: float = 0.0) -> ShipStatus:
+        """Ship until `stop` is set; without `follow`, until caught up (or refused, or an error).
+
+        With `flush_s`, once stopped it goes on shipping what the store holds for up to
+        that many seconds (the daemon's last rows, such as its stop attestation).
+        Raises StoreUnreachable/SchemaError when the store cannot be read at all;
+        everything else is a status, retried with backoff.
+        """
+        stop = stop or threading.Event()
+        reader = db.open_reader(self.store)
+        try:
+            self.status.store_id = db.store_id(reader).hex()
+            backoff = BACKOFF_MIN_S
+            version = reader.pragma("data_version")
+            idle = _IDLE_MIN_S
+            while not stop.is_set():
+                try:
+                    shipped = self._step(reader)
+                except _Retry as exc:
+                    self._failed(str(exc))
+                    if not follow:
+                        break
+                    stop.wait(backoff * random.uniform(0.8, 1.2))
+                    backoff = min(backoff * 2, BACKOFF_MAX_S)
+                    continue
+                backoff = BACKOFF_MIN_S
+                if self.status.refused is not None:
+                    if not follow:
+                        break
+                    stop.wait(REFUSED_RETRY_S)
+                    continue
+                if shipped:
+                    idle = _IDLE_MIN_S
+                    if shipped < self.batch_rows and follow:
+                        # A partial batch: let rows gather for a moment rather than send (and make
+                        # the server commit) a few at a time while the recorder is busy.
+                        stop.wait(self.linger_s)
+                    continue
+                if not follow:
+                    break
+                # Caught up: wait until another connection commits to the store.
+                while not stop.is_set():
+                    current = reader.pragma("data_version")
+                    if current != version:
+                        version = current
+                        break
+                    stop.wait(idle)
+                    idle = min(idle * 2, _IDLE_MAX_S)
+            if flush_s > 0:
+                self._flush(reader, time.monotonic() + flush_s)
+        finally:
+            reader.close()
+            self._disconnect()
+            self.status.state = "stopped"
+            self._emit(force=True)
+        return self.status
+
+    def _flush(self, reader: apsw.Connection, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            try:
+                if not self._step(reader) or self.status.refused is not None:
+                    return
+            except _Retry as exc:
+                self._failed(str(exc))
+                return
+
+    def _step(self, reader: apsw.Connection) -> int:
+        """One round: make sure of the connection and the central head, ship one batch. Rows shipped."""
+        import psycopg
+
+        status = self.status
+        try:
+            if self._conn is None:
+                self._conn = connect(self.target, application="agentwatch ship")
+                status.connects += 1
+                status.central_head_seq = self._conn.execute(
+                    "SELECT seq FROM agentwatch.head(%s)", (status.store_id,)).fetchone()[0]
+                # The first batch on a connection starts with the row the server holds last,
+                # so the server compares it with this store's (and finds a rewrite or rollback).
+                self._overlap = status.central_head_seq > 0
+            after = status.central_head_seq - 1 if self._overlap else status.central_head_seq
+            rows = reader.execute(_READ, (after, self.batch_rows)).fetchall()
+            head = reader.execute("SELECT seq, recorded_at_ns FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+            local_seq, local_ns = head if head else (0, 0)
+            status.local_head_seq = local_seq
+            if not rows and not self._overlap:
+                self._settle(reader, "caught_up")
+                return 0
+            columns = [list(c) for c in zip(*rows)] if rows else [[]] * 7
+            accepted, duplicates, central, refused, refused_seq, detail = self._conn.execute(
+                _INGEST, (status.store_id, status.host, local_seq, local_ns, *columns)).fetchone()
+        except psycopg.Error as exc:
+            self._disconnect()
+            raise _Retry(f"{status.target}: {first_line(exc)}") from None
+        except apsw.Error as exc:
+            raise _Retry(f"{self.store}: reading the store failed: {exc}") from None
+        except OSError as exc:
+            self._disconnect()
+            raise _Retry(f"{status.target}: {exc}") from None
+        except FleetUnreachable as exc:
+            raise _Retry(str(exc)) from None
+        self._overlap = False
+        status.central_head_seq = central
+        status.rows_shipped += accepted
+        status.duplicates += duplicates
+        status.batches += 1
+        if refused is not None:
+            status.refused = {"kind": refused, "seq": refused_seq, "detail": detail}
+            self._failed(f"the fleet server refused seq {refused_seq}: {refused}: {detail}", state="refused")
+            # The next attempt starts over (head, overlap row), so it meets the same refusal
+            # rather than finding nothing new to send and calling that caught up.
+            self._disconnect()
+            return 0
+        status.refused = None
+        status.failing_since_ns = None
+        self._settle(reader, "shipping")
+        return accepted
+
+    # -- status -----------------------------------------------------------------------
+
+    def _settle(self, reader: apsw.Connection, state: str) -> None:
+        status = self.status
+        status.failing_since_ns = None
+        central = status.central_head_seq or 0
+        status.lag_rows = max(status.local_head_seq - central, 0)
+        if status.lag_rows:
+            row = reader.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (central + 1,)).fetchone()
+            status.lag_s = round(max(time.time_ns() - row[0], 0) / 1e9, 3) if row else None
+        else:
+            status.lag_s = 0.0
+        changed = status.state != state
+        status.state = state
+        self._emit(force=changed)
+
+    def _failed(self, message: str, state: str = "backoff") -> None:
+        status = self.status
+        now = time.time_ns()
+        changed = status.state != state or status.last_error != message
+        status.state = state
+        status.last_error = message
+        status.last_error_at_ns = now
+        if status.failing_since_ns is None:
+            status.failing_since_ns = now
+        self._emit(force=changed)
+
+    def _emit(self, force: bool = False) -> None:
+        if self.on_status is None:
+            return
+        now = time.monotonic()
+        if force or now - self._last_emit >= _STATUS_EVERY_S:
+            self._last_emit = now
+            self.status.updated_at_ns = time.time_ns()
+            self.on_status(self.status)
+
+    def _disconnect(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:
+                pass  # a broken connection closes anyway
+            self._conn = None
+
+
+class _Retry(Exception):
+    """An attempt failed in a way a later attempt may not: back off and try again."""
