@@ -115,7 +115,9 @@ def import_cmd(
 
     try:
         cfg = config.load({"store": store})
-        report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy())
+        with render.progress("importing", enabled=not json_out) as update:
+            report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size,
+                                           policy=cfg.policy(), progress=update)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_import(report, json_out)
@@ -288,11 +290,13 @@ def tail_cmd(
     from agentwatch.readers import render, tail
 
     try:
-        tail.run_tail(
-            paths.resolve_store(store), follow=follow, from_seq=from_seq, consumer=consumer,
-            kinds=kind, emit=render.tail_printer(json_out),
-            socket_path=Path(socket_path) if socket_path else paths.default_socket(),
-        )
+        # A catch-up bar only when the records go elsewhere (a pipe), never into the screen it draws on.
+        with render.progress("catching up", enabled=not json_out and not render.is_terminal()) as update:
+            tail.run_tail(
+                paths.resolve_store(store), follow=follow, from_seq=from_seq, consumer=consumer,
+                kinds=kind, emit=render.tail_printer(json_out),
+                socket_path=Path(socket_path) if socket_path else paths.default_socket(), progress=update,
+            )
     except (KeyboardInterrupt, BrokenPipeError):
         raise typer.Exit(0) from None
     except AgentwatchError as exc:
@@ -317,7 +321,9 @@ def reconcile_cmd(
     from agentwatch.readers import reconcile, render
 
     try:
-        result = reconcile.reconcile(paths.resolve_store(store), consumer=consumer, ledger=ledger)
+        with render.progress("verifying the chain", enabled=not json_out) as update:
+            result = reconcile.reconcile(paths.resolve_store(store), consumer=consumer, ledger=ledger,
+                                         progress=update)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_reconcile(result, json_out)

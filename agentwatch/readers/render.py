@@ -75,7 +75,10 @@ def emit_import(report, as_json: bool) -> None:
 
 @contextmanager
 def progress(label: str, enabled: bool) -> Iterator:
-    """A progress callback (done, total) drawing a rich bar on stderr, or a no-op."""
+    """A progress callback (done, total) drawing a rich bar on stderr, or a no-op.
+
+    Drawn only on a terminal, and never where the caller asks for JSON (`enabled`
+    false). The bar goes away once done reaches total (a catch-up that then follows)."""
     if not enabled or not sys.stderr.isatty():
         yield lambda done, total: None
         return
@@ -83,12 +86,14 @@ def progress(label: str, enabled: bool) -> Iterator:
 
     with Progress(
         TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=_console(stderr=True),
-        transient=True,
+        transient=True, redirect_stdout=False, redirect_stderr=False,  # data on stdout is never drawn into the bar
     ) as bar:
         task = bar.add_task(label, total=None)
 
-        def update(done: int, total: int) -> None:
+        def update(done: int, total: int | None) -> None:
             bar.update(task, completed=done, total=total)
+            if total is not None and done >= total:
+                bar.stop()
 
         yield update
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 from agentwatch.errors import UsageError
 from agentwatch.record.ids import new_record_id
@@ -78,17 +80,31 @@ def _open(source: str) -> IO[bytes]:
         raise UsageError(f"{source}: cannot read ({exc.strerror})") from None
 
 
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+def _lines(stream: IO[bytes], read: list[int]) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines with their numbers; `read[0]` counts the bytes consumed so far."""
     for number, raw in enumerate(stream, start=1):
+        read[0] += len(raw)
         line = raw.rstrip(b"\r\n")
         if line.strip():
             yield number, line
 
 
+def _size(stream: IO[bytes]) -> int | None:
+    """The input's size when it is a regular file (a pipe's is unknown)."""
+    try:
+        info = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
 def import_lines(
-    store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000, policy=None
+    store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000, policy=None,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> ImportReport:
-    """`policy` is the redaction policy (config.Config.policy()); None means the default mode."""
+    """`policy` is the redaction policy (config.Config.policy()); None means the default mode.
+
+    `progress(bytes_read, total_bytes)` runs after each batch (total None for a pipe)."""
     if batch_size < 1:
         raise UsageError("batch size must be at least 1")
     stream = _open(source)
@@ -101,7 +117,9 @@ def import_lines(
         raise
     try:
         batch: list[Append] = []
-        for number, line in _lines(stream):
+        read = [0]
+        total = _size(stream) if progress else None
+        for number, line in _lines(stream, read):
             report.lines += 1
             try:
                 batch.append(line_to_append(line, harness, policy))
@@ -110,7 +128,11 @@ def import_lines(
                 batch.append(_rejection(source, number, line, str(exc)))
             if len(batch) >= batch_size:
                 _flush(store, batch, report)
+                if progress:
+                    progress(read[0], total)
         _flush(store, batch, report)
+        if progress:
+            progress(read[0], total)
     finally:
         store.close()
         if stream is not sys.stdin.buffer:
