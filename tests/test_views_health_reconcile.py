@@ -157,3 +157,17 @@ def test_boundary_rows_count_each_kind_and_reason_apart(tmp_path, monkeypatch):
     out = cli("reconcile", "--store", str(store), "--ledger", str(ledger), "--json")
     assert out.returncode == 1
     assert json.loads(out.stdout)["counts"]["gaps_by_reason"] == {"spool_unparsable": 1}
+
+
+def test_the_new_commands_take_json_and_are_in_the_readme_table():
+    from pathlib import Path
+
+    import typer
+
+    from agentwatch.cli import app
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    commands = typer.main.get_command(app).commands
+    for name in ("health", "reconcile", "sessions", "show", "export"):
+        assert f"| `agentwatch {name} " in readme, name
+        assert "--json" in [opt for p in commands[name].params for opt in p.opts], name
