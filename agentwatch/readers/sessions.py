@@ -4,7 +4,11 @@
 item per prompt, per tool call (a start and its end as one item, through the
 `tool_calls` view of migrations/0002) and per other event of note. Everything
 that knows the `tool_calls` view's columns is in this module, so a change of
-the view changes this file only.
+the view changes this file only. The columns read: `harness`, `session_id`,
+`first_seq`, `tool_name`, `call_id`, `start_seq`, `end_seq`, `end_kind`,
+`outcome` (`ok`, `error`, `unpaired`; `denied`, `interrupted` and `open` pass
+through as they are) and `duration_ms`; `call_outcome` turns the view's
+`unpaired` into `open` (no end yet) or `error` (an end that says it failed).
 
 Reads are short statements on a read-only connection (readers never migrate
 and never pin the WAL for long).
