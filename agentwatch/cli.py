@@ -520,6 +520,7 @@ def show_cmd(
     session: str = typer.Argument(..., metavar="SESSION", help="A session id, or an unambiguous prefix of one (see `agentwatch sessions`)."),
     store: Optional[Path] = StoreOpt,
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines as the session goes on, until Ctrl-C."),
+    harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="The session's harness, when two harnesses used the same id."),
     json_out: bool = typer.Option(False, "--json", help="One JSON document (with -f: one JSON object per line)."),
 ) -> None:
     """Print a session's timeline: one line per prompt, per tool call and per notable event.
@@ -534,7 +535,7 @@ def show_cmd(
     from agentwatch.readers import render, sessions
 
     try:
-        harness, session_id, head, items = sessions.timeline(paths.resolve_store(store), session)
+        harness, session_id, head, items = sessions.timeline(paths.resolve_store(store), session, harness)
         if json_out and not follow:
             render.print_json({"harness": harness, "session_id": session_id, "items": [i.to_json() for i in items]})
             return

@@ -132,10 +132,18 @@ def test_every_harness_session_has_one_line_per_prompt_and_per_call(built, harne
     assert [i.seq for i in items] == sorted(i.seq for i in items)
 
 
-def test_an_unknown_or_ambiguous_session_is_a_usage_error(built):
+def test_an_unknown_or_ambiguous_session_is_a_usage_error(built, monkeypatch):
     store, _ = built
     with pytest.raises(UsageError, match="no session"):
         sessions.timeline(store, "nope")
+    # codex's session id, used by a second harness too: ambiguous until --harness says which.
+    payload = {"hook_event_name": "SessionStart", "session_id": "0199a3f2-7c1e-7d40-b5a6-1f2e3d4c5b6a", "cwd": "/x"}
+    with Store(store) as s:
+        append_at(s, [(envelope("claude-code", "SessionStart", 99, T0_NS, payload=payload), T0_NS)], monkeypatch)
+    with pytest.raises(UsageError, match="ambiguous .*claude-code:0199a3f2.*codex:0199a3f2"):
+        sessions.timeline(store, "0199a3f2")
+    assert sessions.timeline(store, "0199a3f2", "codex")[0] == "codex"
+    assert [i.kind for i in sessions.timeline(store, "0199a3f2", "claude-code")[3]] == ["session_start"]
     out = cli("show", "nope", "--store", str(store))
     assert out.returncode == 2 and "no session 'nope'" in out.stderr
 

@@ -157,8 +157,8 @@ class Item:
         return doc
 
 
-def resolve_session(conn: apsw.Connection, session: str) -> tuple[str, str]:
-    """(harness, session_id) for a full id or an unambiguous prefix of one."""
+def resolve_session(conn: apsw.Connection, session: str, harness: Optional[str] = None) -> tuple[str, str]:
+    """(harness, session_id) for a full id or an unambiguous prefix of one (of `harness`, when given)."""
     rows: list[Any] = conn.execute(
         "SELECT DISTINCT harness, session_id FROM records WHERE session_id = ? AND kind = 'event'", (session,)
     ).fetchall()
@@ -166,23 +166,24 @@ def resolve_session(conn: apsw.Connection, session: str) -> tuple[str, str]:
         # A prefix: a range on the index, never a scan of payloads.
         candidates: list[Any] = conn.execute(
             "SELECT DISTINCT harness, session_id FROM records WHERE session_id >= ? AND session_id < ? "
-            "AND kind = 'event' LIMIT 3",
+            "AND kind = 'event' LIMIT 10",
             (session, session + "\U0010ffff"),
         ).fetchall()
         rows = [r for r in candidates if r[1].startswith(session)]
+    rows = sorted(tuple(r) for r in rows if harness is None or r[0] == harness)
     if not rows:
         raise UsageError(f"no session {session!r} in this store (see `agentwatch sessions`)")
     if len(rows) > 1:
         names = ", ".join(f"{h}:{s}" for h, s in rows[:3])
-        raise UsageError(f"session {session!r} is ambiguous ({names}); give more of the id")
+        raise UsageError(f"session {session!r} is ambiguous ({names}); give more of the id, or --harness")
     return rows[0][0], rows[0][1]
 
 
-def timeline(store: Path, session: str) -> tuple[str, str, int, list[Item]]:
+def timeline(store: Path, session: str, harness: Optional[str] = None) -> tuple[str, str, int, list[Item]]:
     """(harness, session_id, head seq read, items up to it in seq order) for one session."""
     conn = db.open_reader(store)
     try:
-        harness, session_id = resolve_session(conn, session)
+        harness, session_id = resolve_session(conn, session, harness)
         head = _head(conn)
         return harness, session_id, head, items(conn, harness, session_id, upto_seq=head)
     finally:
