@@ -24,6 +24,7 @@ This module builds plain `Span` values; `encode` turns them into an OTLP
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -116,8 +117,9 @@ class Mapper:
                 if turn is not None:
                     out.append(turn)
         for (harness, session_id), seqs in ends.items():
+            prompts = self._prompt_seqs(harness, session_id, max(seqs))
             for call in sessions.calls_ending_at(self.conn, harness, session_id, seqs):
-                out.append(self._tool_span(harness, session_id, call))
+                out.append(self._tool_span(harness, session_id, call, prompts))
         out.sort(key=lambda s: (s.closed_by, s.name))
         return out
 
@@ -212,7 +214,7 @@ class Mapper:
 
     # -- tool calls --------------------------------------------------------------------
 
-    def _tool_span(self, harness: str, session_id: str, call: "sessions.Call") -> Span:
+    def _tool_span(self, harness: str, session_id: str, call: "sessions.Call", prompts: list[int]) -> Span:
         start_doc, end_doc = call.start_doc, call.end_doc
         start = _when(start_doc, call.start_ns) if start_doc else _when(end_doc, call.end_ns)
         end = _when(end_doc, call.end_ns)
@@ -243,7 +245,7 @@ class Mapper:
             if "response" in end_tool and call.outcome == "ok":
                 attrs["gen_ai.tool.call.result"] = _json_text(end_tool["response"])
         span = Span(trace_id(self.store_id, harness, session_id), tool_span_id(self.store_id, call.first_seq),
-                    turn_span_id(self.store_id, harness, session_id, self._prompt_before(harness, session_id, call.first_seq)),
+                    turn_span_id(self.store_id, harness, session_id, _last_at_or_before(prompts, call.first_seq)),
                     f"execute_tool {name}", start, end, attrs, closed_by=call.end_seq)
         if call.outcome in ("error", "denied", "interrupted"):
             attrs["error.type"] = call.outcome if call.outcome != "error" else "tool_error"
@@ -251,12 +253,19 @@ class Mapper:
             span.status_message = sessions.result_summary(end_tool.get("response"))[:256] if self.content else call.outcome
         return span
 
-    def _prompt_before(self, harness: str, session_id: str, seq: int) -> Optional[int]:
-        return self.conn.execute(
-            "SELECT max(seq) FROM records WHERE session_id = ? AND harness = ? AND kind = 'event' "
-            "AND event_kind = 'prompt' AND seq <= ?",
-            (session_id, harness, seq),
-        ).fetchone()[0]
+    def _prompt_seqs(self, harness: str, session_id: str, upto: int) -> list[int]:
+        """The seqs of a session's prompts up to `upto`, in order: one read per session and batch."""
+        return [seq for (seq,) in self.conn.execute(
+            "SELECT seq FROM records WHERE session_id = ? AND harness = ? AND kind = 'event' "
+            "AND event_kind = 'prompt' AND seq <= ? ORDER BY seq",
+            (session_id, harness, upto),
+        )]
+
+
+def _last_at_or_before(seqs: list[int], seq: int) -> Optional[int]:
+    """The turn a call started in: the last prompt at or before it (None: before any prompt)."""
+    i = bisect.bisect_right(seqs, seq)
+    return seqs[i - 1] if i else None
 
 
 def _json_text(value: Any) -> str:
