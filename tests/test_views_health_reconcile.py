@@ -43,7 +43,7 @@ def test_a_degraded_daemon_leads_with_its_reasons_and_keeps_to_fifteen_rows():
                    sweeper={"state": "broken", "verified_seq": 4, "lag_rows": 9,
                             "findings": [{"seq": 5, "kind": "payload_edited", "detail": "x"},
                                          {"seq": 9, "kind": "missing", "detail": "y"}]},
-                   ship={"state": "ok", "lag_rows": 120, "lag_s": 3.2})
+                   ship={"state": "shipping", "lag_rows": 120, "lag_s": 3.2})
     status, rows = health_view.summary(doc)
     assert status == "degraded"
     assert [r.value for r in rows[:4]] == ["reason 0", "reason 1", "reason 2",
@@ -52,15 +52,25 @@ def test_a_degraded_daemon_leads_with_its_reasons_and_keeps_to_fifteen_rows():
     assert by_label["findings"] == ("payload_edited at seq 5 (+1 more)", "bad")
     assert by_label["sweeper"] == ("broken, verified to seq 4, lag 9 rows", "bad")
     assert by_label["spool"] == ("12 waiting (40.0 KiB), oldest 6 min 40 s, 2 quarantined", "bad")
-    assert by_label["ship"] == ("ok, 120 rows behind, 3.2 s behind", "ok")
+    assert by_label["ship"] == ("shipping, 120 rows behind, oldest unshipped 3.2 s", "ok")
     assert len(rows) == 15
 
 
 def test_the_ship_row_appears_only_when_the_daemon_reports_shipping():
+    def ship_row(ship):
+        rows = health_view.summary(document(ship=ship))[1]
+        return [(r.value, r.level) for r in rows if r.label == "ship"]
+
     assert "ship" not in [r.label for r in health_view.summary(document())[1]]
-    assert ("ship", "error, 5 rows behind, last error: refused") in [
-        (r.label, r.value) for r in health_view.summary(document(ship={"state": "error", "lag_rows": 5,
-                                                                      "last_error": "refused"}))[1]]
+    # The fleet tier's shipper (agentwatch/fleet/ship.py, ShipStatus) names these states and fields.
+    assert ship_row({"state": "off"}) == [("off (no fleet server configured)", "info")]
+    assert ship_row({"state": "caught_up", "lag_rows": 0, "lag_s": 0.0}) == [("caught_up, 0 rows behind", "ok")]
+    assert ship_row({"state": "shipping", "lag_rows": 1200, "lag_s": 75.0}) == [
+        ("shipping, 1,200 rows behind, oldest unshipped 1 min 15 s", "ok")]
+    assert ship_row({"state": "backoff", "lag_rows": 5, "lag_s": 3.0, "last_error": "connection refused"}) == [
+        ("backoff, 5 rows behind, oldest unshipped 3.0 s, last error: connection refused", "warn")]
+    assert ship_row({"state": "refused", "lag_rows": 9, "refused": {"seq": 41, "kind": "hash_mismatch"}}) == [
+        ("refused, 9 rows behind, refused at seq 41 (hash_mismatch)", "bad")]
 
 
 def test_an_unreachable_daemon_is_two_rows():

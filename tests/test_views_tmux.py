@@ -52,7 +52,7 @@ DEGRADED = document(
     spool={"backlog": 12, "backlog_bytes": 40960, "oldest_age_s": 42.0, "tmp": 0, "bad": 2, "inflight": 0},
     sweeper={"state": "broken", "verified_seq": 4, "lag_rows": 182_340,
              "findings": [{"seq": 5, "kind": "payload_edited", "detail": "payload bytes do not match the row hash"}]},
-    ship={"state": "ok", "lag_rows": 120, "lag_s": 3.2},
+    ship={"state": "backoff", "lag_rows": 120, "lag_s": 3.2, "last_error": "connection refused"},
 )
 
 
@@ -132,3 +132,19 @@ def test_a_live_daemons_health_fits_one_screen(tmp_path):
     labels = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
     assert [label for label in labels if label] == ["daemon", "store", "writer", "last commit", "sweeper", "findings",
                                                     "spool", "WAL", "redaction", "connections"]
+
+
+def test_the_worst_health_still_fits_one_screen(tmp_path):
+    """Many long reasons, a long store path and a shipping error: still 80x24, the state on top."""
+    reason = "the oldest spool file waits for 912 s (over 300 s): the drain is stuck " * 3
+    doc = document(status="degraded", reasons=[reason] * 9,
+                   store="/home/a-rather-long-user-name/.local/share/agentwatch/stores/work/store.db",
+                   ship={"state": "backoff", "lag_rows": 120, "lag_s": 3.2,
+                         "last_error": "could not connect to server: Connection refused (fleet.example.internal:5432)"})
+    with FakeHealth(tmp_path / "d.sock", doc), tmux.Terminal(tmp_path, width=80, height=24,
+                                                               env=terminal_env()) as term:
+        screen = term.run(f"{agentwatch()} health --socket d.sock", exit_code=1)
+    lines = screen.splitlines()
+    assert lines[0] == "agentwatch DEGRADED" and len(lines) <= 23
+    assert "│ store       │ …" in screen and "store.db, head seq 182,344" in screen
+    assert "… and 6 more (--verbose or --json)" in screen

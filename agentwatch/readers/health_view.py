@@ -141,19 +141,29 @@ def _redaction(r: dict) -> Row:
 
 
 def _ship(ship: Any) -> Row:
-    """The fleet tier's shipping lag; its fields are read where present and shown as given otherwise."""
+    """Shipping to the fleet server: its state, how far behind, and what stops it.
+
+    The fields are those of the fleet tier's shipper (state starting | shipping |
+    caught_up | backoff | refused | stopped | off, lag_rows, lag_s, last_error,
+    refused); any other shape is shown as given."""
     if not isinstance(ship, dict):
         return Row("ship", str(ship), "info")
-    state = ship.get("state")
-    parts = [str(state)] if state else []
-    for key, label in (("lag_rows", "rows behind"), ("lag_s", "s behind"), ("shipped_seq", "shipped to seq")):
-        if key in ship and ship[key] is not None:
-            value = ship[key]
-            parts.append(f"{label} {count(value)}" if key == "shipped_seq" else f"{count(value)} {label}")
-    if ship.get("last_error"):
+    state = ship.get("state") or "-"
+    if state == "off":
+        return Row("ship", "off (no fleet server configured)", "info")
+    parts = [str(state)]
+    if isinstance(ship.get("lag_rows"), int):
+        parts.append(f"{count(ship['lag_rows'])} rows behind")
+    if isinstance(ship.get("lag_s"), (int, float)) and ship.get("lag_rows"):
+        parts.append(f"oldest unshipped {duration(ship['lag_s'])}")
+    refused = ship.get("refused")
+    if state == "refused" and isinstance(refused, dict):
+        parts.append(f"refused at seq {refused.get('seq')} ({refused.get('kind')})")
+        return Row("ship", ", ".join(parts), "bad")
+    if ship.get("last_error") and state not in ("caught_up", "shipping"):
         parts.append(f"last error: {ship['last_error']}")
-    level = "bad" if state in ("error", "failing", "broken") else "ok"
-    return Row("ship", ", ".join(parts) or "-", level)
+    level = {"backoff": "warn", "stopped": "warn", "refused": "bad"}.get(state, "ok")
+    return Row("ship", ", ".join(parts), level)
 
 
 # -- --verbose: every field, grouped --------------------------------------------------

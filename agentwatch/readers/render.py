@@ -238,6 +238,19 @@ _LEVEL_STYLE = {"ok": "", "info": "", "warn": "yellow", "bad": "bold red"}
 _STATUS_STYLE = {"recording": "bold green", "degraded": "bold yellow", "stopped": "bold red"}
 
 
+def _fit(text: str, width: int, lines: int, keep_end: bool = False) -> str:
+    """`text` in at most `lines` lines of `width`, with an ellipsis where it was cut."""
+    if keep_end and len(text) > width * lines:
+        text = "…" + text[-(width * lines - 1):]
+    import textwrap
+
+    wrapped = textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+    if len(wrapped) > lines:
+        wrapped = wrapped[:lines]
+        wrapped[-1] = wrapped[-1][: width - 1] + "…"
+    return "\n".join(wrapped)
+
+
 def emit_health(doc: dict, *, verbose: bool, as_json: bool) -> None:
     """health: the JSON document, or a summary (and with verbose every field, grouped)."""
     if as_json:
@@ -265,9 +278,13 @@ def emit_health(doc: dict, *, verbose: bool, as_json: bool) -> None:
     table = Table(box=box.ROUNDED, show_header=False, title=title, title_justify="left", expand=False)
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
-    for r in rows:
-        table.add_row(r.label, Text(r.value, style=_LEVEL_STYLE.get(r.level, "")))
     console = _console()
+    # One screen: a reason may take two lines, any other row one; what is cut ends in "…"
+    # (the store's path keeps its end). --verbose, --json and plain output carry it whole.
+    value_width = max(20, console.width - max(len(r.label) for r in rows) - 7)
+    for r in rows:
+        value = _fit(r.value, value_width, 2 if r.label == "reason" else 1, keep_end=r.label == "store")
+        table.add_row(r.label, Text(value, style=_LEVEL_STYLE.get(r.level, "")))
     console.print(table)
     for group, items in groups:
         sub = Table(box=box.SIMPLE, show_header=False, title=group, title_justify="left", pad_edge=False)
