@@ -14,13 +14,13 @@ import os
 import time
 
 import pytest
+from support.otlpreceiver import Receiver
+from support.sessions import policy
 
 from agentwatch.readers import export, sessions
 from agentwatch.record import normalize
 from agentwatch.store import db
 from agentwatch.store.append import Store
-from support.otlpreceiver import Receiver
-from support.sessions import policy
 
 SESSIONS = int(os.environ.get("AGENTWATCH_BENCH_VIEWS_SESSIONS", "50"))
 CALLS = int(os.environ.get("AGENTWATCH_BENCH_VIEWS_CALLS", "500"))
