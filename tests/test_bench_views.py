@@ -29,25 +29,24 @@ CALLS = int(os.environ.get("AGENTWATCH_BENCH_VIEWS_CALLS", "500"))
 def build(path) -> int:
     n = 0
     pol = policy()
+
+    def row(payload: dict) -> object:
+        nonlocal n
+        n += 1
+        return normalize.to_append(
+            {"record_id": f"r{n}", "harness": "claude-code", "payload": payload,
+             "ts_observed_ns": 10**18 + n * 10**6, "pid": 1, "ppid": 2, "delivery": "socket"}, policy=pol)
+
     with Store(path) as store:
         for s in range(SESSIONS):
             sid = f"bench-{s:05d}"
-            batch = []
-
-            def add(payload: dict) -> None:
-                nonlocal n
-                n += 1
-                batch.append(normalize.to_append(
-                    {"record_id": f"r{n}", "harness": "claude-code", "payload": payload,
-                     "ts_observed_ns": 10**18 + n * 10**6, "pid": 1, "ppid": 2, "delivery": "socket"}, policy=pol))
-
-            add({"hook_event_name": "UserPromptSubmit", "session_id": sid, "prompt": "go", "cwd": "/w"})
+            batch = [row({"hook_event_name": "UserPromptSubmit", "session_id": sid, "prompt": "go", "cwd": "/w"})]
             for c in range(CALLS):
                 call = {"session_id": sid, "tool_name": "Bash", "tool_input": {"command": f"echo {c}"},
                         "tool_use_id": f"t{s}-{c}"}
-                add({"hook_event_name": "PreToolUse", **call})
-                add({"hook_event_name": "PostToolUse", **call, "tool_response": {"stdout": "x"}})
-            add({"hook_event_name": "Stop", "session_id": sid})
+                batch.append(row({"hook_event_name": "PreToolUse", **call}))
+                batch.append(row({"hook_event_name": "PostToolUse", **call, "tool_response": {"stdout": "x"}}))
+            batch.append(row({"hook_event_name": "Stop", "session_id": sid}))
             store.append(batch)
     return n
 
