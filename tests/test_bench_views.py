@@ -68,7 +68,7 @@ def test_bench_views_and_export(tmp_path):
             "SELECT harness, session_id, outcome, count(*) FROM tool_calls GROUP BY 1, 2, 3").fetchall())
     finally:
         conn.close()
-    items, t_show = timed(lambda: sessions.timeline(store, "bench-00007")[3])
+    items, t_show = timed(lambda: sessions.timeline(store, found[len(found) // 2].session_id)[3])
     jsonl, t_jsonl = timed(lambda: export.export(store, fmt="jsonl", out=io.BytesIO()))
     with Receiver() as receiver:
         otlp, t_otlp = timed(lambda: export.export(store, fmt="otlp", endpoint=receiver.endpoint))
