@@ -214,6 +214,18 @@ def test_export_cli(built, tmp_path):
     assert usage.returncode == 2 and "--endpoint" in usage.stderr
 
 
+def test_headers_come_from_the_otel_variables(built, monkeypatch):
+    store, _ = built
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=s3cr%3Dt, x-team=obs")
+    with Receiver() as receiver:
+        export.export(store, fmt="otlp", endpoint=receiver.endpoint, from_seq=1)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-api-key=traces-only")
+        export.export(store, fmt="otlp", endpoint=receiver.endpoint, from_seq=1)
+    first, second = receiver.headers[0], receiver.headers[-1]
+    assert (first["x-api-key"], first["x-team"]) == ("s3cr=t", "obs")
+    assert second["x-api-key"] == "traces-only" and "x-team" not in second
+
+
 def test_span_ids_are_stable_for_the_same_store(built):
     store, _ = built
     with Receiver() as a, Receiver() as b:

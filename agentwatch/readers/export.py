@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,10 +91,22 @@ def default_endpoint() -> Optional[str]:
     return os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None
 
 
+def default_headers() -> dict[str, str]:
+    """Extra request headers (an API key, say) from the OpenTelemetry SDK's variables:
+    `key=value` pairs, comma-separated, values percent-encoded; the traces variable wins."""
+    text = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS") or ""
+    headers = {}
+    for pair in text.split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip():
+            headers[urllib.parse.unquote(key.strip())] = urllib.parse.unquote(value.strip())
+    return headers
+
+
 def post(url: str, body: bytes, timeout: float = HTTP_TIMEOUT_S) -> bytes:
     """One OTLP/HTTP request; the response body on 2xx, EndpointError otherwise."""
     request = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "application/x-protobuf"})
+                                     headers={**default_headers(), "Content-Type": "application/x-protobuf"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.read()

@@ -15,6 +15,7 @@ class Receiver:
     def __init__(self):
         self.requests: list[trace_service_pb2.ExportTraceServiceRequest] = []
         self.content_types: list[str] = []
+        self.headers: list[dict] = []
         self.fail_next = 0
         self.reject_spans = 0  # reported as partial success in each answer
         receiver = self
@@ -35,6 +36,7 @@ class Receiver:
                 request.ParseFromString(body)
                 receiver.requests.append(request)
                 receiver.content_types.append(self.headers.get("Content-Type"))
+                receiver.headers.append({k.lower(): v for k, v in self.headers.items()})
                 response = trace_service_pb2.ExportTraceServiceResponse()
                 if receiver.reject_spans:
                     response.partial_success.rejected_spans = receiver.reject_spans
