@@ -471,27 +471,6 @@ def service_print_cmd(
     print(f"agentwatch: {service.install_hint(kind)}", file=sys.stderr)
 
 
-def _since_ns(since: Optional[str]) -> Optional[int]:
-    """--since: an ISO 8601 time (UTC unless it says otherwise) or an age such as 30m, 2h, 7d."""
-    if since is None:
-        return None
-    import re
-    import time as _time
-    from datetime import datetime, timezone
-
-    m = re.fullmatch(r"(\d+)\s*([smhd])", since.strip())
-    if m:
-        seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-        return _time.time_ns() - seconds * 1_000_000_000
-    try:
-        when = datetime.fromisoformat(since.strip().replace("Z", "+00:00"))
-    except ValueError:
-        fail(f"--since {since!r}: expected an age (30m, 2h, 7d) or an ISO 8601 time", 2)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return int(when.timestamp() * 1_000_000_000)
-
-
 @app.command("sessions")
 def sessions_cmd(
     store: Optional[Path] = StoreOpt,
@@ -509,7 +488,8 @@ def sessions_cmd(
     from agentwatch.readers import render, sessions
 
     try:
-        found = sessions.list_sessions(paths.resolve_store(store), since_ns=_since_ns(since), harness=harness)
+        since_ns = sessions.parse_since(since) if since is not None else None
+        found = sessions.list_sessions(paths.resolve_store(store), since_ns=since_ns, harness=harness)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_sessions(found, json_out)

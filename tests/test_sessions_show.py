@@ -85,6 +85,10 @@ def test_sessions_json_and_plain_off_a_tty(built):
 
 def test_since_takes_an_age_or_a_time_and_refuses_anything_else(built):
     store, _ = built
+    assert sessions.parse_since("2h", now_ns=10**19) == 10**19 - 7200 * 10**9
+    assert sessions.parse_since("2025-11-30T10:00:00Z") == T0_NS
+    assert sessions.parse_since("2025-11-30T11:00:00+01:00") == T0_NS
+    assert sessions.parse_since("2025-11-30T10:00:00.5") == T0_NS + 500_000_000
     assert json.loads(cli("sessions", "--store", str(store), "--since", "2025-11-30T10:10:00Z", "--json").stdout)[0][
         "harness"] == "cline"
     assert json.loads(cli("sessions", "--store", str(store), "--since", "1d", "--json").stdout) == []  # fixtures are old

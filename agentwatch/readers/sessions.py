@@ -67,6 +67,24 @@ class SessionSummary:
         }
 
 
+def parse_since(since: str, now_ns: Optional[int] = None) -> int:
+    """`--since`: an age (30s, 30m, 2h, 7d) before now, or an ISO 8601 time (UTC unless it names a zone)."""
+    import re
+    from datetime import datetime, timezone
+
+    m = re.fullmatch(r"(\d+)\s*([smhd])", since.strip())
+    if m:
+        seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+        return (time.time_ns() if now_ns is None else now_ns) - seconds * 1_000_000_000
+    try:
+        when = datetime.fromisoformat(since.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--since {since!r}: expected an age (30m, 2h, 7d) or an ISO 8601 time") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return int(when.timestamp()) * 1_000_000_000 + when.microsecond * 1000
+
+
 def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optional[str] = None) -> list[SessionSummary]:
     """One summary per session that has an event at or after `since_ns`, oldest first."""
     conn = db.open_reader(store)
