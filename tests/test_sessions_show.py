@@ -258,3 +258,22 @@ def test_show_follow_prints_new_lines_and_the_end_of_an_open_call(built, monkeyp
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def test_a_denied_call_counts_once_as_a_denial_and_not_as_a_failure(built):
+    """The tool_calls view on another branch tells `denied` apart; stand one in (a temp view over
+    the real one) and check that a record that is both a `deny` decision and a denied call's end
+    counts once."""
+    import apsw
+
+    store, _ = built
+    conn = apsw.Connection(str(store))
+    try:
+        conn.execute("CREATE TEMP VIEW tool_calls AS SELECT first_seq, harness, session_id, tool_name, call_id, "
+                     "start_seq, end_seq, end_kind, duration_ms, CASE WHEN end_kind = 'tool_error' AND harness = "
+                     "'copilot' THEN 'denied' ELSE outcome END AS outcome FROM main.tool_calls")
+        sid = "synth:7a19760aba04a042515e448c308c77b0"
+        assert sessions._call_outcomes(conn, "copilot", sid) == {"ok": 1, "denied": 1}
+        assert sessions._denials(conn, "copilot", sid) == 1
+    finally:
+        conn.close()

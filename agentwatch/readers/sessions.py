@@ -122,7 +122,8 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
             calls = _call_outcomes(conn, h, sid)
             summary.tool_calls = sum(calls.values())
             summary.failures = calls.get("error", 0)
-            summary.denials += calls.get("denied", 0)
+            if calls.get("denied"):
+                summary.denials = _denials(conn, h, sid)
             sessions.append(summary)
         return sessions
     finally:
@@ -133,10 +134,24 @@ def _call_outcomes(conn: apsw.Connection, harness: str, session_id: str) -> dict
     # The view partitions every window by session_id, so this filter reaches the index.
     # An end that says the tool failed is a failure, even when its start was never recorded.
     return dict(cast(Any, conn.execute(
-        "SELECT CASE WHEN end_kind = 'tool_error' THEN 'error' ELSE outcome END, count(*) FROM tool_calls "
+        "SELECT CASE WHEN outcome = 'unpaired' AND end_kind = 'tool_error' THEN 'error' ELSE outcome END, "
+        "count(*) FROM tool_calls "
         "WHERE session_id = ? AND harness = ? GROUP BY 1",
         (session_id, harness),
     ).fetchall()))
+
+
+def _denials(conn: apsw.Connection, harness: str, session_id: str) -> int:
+    """Records that deny: a permission decision `deny`, or the end of a call the view calls denied;
+    one record that is both counts once."""
+    return conn.execute(
+        "SELECT count(*) FROM ("
+        " SELECT seq FROM records WHERE session_id = ?1 AND harness = ?2 AND kind = 'event'"
+        "  AND json_extract(payload, '$.decision.value') = 'deny'"
+        " UNION SELECT coalesce(end_seq, start_seq) FROM tool_calls WHERE session_id = ?1 AND harness = ?2"
+        "  AND outcome = 'denied')",
+        (session_id, harness),
+    ).fetchone()[0]
 
 
 # -- one session's timeline ------------------------------------------------------------
