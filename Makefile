@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test lint soak bench fuzz clean pg-binaries
+.PHONY: serve test lint soak bench fuzz clean pg-binaries goldens terminal-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,13 +32,21 @@ pg-binaries:
 	fi
 
 ## Run the linter, the type checker and the default test suite (soaks and benchmarks excluded).
-test: lint pg-binaries
+test: lint pg-binaries terminal-tools
 	$(BIN)/python -m pytest -m "not soak and not bench" -q
 
 ## ruff (pyflakes, bugbear, import order) and mypy on the package.
 lint: $(STAMP)
 	$(BIN)/ruff check agentwatch tests soak conftest.py
 	$(BIN)/mypy
+
+## tmux, for the tests that look at what a person sees in a terminal (installed when missing).
+terminal-tools:
+	@command -v tmux >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq tmux; }
+
+## Rewrite the golden screens of tests/goldens/ from the current output (review the diff before committing).
+goldens: $(STAMP) terminal-tools
+	AGENTWATCH_UPDATE_GOLDENS=1 $(BIN)/python -m pytest -q tests/test_views_tmux.py
 
 ## Long soaks (minutes): soak/, and the soak profiles of properties in tests/.
 soak: $(STAMP) pg-binaries

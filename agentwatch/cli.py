@@ -139,10 +139,9 @@ def import_cmd(
 
     try:
         cfg = config.load({"store": store})
-        with db.store_errors(cfg.store, "write"):
-            report = importer.import_lines(
-                cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy()
-            )
+        with db.store_errors(cfg.store, "write"), render.progress("importing", enabled=not json_out) as update:
+            report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size,
+                                           policy=cfg.policy(), progress=update)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_import(report, json_out)
@@ -217,16 +216,22 @@ def serve_cmd(
 def health_cmd(
     socket_path: Optional[Path] = SocketOpt,
     json_out: bool = JsonOpt,
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also every field of the health document, grouped."),
     timeout: float = typer.Option(5.0, "--timeout", min=0.1, metavar="SECONDS", help="How long to wait for the daemon."),
 ) -> None:
-    """Ask the running daemon how it is: status, writer, sweeper, spool, WAL, counters.
+    """Ask the running daemon how it is: a summary on one screen; --verbose adds every counter.
 
     `status` is recording (exit 0), degraded (exit 1: failing commits, a chain
     break, quarantined or stale spool files, a failed redaction self-test; the
     `reasons` say which) or stopped (exit 3: no daemon answers, or it is
-    shutting down). See docs/daemon.md ("Health").
+    shutting down). The summary: the reasons, the writer, the last commit's age,
+    the sweeper's lag and findings, the spool's backlog and oldest file, the WAL
+    size, the redaction self-test (and shipping, when the daemon ships). On a
+    terminal it is a table; otherwise plain `label: value` lines. --json prints
+    the whole document (docs/daemon.md, "Health").
     """
     from agentwatch.daemon import health
+    from agentwatch.readers import render
 
     sock = Path(socket_path) if socket_path else paths.default_socket()
     try:
@@ -238,8 +243,9 @@ def health_cmd(
     if json_out:
         print(json.dumps(report))
     else:
-        print("\n".join(health.format_text({"status": status, **report})))
-    if report.get("reachable") is not False:
+        render.emit_health({"status": status, **report}, verbose=verbose, as_json=False)
+    # The reasons also go to stderr for scripts; on a terminal the table already shows them.
+    if report.get("reachable") is not False and (json_out or not render.is_terminal()):
         for problem in health.problems(report):
             print(f"agentwatch: {problem}", file=sys.stderr)
     raise typer.Exit(health.STATUS_EXIT.get(status, 1))
@@ -355,11 +361,13 @@ def tail_cmd(
 
     resolved = paths.resolve_store(store)
     try:
-        with db.store_errors(resolved):
+        # A catch-up bar only when the records go elsewhere (a pipe), never into the screen it draws on.
+        with db.store_errors(resolved), \
+                render.progress("catching up", enabled=not json_out and not render.is_terminal()) as update:
             tail.run_tail(
                 resolved, follow=follow, from_seq=from_seq, consumer=consumer,
                 kinds=kind, emit=render.tail_printer(json_out),
-                socket_path=Path(socket_path) if socket_path else paths.default_socket(),
+                socket_path=Path(socket_path) if socket_path else paths.default_socket(), progress=update,
             )
     except (KeyboardInterrupt, BrokenPipeError):
         raise typer.Exit(0) from None
@@ -408,8 +416,8 @@ def reconcile_cmd(
         fail("--source names a source on the fleet server; use it with --pg", 2)
     resolved = paths.resolve_store(store)
     try:
-        with db.store_errors(resolved):
-            result = reconcile.reconcile(resolved, consumer=consumer, ledger=ledger)
+        with db.store_errors(resolved), render.progress("verifying the chain", enabled=not json_out) as update:
+            result = reconcile.reconcile(resolved, consumer=consumer, ledger=ledger, progress=update)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_reconcile(result, json_out)
@@ -663,6 +671,107 @@ def service_print_cmd(
     render_fn = service.systemd_unit if kind == "systemd" else service.launchd_plist
     sys.stdout.write(render_fn(cfg.store, cfg.socket, config_file=config_file))
     print(f"agentwatch: {service.install_hint(kind)}", file=sys.stderr)
+
+
+@app.command("sessions")
+def sessions_cmd(
+    store: Optional[Path] = StoreOpt,
+    since: Optional[str] = typer.Option(None, "--since", metavar="AGE|TIME", help="Only sessions active since then: an age (30m, 2h, 7d) or an ISO 8601 time (UTC unless it names a zone)."),
+    harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="Only sessions of this harness (claude-code, codex, ...)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """List recorded sessions: one row per session, oldest first.
+
+    Columns: harness, session id, working directory, start (UTC), duration
+    (first to last event), prompts, tool calls, failed calls, denials
+    (permission decisions `deny` and denied calls) and the last event's name.
+    `agentwatch show SESSION` prints one session's timeline.
+    """
+    from agentwatch.readers import render, sessions
+
+    try:
+        since_ns = sessions.parse_since(since) if since is not None else None
+        found = sessions.list_sessions(paths.resolve_store(store), since_ns=since_ns, harness=harness)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_sessions(found, json_out)
+
+
+@app.command("show")
+def show_cmd(
+    session: str = typer.Argument(..., metavar="SESSION", help="A session id, or an unambiguous prefix of one (see `agentwatch sessions`)."),
+    store: Optional[Path] = StoreOpt,
+    follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines as the session goes on, until Ctrl-C."),
+    harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="The session's harness, when two harnesses used the same id."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON document (with -f: one JSON object per line)."),
+) -> None:
+    """Print a session's timeline: one line per prompt, per tool call and per notable event.
+
+    Each line: time (UTC), seq, the tool or event, a short summary of the input
+    (long ones folded), the outcome and the duration. A tool call's start and end
+    are one line; with -f a call still running shows `open` and is printed again
+    when it ends. Redaction masks stay visible; a line whose record an integrity
+    finding names is marked `!KIND`. Recorded text is printed with control and
+    bidi characters made visible, so it cannot drive the terminal.
+    """
+    from agentwatch.readers import render, sessions
+
+    try:
+        harness, session_id, head, items = sessions.timeline(paths.resolve_store(store), session, harness)
+        if json_out and not follow:
+            render.print_json({"harness": harness, "session_id": session_id, "items": [i.to_json() for i in items]})
+            return
+        render.emit_timeline_header(harness, session_id, json_out)
+        emit = render.timeline_printer(json_out)
+        emit(items)
+        if follow:
+            for batch in sessions.follow_timeline(paths.resolve_store(store), harness, session_id, after_seq=head):
+                emit(batch)
+    except (KeyboardInterrupt, BrokenPipeError):
+        raise typer.Exit(0) from None
+    except AgentwatchError as exc:
+        fail(exc)
+
+
+@app.command("export")
+def export_cmd(
+    fmt: str = typer.Option(..., "--format", metavar="jsonl|otlp", help="jsonl: one record per line on stdout; otlp: OpenTelemetry traces over OTLP/HTTP."),
+    store: Optional[Path] = StoreOpt,
+    from_seq: Optional[int] = typer.Option(None, "--from", min=1, metavar="SEQ", help="Start at this seq (default 1, or the consumer's cursor)."),
+    consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Durable named consumer: resume after what it acknowledged; bound to its format and endpoint."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", metavar="URL", help="OTLP/HTTP endpoint, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)."),
+    content: bool = typer.Option(False, "--content", help="otlp: also send tool arguments and results and prompt text (off by default: they may hold what a telemetry backend should not)."),
+    resend_uncertain: bool = typer.Option(False, "--resend-uncertain", help="Send again a batch whose answer was never logged (same span ids)."),
+    skip_uncertain: bool = typer.Option(False, "--skip-uncertain", help="Acknowledge such a batch without sending it."),
+    json_out: bool = typer.Option(False, "--json", help="otlp: a JSON report on stdout (jsonl writes records there)."),
+) -> None:
+    """Export committed records, up to the head at the start, as JSON lines or OTLP traces.
+
+    otlp follows the OpenTelemetry GenAI semantic conventions: a trace per
+    session, an `invoke_agent` span per turn with the prompt, permission
+    decisions and compactions as span events, and an `execute_tool` span per
+    tool call (`gen_ai.tool.name`, `gen_ai.tool.call.id`). With --consumer NAME
+    each run resumes after the last batch the endpoint acknowledged, so no
+    record is sent twice to one endpoint. Exit 0 done, 1 an unsettled batch
+    (see --resend-uncertain), 2 usage, 3 store or endpoint unreachable.
+    See docs/export.md.
+    """
+    from agentwatch.readers import export, render
+
+    if fmt == "jsonl" and json_out:
+        fail("--json is for --format otlp (jsonl already writes JSON lines)", 2)
+    try:
+        with render.progress("exporting", enabled=not json_out and fmt == "otlp") as update:
+            report = export.export(
+                paths.resolve_store(store), fmt=fmt, out=sys.stdout.buffer, endpoint=endpoint or export.default_endpoint(),
+                from_seq=from_seq, consumer=consumer, content=content, resend_uncertain=resend_uncertain,
+                skip_uncertain=skip_uncertain, progress=update,
+            )
+    except BrokenPipeError:
+        raise typer.Exit(0) from None
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_export(report, json_out)
 
 
 def main() -> None:

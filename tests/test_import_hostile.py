@@ -85,7 +85,7 @@ def test_an_endless_line_is_read_in_bounded_pieces():
     stream = io.BufferedReader(Zeros(size, b"\n" + stop(1) + b"\n"))
     tracemalloc.start()
     try:
-        lines = list(importer._lines(stream))
+        lines = list(importer._lines(stream, [0]))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -556,7 +556,7 @@ def test_health_command(daemon):
     assert report["pid"] == daemon.proc.pid
     assert report["writer"]["state"] == "ok"
     text = run("--socket", str(daemon.socket))
-    assert text.returncode == 0 and "writer.state: ok" in text.stdout
+    assert text.returncode == 0 and "writer: ok" in text.stdout
     missing = run("--socket", str(daemon.socket.parent / "nobody.sock"))
     assert missing.returncode == 3
     assert "cannot connect" in missing.stderr

@@ -154,18 +154,3 @@ def status_of(health: dict) -> str:
 def unreachable(socket_path: Path | str, reason: str) -> dict:
     """What `agentwatch health` reports when no daemon answers."""
     return {"ok": False, "status": STOPPED, "reasons": [reason], "reachable": False, "socket": str(socket_path)}
-
-
-def format_text(health: dict) -> list[str]:
-    """Plain lines for a terminal: `key: value`, nested keys dotted."""
-    lines: list[str] = []
-
-    def walk(prefix: str, value) -> None:
-        if isinstance(value, dict):
-            for key in value:
-                walk(f"{prefix}.{key}" if prefix else key, value[key])
-        else:
-            lines.append(f"{prefix}: {value}")
-
-    walk("", {k: v for k, v in health.items() if k not in ("ok", "op")})
-    return lines

@@ -19,7 +19,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agentwatch.errors import UsageError, exit_for_findings
 from agentwatch.readers.consumers import Consumer
@@ -36,9 +36,14 @@ class Predicate:
     name: str
     ok: bool | None  # None: not evaluated (its source was not given)
     detail: str
+    rests_on: list[str] | None = None  # within_bounds only: the predicates that were evaluated
+    skipped: list[str] | None = None  # within_bounds only: the predicates that were not
 
     def to_json(self) -> dict:
-        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+        doc = {"name": self.name, "ok": self.ok, "detail": self.detail}
+        if self.rests_on is not None:
+            doc.update(rests_on=self.rests_on, skipped=self.skipped)
+        return doc
 
 
 @dataclass
@@ -73,7 +78,8 @@ class Reconciliation:
 
 
 def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None = None,
-              state_dir: Path | None = None) -> Reconciliation:
+              state_dir: Path | None = None, progress=None) -> Reconciliation:
+    """`progress(done, total)` follows the full chain verification, the longest part on a large store."""
     identity.check_missing(store, state_dir)  # a remembered path with no store: `replaced` (exit 4)
     conn = db.open_reader(store)
     try:
@@ -88,8 +94,12 @@ def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None =
             "SELECT count(*) FROM records WHERE seq <= ? AND kind = 'event' "
             "AND json_extract(payload, '$.client.delivery') = 'spool'", (head,)
         ).fetchone()[0]
+        counts["gaps_by_reason"] = dict(cast(Any, conn.execute(
+            "SELECT coalesce(json_extract(payload, '$.reason'), '(none)'), count(*) FROM records "
+            "WHERE seq <= ? AND kind = 'gap' GROUP BY 1 ORDER BY 1", (head,)
+        ).fetchall()))
 
-        checked = check.verify_store(store, full=True, state_dir=state_dir, update_anchor=False)
+        checked = check.verify_store(store, full=True, state_dir=state_dir, update_anchor=False, progress=progress)
         chain = [f for f in checked.findings if f.kind not in IDENTITY_KINDS]
         whole = [f for f in checked.findings if f.kind in IDENTITY_KINDS]
         result.store_findings = whole
@@ -108,11 +118,71 @@ def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None =
         result.predicates.append(_contiguous(conn, head))
         result.predicates.append(_no_loss(conn, ledger, head, counts))
         result.predicates.append(_exactly_once(conn, store_id, consumer, head, state_dir, counts))
-        result.predicates.append(Predicate("within_bounds", result.within_bounds,
-                                           "all predicates hold" if result.within_bounds else "a predicate failed"))
+        result.predicates.append(_within_bounds(result.predicates))
         return result
     finally:
         conn.close()
+
+
+def _within_bounds(predicates: list[Predicate]) -> Predicate:
+    """The verdict, naming what it rests on: a skipped predicate is never counted as holding."""
+    held = [p.name for p in predicates if p.ok is True]
+    failed = [p.name for p in predicates if p.ok is False]
+    skipped = [p.name for p in predicates if p.ok is None]
+    if failed:
+        detail = f"fails: {', '.join(failed)}"
+    else:
+        detail = f"rests on {', '.join(held)}"
+    if skipped:
+        detail += f"; not checked: {', '.join(skipped)}"
+    return Predicate("within_bounds", not failed, detail, rests_on=held + failed, skipped=skipped)
+
+
+# Ledger reasons that say the daemon was not there or not in time; any other reason
+# is a refusal code from the daemon (docs/protocol.md), counted as rejected.
+_NOT_REJECTED = ("timeout", "no_daemon", "error")
+
+
+def boundaries(result: Reconciliation) -> list[tuple[str, str, str]]:
+    """(boundary, count, source) rows, in the order a record passes them; a source not given shows '-'."""
+    c = result.counts
+    rows: list[tuple[str, str, str]] = []
+    has_ledger = "attempted" in c
+    ledger = "ledger" if has_ledger else "ledger (not given)"
+
+    def lrow(label: str, key: str) -> None:
+        rows.append((label, str(c[key]) if has_ledger else "-", ledger))
+
+    lrow("sent", "attempted")
+    lrow("acknowledged", "acknowledged")
+    reasons = c.get("spool_reasons") or {}
+    for reason in sorted(r for r in reasons if r not in _NOT_REJECTED):
+        rows.append((f"rejected: {reason}", str(reasons[reason]), ledger))
+    if has_ledger:
+        rows.append(("timed out", str(reasons.get("timeout", 0)), ledger))
+        rows.append(("daemon unreachable", str(reasons.get("no_daemon", 0) + reasons.get("error", 0)), ledger))
+    lrow("spooled", "spooled")
+    lrow("failed (not spooled)", "failed")
+    for kind, n in c["by_kind"].items():
+        rows.append((f"stored: {kind}", str(n), "store"))
+    rows.append(("replayed from spool", str(c["replayed_from_spool"]), "store"))
+    rows.append(("duplicates", str(c.get("duplicated", 0)), "store"))
+    for reason, n in (c.get("gaps_by_reason") or {}).items():
+        rows.append((f"gap recorded: {reason}", str(n), "store"))
+    lrow("missing", "missing")
+    if has_ledger and c.get("ack_seq_mismatch"):
+        rows.append(("acked at another seq", str(c["ack_seq_mismatch"]), "ledger vs store"))
+    if "consumer" in c:
+        src = f"consumer {c['consumer']}"
+        rows.append(("in consumer range", str(c["records_in_range"]), "store"))
+        rows.append(("delivered", str(c["delivered"]), src))
+        rows.append(("redelivered", str(c["redelivered"]), src))
+        rows.append(("undelivered", str(c["undelivered"]), src))
+        rows.append(("delivered, not stored", str(c["delivered_not_stored"]), src))
+        rows.append(("in flight", str(c["in_flight"]), src))
+    else:
+        rows.append(("delivered", "-", "consumer (not given)"))
+    return rows
 
 
 def _contiguous(conn, head: int) -> Predicate:

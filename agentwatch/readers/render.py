@@ -113,7 +113,10 @@ def emit_import(report, as_json: bool) -> None:
 
 @contextmanager
 def progress(label: str, enabled: bool) -> Iterator:
-    """A progress callback (done, total) drawing a rich bar on stderr, or a no-op."""
+    """A progress callback (done, total) drawing a rich bar on stderr, or a no-op.
+
+    Drawn only on a terminal, and never where the caller asks for JSON (`enabled`
+    false). The bar goes away once done reaches total (a catch-up that then follows)."""
     if not enabled or not sys.stderr.isatty():
         yield lambda done, total: None
         return
@@ -121,12 +124,14 @@ def progress(label: str, enabled: bool) -> Iterator:
 
     with Progress(
         TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=_console(stderr=True),
-        transient=True,
+        transient=True, redirect_stdout=False, redirect_stderr=False,  # data on stdout is never drawn into the bar
     ) as bar:
         task = bar.add_task(label, total=None)
 
-        def update(done: int, total: int) -> None:
+        def update(done: int, total: int | None) -> None:
             bar.update(task, completed=done, total=total)
+            if total is not None and done >= total:
+                bar.stop()
 
         yield update
 
@@ -227,24 +232,6 @@ def tail_printer(as_json: bool):
     return emit
 
 
-def emit_reconcile(result, as_json: bool) -> None:
-    if as_json:
-        print_json(result.to_json())
-        return
-    from rich.table import Table
-
-    table = Table("predicate", "ok", "detail", title=f"reconcile {result.store} (head seq {result.head_seq})")
-    for p in result.predicates:
-        mark = "skipped" if p.ok is None else ("yes" if p.ok else "NO")
-        table.add_row(p.name, mark, neutralize(p.detail, keep_lines=True))
-    counts = Table("boundary", "count", title="counts")
-    for key, value in result.counts.items():
-        counts.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))
-    console = _console()
-    console.print(table)
-    console.print(counts)
-
-
 def emit_fleet_reconcile(result, as_json: bool) -> None:
     """`reconcile --pg`: one row per source, then what stands outside any source."""
     if as_json:
@@ -343,3 +330,324 @@ def emit_install_list(rows, as_json: bool) -> None:
             detail += f"  (+{len(row.commands) - 1} more)"
         table.add_row(row.harness, row.scope, row.state, row.path, ", ".join(row.events), detail)
     _console().print(table)
+
+
+def is_terminal(stream=None) -> bool:
+    """True when `stream` (stdout by default) is a terminal: rich tables, colour; else plain text."""
+    stream = stream or sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+_LEVEL_STYLE = {"ok": "", "info": "", "warn": "yellow", "bad": "bold red"}
+_STATUS_STYLE = {"recording": "bold green", "degraded": "bold yellow", "stopped": "bold red"}
+
+
+def _fit(text: str, width: int, lines: int, keep_end: bool = False) -> str:
+    """`text` in at most `lines` lines of `width`, with an ellipsis where it was cut."""
+    if keep_end and len(text) > width * lines:
+        text = "…" + text[-(width * lines - 1):]
+    import textwrap
+
+    wrapped = textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+    if len(wrapped) > lines:
+        wrapped = wrapped[:lines]
+        wrapped[-1] = wrapped[-1][: width - 1] + "…"
+    return "\n".join(wrapped)
+
+
+def emit_health(doc: dict, *, verbose: bool, as_json: bool) -> None:
+    """health: the JSON document, or a summary (and with verbose every field, grouped)."""
+    if as_json:
+        print_json(doc)
+        return
+    from agentwatch.readers import health_view
+
+    status, rows = health_view.summary(doc)
+    groups = health_view.groups(doc) if verbose else []
+    if not is_terminal():
+        # `label: value`, one per line: greppable, and no box drawing off a terminal.
+        lines = [f"status: {status}"] + [f"{r.label}: {r.value}" for r in rows]
+        for group, items in groups:
+            lines.append("")
+            lines.append(f"[{group}]")
+            prefix = "" if group == "recorder" else f"{group}."
+            lines += [f"{prefix}{k}: {v}" for k, v in items]
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    title = Text.assemble(("agentwatch ", "bold"), (status.upper(), _STATUS_STYLE.get(status, "bold")))
+    table = Table(box=box.ROUNDED, show_header=False, title=title, title_justify="left", expand=False)
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    console = _console()
+    # One screen: a reason may take two lines, any other row one; what is cut ends in "…"
+    # (the store's path keeps its end). --verbose, --json and plain output carry it whole.
+    value_width = max(20, console.width - max(len(r.label) for r in rows) - 7)
+    for r in rows:
+        value = _fit(r.value, value_width, 2 if r.label == "reason" else 1, keep_end=r.label == "store")
+        table.add_row(r.label, Text(value, style=_LEVEL_STYLE.get(r.level, "")))
+    console.print(table)
+    for group, items in groups:
+        sub = Table(box=box.SIMPLE, show_header=False, title=group, title_justify="left", pad_edge=False)
+        sub.add_column("key", style="dim", no_wrap=True)
+        sub.add_column("value", overflow="fold")
+        for k, v in items:
+            sub.add_row(k, v)
+        console.print(sub)
+
+
+def emit_reconcile(result, as_json: bool) -> None:
+    """reconcile: the predicates, then one row per boundary count."""
+    if as_json:
+        print_json(result.to_json())
+        return
+    from agentwatch.readers.reconcile import boundaries
+
+    marks = {True: "holds", False: "FAILS", None: "skipped"}
+    preds = [(p.name, marks[p.ok], p.detail) for p in result.predicates]
+    rows = boundaries(result)
+    heading = f"reconcile {result.store} (head seq {result.head_seq})"
+    if not is_terminal():
+        lines = [heading, ""]
+        w = max(len(n) for n, _, _ in preds)
+        lines += [f"{n:<{w}}  {m:<7}  {neutralize(d)}" for n, m, d in preds]
+        lines.append("")
+        bw = max(len(b) for b, _, _ in rows)
+        cw = max(len(c) for _, c, _ in rows)
+        lines += [f"{b:<{bw}}  {c:>{cw}}  {s}" for b, c, s in rows]
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    styles = {"holds": "green", "FAILS": "bold red", "skipped": "yellow"}
+    table = Table("predicate", "result", "detail", title=heading, title_justify="left", box=box.ROUNDED)
+    table.columns[2].overflow = "fold"
+    for n, m, d in preds:
+        table.add_row(n, Text(m, style=styles[m]), neutralize(d, keep_lines=True))
+    counts = Table("boundary", "count", "source", title="counts", title_justify="left", box=box.ROUNDED)
+    counts.columns[1].justify = "right"
+    for b, c, s in rows:
+        counts.add_row(b, c, Text(s, style="dim"))
+    console = _console()
+    console.print(table)
+    console.print(counts)
+
+
+def _clock(ns: int, with_date: bool = False) -> str:
+    import time as _time
+
+    secs, rest = divmod(ns, 1_000_000_000)
+    fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
+    return _time.strftime(fmt, _time.gmtime(secs)) + ("" if with_date else f".{rest // 1_000_000:03d}")
+
+
+def emit_sessions(summaries, as_json: bool) -> None:
+    """sessions: one row per session; on a terminal the columns fit its width."""
+    if as_json:
+        print_json([s.to_json() for s in summaries])
+        return
+    from agentwatch.readers.health_view import duration
+
+    terminal = is_terminal()
+    console = _console() if terminal else None
+    width = console.width if console is not None else 0
+    wide = width >= 100 or not terminal
+    header = ["harness", "session", "cwd", "started (UTC)", "duration", "prompts", "tools", "fail", "deny",
+              "last event"]
+    rows = []
+    for s in summaries:
+        sid = neutralize(s.session_id)
+        if terminal:
+            keep = 13 if wide else 9
+            sid = sid if len(sid) <= keep else sid[: keep - 1] + "…"
+        started = _clock(s.started_ns, True)
+        rows.append([s.harness, sid, neutralize(s.cwd or "-"), started if wide else started[5:16],
+                     duration(s.duration_s), str(s.prompts), str(s.tool_calls), str(s.failures), str(s.denials),
+                     neutralize(s.last_event or "-")])
+    if not wide:
+        header[5] = "prom"
+        for r in rows:
+            del r[2]
+        del header[2]
+    gap = 2 if wide else 1
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    if terminal and wide and sum(widths) + gap * (len(widths) - 1) > width:
+        # The working directory gives way first: its end says most, so it keeps that.
+        room = max(8, width - (sum(widths) - widths[2]) - gap * (len(widths) - 1))
+        for r in rows:
+            if len(r[2]) > room:
+                r[2] = "…" + r[2][-(room - 1):]
+        widths[2] = room
+    numeric = {"prompts", "prom", "tools", "fail", "deny"}
+
+    def line(cells) -> str:
+        return (" " * gap).join(c.rjust(w) if h in numeric else c.ljust(w)
+                                for c, w, h in zip(cells, widths, header)).rstrip()
+
+    if console is None:
+        sys.stdout.write("\n".join([line(header)] + [line(r) for r in rows]) + "\n")
+        return
+    from rich.text import Text
+
+    console.print(Text(line(header), style="bold"), markup=False, highlight=False, crop=False, no_wrap=True)
+    fail_col, deny_col = header.index("fail"), header.index("deny")
+    for s, r in zip(summaries, rows):
+        text = Text(line(r))
+        at = 0
+        for i, w in enumerate(widths):
+            if (i == fail_col and s.failures) or (i == deny_col and s.denials):
+                text.stylize("red" if i == fail_col else "yellow", at, at + w)
+            at += w + gap
+        console.print(text, markup=False, highlight=False, crop=False, no_wrap=True)
+
+
+# -- show: a session's timeline ------------------------------------------------------
+
+_FOLD_LINES = 3  # a long summary takes at most this many lines, then an ellipsis
+_OUTCOME_STYLE = {"ok": "green", "error": "bold red", "denied": "yellow", "interrupted": "yellow",
+                  "open": "cyan", "unpaired": "magenta"}
+_MASK = r"\[REDACTED:[a-z0-9_]+:hmac-sha256:[0-9a-f]+\]|hmac-sha256:[0-9a-f]{32}"
+
+
+def _ms(value) -> str:
+    if value is None:
+        return ""
+    if value < 1000:
+        return f"{value:.0f} ms"
+    from agentwatch.readers.health_view import duration
+
+    return duration(value / 1000)
+
+
+_EVENT_LABEL = {"session_start": "started", "session_end": "ended", "subagent_start": "subagent",
+                "subagent_end": "subagent end", "notification": "notice"}
+
+
+def _fold(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` characters, broken after a space where one is near,
+    never inside a redaction mask that fits a line."""
+    import re
+
+    words = [w for w in re.split(f"({_MASK}| )", text) if w]
+    pieces: list[str] = [""]
+    for word in words:
+        atomic = len(word) <= width
+        if atomic and len(pieces[-1]) + len(word) > width and pieces[-1]:
+            pieces.append("")
+            if word == " ":
+                continue
+        if atomic:
+            pieces[-1] += word
+            continue
+        for ch in word:
+            if len(pieces[-1]) + 1 > width:
+                pieces.append("")
+            pieces[-1] += ch
+    return [p.rstrip() if i < len(pieces) - 1 else p for i, p in enumerate(pieces)]
+
+
+def timeline_cells(item, millis: bool = True) -> tuple[str, str, str, str, str, str]:
+    """(time, seq, what, outcome, duration, summary) of one item; recorded text neutralized."""
+    what = item.name if item.kind == "tool" else _EVENT_LABEL.get(item.kind, item.kind)
+    if item.kind == "permission" and item.detail.get("decision") == "deny":
+        what = "denied"
+    summary = neutralize(item.summary or "")
+    if item.detail.get("unpaired"):
+        summary = "(no start) " + summary
+    outcome = item.outcome or ""
+    if item.findings:
+        outcome = (outcome + " " if outcome else "") + "!" + ",".join(f.get("kind", "?") for f in item.findings)
+    clock = _clock(item.at_ns)
+    return clock if millis else clock[:8], f"#{item.seq}", neutralize(what or "-"), outcome, _ms(item.duration_ms), summary
+
+
+def timeline_printer(as_json: bool):
+    """A function printing a batch of timeline items (show, show -f).
+
+    Columns: time, seq, tool or event, outcome, duration, then the summary, last so
+    that off a terminal it is printed whole and on a terminal it folds under itself
+    (at most three lines, then an ellipsis).
+    """
+    out = sys.stdout
+    if as_json:
+        def emit_json(batch) -> None:
+            out.write("".join(json.dumps(i.to_json(), ensure_ascii=False) + "\n" for i in batch))
+            out.flush()
+        return emit_json
+    console = _console() if is_terminal() else None
+    width = console.width if console is not None else 0
+    wide = console is None or width >= 100
+    widths = (12 if wide else 8, 5, 16 if wide else 12, 8, 7)
+    indent = sum(widths) + 2 * len(widths)
+
+    def head(cells) -> str:
+        t, s, w, o, d = cells
+        w = w if len(w) <= widths[2] else w[: widths[2] - 1] + "…"
+        return f"{t:<{widths[0]}}  {s:>{widths[1]}}  {w:<{widths[2]}}  {o:<{widths[3]}}  {d:>{widths[4]}}  "
+
+    def emit(batch) -> None:
+        for item in batch:
+            *cells, summary = timeline_cells(item, millis=wide)
+            prefix = head(cells)
+            if console is None:
+                out.write((prefix + summary).rstrip() + "\n")
+                continue
+            from rich.text import Text
+
+            pieces = _fold(summary, max(10, width - indent)) if summary else [""]
+            if len(pieces) > _FOLD_LINES:
+                pieces = pieces[:_FOLD_LINES]
+                pieces[-1] = pieces[-1][:-1] + "…"
+            text = Text(prefix + pieces[0])
+            for piece in pieces[1:]:
+                text.append("\n" + " " * indent + piece)
+            text.highlight_regex(_MASK, "reverse magenta")
+            outcome = cells[3]
+            if outcome:
+                at = prefix.find(outcome, len(cells[0]) + len(cells[1]) + 4)
+                style = "bold red" if item.findings else _OUTCOME_STYLE.get(item.outcome or "", "")
+                if at >= 0 and style:
+                    text.stylize(style, at, at + len(outcome))
+            if item.kind == "prompt":
+                text.stylize("bold")
+            elif item.kind != "tool":
+                text.stylize("dim")
+            console.print(text, markup=False, highlight=False, crop=False, overflow="ignore", no_wrap=True)
+        out.flush()
+    return emit
+
+
+def emit_timeline_header(harness: str, session_id: str, as_json: bool) -> None:
+    if as_json:
+        return
+    line = f"session {neutralize(session_id)} ({harness})"
+    if is_terminal():
+        _console().print(line, style="bold", markup=False, highlight=False)
+    else:
+        sys.stdout.write(line + "\n")
+
+
+def emit_export(report, as_json: bool) -> None:
+    """export: the report as JSON on stdout (otlp), or one line on stderr (stdout may carry the records)."""
+    if as_json:
+        print_json(report.to_json())
+        return
+    what = f"{report.records} records"
+    if report.format == "otlp":
+        what += f" as {report.spans} spans in {report.requests} requests"
+    where = f" (seq {report.first_seq}..{report.last_seq})" if report.first_seq is not None else ""
+    print(f"agentwatch: exported {what} to {report.destination}{where}", file=sys.stderr)
+    if report.rejected_spans:
+        print(f"agentwatch: the endpoint rejected {report.rejected_spans} spans (partial success)", file=sys.stderr)
+    if report.resent:
+        print(f"agentwatch: sent seq {report.resent[0]}..{report.resent[1]} again", file=sys.stderr)
+    if report.skipped:
+        print(f"agentwatch: acknowledged seq {report.skipped[0]}..{report.skipped[1]} without sending", file=sys.stderr)

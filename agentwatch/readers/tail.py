@@ -261,6 +261,7 @@ def run_tail(
     last: int = 10,
     socket_path: Path | None = None,
     on_source=None,
+    progress=None,
 ) -> None:
     """`agentwatch tail`: emit batches; with a named consumer, log and acknowledge each one.
 
@@ -268,6 +269,7 @@ def run_tail(
     `socket_path`, else from the store; the consumer logic is the same for both.
     A batch is handed to `emit` first, then logged, then acknowledged: a crash
     between the steps re-delivers (at-least-once), never skips.
+    `progress(done, total)` follows the catch-up to the head seen at the start.
     """
     from agentwatch.readers.consumers import Consumer
 
@@ -294,11 +296,17 @@ def run_tail(
     try:
         source = follow_any(path, socket_path, after_seq=after, kinds=kinds, follow=follow, stop=stop,
                             store_id=store_id, on_source=on_source)
+        behind = head - after
+        catching_up = progress is not None and behind > 0
         for batch in source:
             emit(batch)
             if named is not None:
                 named.record_deliveries(r.seq for r in batch)
                 named.ack(cursor, batch[-1].seq)
+            if catching_up:
+                done = min(batch[-1].seq, head) - after
+                progress(done, behind)
+                catching_up = done < behind
     finally:
         if named is not None:
             named.close()

@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 from agentwatch.errors import UsageError
 from agentwatch.record.ids import new_record_id
@@ -103,22 +104,25 @@ class TooLong:
     sha256: str
 
 
-def _lines(stream: IO[bytes], max_line: int = MAX_LINE) -> Iterator[tuple[int, "bytes | TooLong"]]:
-    """(line number, line without its newline) for every non-blank line; TooLong for one past max_line."""
+def _lines(stream: IO[bytes], read: list[int], max_line: int = MAX_LINE) -> Iterator[tuple[int, "bytes | TooLong"]]:
+    """(line number, line without its newline) for every non-blank line; TooLong for one past max_line.
+
+    `read[0]` counts the bytes consumed so far (for a progress bar)."""
     number = 0
     while True:
         raw = stream.readline(max_line + 2)  # the longest line allowed, "\r\n" included
         if not raw:
             return
+        read[0] += len(raw)
         number += 1
         line = raw.rstrip(b"\r\n") if raw.endswith(b"\n") else raw
         if len(line) > max_line:
-            yield number, _rest_of_long_line(stream, raw)
+            yield number, _rest_of_long_line(stream, raw, read)
         elif line.strip():
             yield number, line
 
 
-def _rest_of_long_line(stream: IO[bytes], head: bytes) -> TooLong:
+def _rest_of_long_line(stream: IO[bytes], head: bytes, read: list[int]) -> TooLong:
     """Read to the end of an over-long line in bounded pieces; its size and sha256, newline excluded."""
     digest = hashlib.sha256()
     size = 0
@@ -132,13 +136,26 @@ def _rest_of_long_line(stream: IO[bytes], head: bytes) -> TooLong:
         if ended:
             break
         piece = stream.readline(_PIECE)
+        read[0] += len(piece)
     return TooLong(size, "sha256:" + digest.hexdigest())
 
 
+def _size(stream: IO[bytes]) -> int | None:
+    """The input's size when it is a regular file (a pipe's is unknown)."""
+    try:
+        info = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
 def import_lines(
-    store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000, policy=None
+    store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000, policy=None,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> ImportReport:
-    """`policy` is the redaction policy (config.Config.policy()); None means the default mode."""
+    """`policy` is the redaction policy (config.Config.policy()); None means the default mode.
+
+    `progress(bytes_read, total_bytes)` runs after each batch (total None for a pipe)."""
     if batch_size < 1:
         raise UsageError("batch size must be at least 1")
     stream = _open(source)
@@ -151,7 +168,9 @@ def import_lines(
         raise
     try:
         batch: list[Append] = []
-        for number, line in _lines(stream):
+        read = [0]
+        total = _size(stream) if progress else None
+        for number, line in _lines(stream, read):
             report.lines += 1
             if isinstance(line, TooLong):
                 reason = f"line longer than {MAX_LINE} bytes ({line.size} bytes); skipped unread"
@@ -165,7 +184,11 @@ def import_lines(
                     batch.append(_rejection(source, number, len(line), _sha256(line), str(exc)))
             if len(batch) >= batch_size:
                 _flush(store, batch, report)
+                if progress:
+                    progress(read[0], total)
         _flush(store, batch, report)
+        if progress:
+            progress(read[0], total)
     finally:
         store.close()
         if stream is not sys.stdin.buffer:
