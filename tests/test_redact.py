@@ -492,13 +492,28 @@ def test_glued_aws_key_ids_are_each_masked():
     assert POLICY.encode({"k": GLUED}) == canonical_json(POLICY.apply({"k": GLUED}))
 
 
-def test_the_keyword_index_gives_the_same_rules_with_and_without_the_automaton():
-    compiled, plain = rules.builtin(), rules.load(use_automaton=False)
-    assert compiled.case_insensitive.compiled and not plain.case_insensitive.compiled
-    for text in [t for _, _, t in CORPUS] + list(BENIGN) + [t for *_, t in rule_samples()]:
-        assert compiled.rules_in(text) == plain.rules_in(text)
-        assert compiled.suspicious(text, json=False) == plain.suspicious(text, json=False)
-        assert compiled.redact(text, POLICY.mask) == plain.redact(text, POLICY.mask)
+@pytest.mark.parametrize("backend", rules.KeywordIndex.BACKENDS)
+def test_every_keyword_index_backend_finds_the_same_occurrences(backend):
+    index = rules.load(backend=backend).index
+    assert index.backend == backend  # hyperscan and pyahocorasick are installed with the project
+    reference = rules.load(backend="python").index
+    texts = [t for _, _, t in CORPUS] + list(BENIGN) + [t for *_, t in rule_samples()] + [GLUED, "PaSsWoRd=x"]
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        assert index.hits(data) == reference.hits(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text_st)
+def test_keyword_index_backends_agree_on_generated_text(text):
+    data = text.encode("utf-8", "surrogatepass")
+    expected = PYTHON_INDEX.hits(data)
+    for index in OTHER_INDEXES:
+        assert index.hits(data) == expected
+
+
+PYTHON_INDEX = rules.load(backend="python").index
+OTHER_INDEXES = [rules.load(backend=b).index for b in ("hyperscan", "ahocorasick")]
 
 
 def _jsonable(text: str) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentwatch.record import redact
 from agentwatch.record.adapters import adapter_for
+from agentwatch.store import canonical
 from agentwatch.store.append import Append, json_nesting_exceeds
 from agentwatch.store.chain import MAX_RECORD_ID_BYTES, canonical_json
 
@@ -68,7 +69,7 @@ def decode_payload(env: dict) -> tuple[Any, str | None, bytes | None]:
         text = env["payload_text"]
         raw = None
     try:
-        value = json.loads(text)
+        value = canonical.loads(text)
     except RecursionError:  # deeper than the parser goes
         return text, _TOO_DEEP, raw
     except ValueError as exc:

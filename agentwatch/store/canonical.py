@@ -4,8 +4,8 @@ orjson writes the canonical form for almost every value: sorted keys (UTF-8 byte
 order is code point order), no blanks, UTF-8, the same string escapes. Where it
 would not, the reference encoder (`chain.reference_canonical_json`) answers:
 
-- integers beyond 64 bits, lone surrogates, non-string keys, subclasses, values
-  nested deeper than orjson goes: orjson refuses them;
+- integers beyond 64 bits, lone surrogates, non-string keys, values nested
+  deeper than orjson goes: orjson refuses them;
 - NaN and the infinities, which orjson writes as `null` (the reference refuses
   them): when `null` is in the output, it is read back and compared;
 - floats whose shortest form orjson writes differently from Python's `repr`
@@ -27,9 +27,36 @@ except ImportError:  # the reference encoder alone
     orjson = None  # type: ignore[assignment]
 
 # Where orjson's float text differs from repr: a one-digit negative exponent (repr pads it to
-# two), or a small number written out in full.
-_FLOAT_TEXT = re.compile(rb"[0-9]e-[0-9](?![0-9])|0\.0000")
-_BIG_INT = re.compile(r"[0-9]{19}")  # orjson reads integers beyond 64 bits as floats
+# two), or a small number written out in full. The pattern starts with a literal, which the
+# regex engine finds at memchr speed; the digit before "e-" is checked per match.
+_SHORT_EXPONENT = re.compile(rb"e-[0-9](?![0-9])")
+_MANTISSA = frozenset(b"0123456789.")
+# orjson reads integers beyond 64 bits as floats: a text with 19 digits in a row goes to json.loads.
+_DIGIT_SHAPE = bytes(100 if 48 <= c <= 57 else 32 for c in range(256))  # digits -> "d", the rest -> " "
+_NINETEEN_DIGITS = b"d" * 19
+
+
+def _float_text_differs(out: bytes) -> bool:
+    """Does a number in this JSON text (not a string's content) have a form repr writes otherwise?"""
+    for m in _SHORT_EXPONENT.finditer(out):
+        if _number_before(out, m.start()):
+            return True
+    i = out.find(b"0.0000")
+    while i >= 0:
+        if _number_before(out, i + 1):
+            return True
+        i = out.find(b"0.0000", i + 1)
+    return False
+
+
+def _number_before(out: bytes, end: int) -> bool:
+    """Is out[:end] ending in the digits of a number that starts right after `:`, `,` or `[`?"""
+    i = end
+    while i and out[i - 1] in _MANTISSA:
+        i -= 1
+    if i and out[i - 1] == 45:  # "-"
+        i -= 1
+    return i < end and i > 0 and out[i - 1] in b":,["
 
 
 def fast_encoder(reference: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
@@ -37,8 +64,8 @@ def fast_encoder(reference: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     if orjson is None:
         return reference
     dumps, loads, error = orjson.dumps, orjson.loads, orjson.JSONEncodeError
-    options = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
-               | orjson.OPT_PASSTHROUGH_DATETIME)
+    # datetimes and dataclasses are not JSON values: orjson hands them on, and the reference refuses them
+    options = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
     def encode(value: Any) -> bytes:
         try:
@@ -47,7 +74,7 @@ def fast_encoder(reference: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
             return reference(value)
         if b"null" in out and loads(out) != value:
             return reference(value)  # NaN or an infinity became null
-        if (b"e-" in out or b"0.0000" in out) and _FLOAT_TEXT.search(out):
+        if (b"e-" in out or b"0.0000" in out) and _float_text_differs(out):
             return reference(value)
         return out
 
@@ -56,7 +83,8 @@ def fast_encoder(reference: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
 
 def loads(text: str | bytes) -> Any:
     """json.loads, from orjson where it gives the same value (it refuses NaN, reads big integers as floats)."""
-    if orjson is not None and not _BIG_INT.search(text if isinstance(text, str) else text.decode("latin-1")):
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if orjson is not None and _NINETEEN_DIGITS not in data.translate(_DIGIT_SHAPE):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:

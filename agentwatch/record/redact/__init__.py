@@ -140,7 +140,7 @@ class Policy:
             doc = self._restrict(doc)
         data, view = encode_with_scan_view(doc)
         if (self._extra is None and "raw_b64" not in doc
-                and not rules.builtin().suspicious(view.decode("utf-8", "surrogatepass"))):
+                and not rules.builtin().suspicious(view)):
             return data
         return canonical_json(self._redact_doc(doc))
 
@@ -161,7 +161,7 @@ class Policy:
             self._rekey_digests(out, changed_from=doc)  # plain digests of masked content confirm guesses
         return out
 
-    def _walk(self, value: Any, sensitive: bool, seen: dict) -> Any:
+    def _walk(self, value: Any, sensitive: bool | object, seen: dict) -> Any:
         """The document with every string redacted; under a secret name, a value is masked whole."""
         if isinstance(value, str):
             if sensitive and not benign_value(value):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,10 +33,8 @@ Masker = Callable[[str, str], str]  # (kind, secret) -> mask
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _KEYWORD_CHARS = frozenset(chr(c) for c in range(0x20, 0x7F)) - {'"', "\\"}
-_JSON_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[\s\S])")
 _IDENT_CLASS = "A-Za-z0-9_.-"
 _IDENT_RUN = re.compile(f"[{_IDENT_CLASS}]+")
-_NOT_IDENT = str.maketrans({c: " " for c in map(chr, range(128)) if not re.match(f"[{_IDENT_CLASS}]", c)})
 
 
 def ascii_lower(s: str) -> str:
@@ -43,65 +42,120 @@ def ascii_lower(s: str) -> str:
     return s.lower() if s.isascii() else s.translate(_ASCII_LOWER)
 
 
-def json_blanked(text: str) -> str:
-    """Canonical JSON text with each escape sequence read as one blank (see the module doc)."""
-    return _JSON_ESCAPE.sub(" ", text) if "\\" in text else text
-
-
 # --- the keyword index --------------------------------------------------------------------------
 
 class KeywordIndex:
-    """Which rules have a keyword in a text: an Aho-Corasick automaton, or a plain scan.
+    """Where the rules' keywords occur in a text (UTF-8 bytes): every occurrence, overlapping ones too.
 
-    Both give the same set for every text (tests check this on generated strings);
-    the automaton reads the text once in C, the scan calls str.find per keyword.
+    Three backends give the same occurrences for every text (tests check this on
+    generated strings): Hyperscan where it imports, else pyahocorasick's
+    automaton, both reading the text once in C; else a plain scan that calls
+    bytes.find per keyword. Case-insensitive keywords match ASCII letters of
+    either case; case-sensitive ones (token prefixes) match as written.
     """
 
-    def __init__(self, keywords: dict[str, Iterable[int]], *, use_automaton: bool = True) -> None:
-        self.keywords = {kw: tuple(sorted(set(ids))) for kw, ids in keywords.items()}
-        for kw in self.keywords:
+    BACKENDS = ("hyperscan", "ahocorasick", "python")
+
+    def __init__(self, keywords: Iterable[tuple[str, bool, Iterable[int]]], *, backend: str | None = None) -> None:
+        table: dict[tuple[bytes, bool], set[int]] = {}
+        for kw, case_sensitive, ids in keywords:
             if not kw or not _KEYWORD_CHARS.issuperset(kw):
                 raise ValueError(f"keyword {kw!r}: printable ASCII without quotes or backslashes only")
-        self._automaton = None
-        if use_automaton and self.keywords:
-            try:
-                import ahocorasick
-            except ImportError:
-                pass
-            else:
-                automaton = ahocorasick.Automaton()
-                for kw, ids in self.keywords.items():
-                    automaton.add_word(kw, (kw, ids))
-                automaton.make_automaton()
-                self._automaton = automaton
-        self._items = tuple(self.keywords.items())
+            key = (kw.encode("ascii") if case_sensitive else ascii_lower(kw).encode("ascii"), case_sensitive)
+            table.setdefault(key, set()).update(ids)
+        self.keywords: tuple[tuple[bytes, bool, tuple[int, ...]], ...] = tuple(
+            (kw, cs, tuple(sorted(ids))) for (kw, cs), ids in sorted(table.items()))
+        self.backend = "python"
+        self._scan: Callable[[bytes], list[tuple[int, int]]] = self._scan_python
+        for name in (BACKENDS_ORDER if backend is None else (backend,)):
+            maker = getattr(self, f"_make_{name}")
+            scan = maker()
+            if scan is not None:
+                self.backend, self._scan = name, scan
+                break
 
-    @property
-    def compiled(self) -> bool:
-        return self._automaton is not None
+    def hits(self, data: bytes) -> list[tuple[int, int]]:
+        """(start, keyword index) of every occurrence, sorted."""
+        return sorted(self._scan(data))
 
-    def hits(self, text: str) -> Iterator[tuple[int, str, tuple[int, ...]]]:
-        """(start, keyword, rule ids) for every keyword occurrence, in no particular order."""
-        if self._automaton is not None:
-            for end, (kw, ids) in self._automaton.iter(text):
-                yield end - len(kw) + 1, kw, ids
-            return
-        for kw, ids in self._items:
+    def rules_in(self, data: bytes) -> set[int]:
+        out: set[int] = set()
+        for _, k in self._scan(data):
+            out.update(self.keywords[k][2])
+        return out
+
+    # -- backends ---------------------------------------------------------------------------------
+    def _scan_python(self, data: bytes) -> list[tuple[int, int]]:
+        low = data.lower()
+        out = []
+        for k, (kw, cs, _) in enumerate(self.keywords):
+            text = data if cs else low
             i = text.find(kw)
             while i >= 0:
-                yield i, kw, ids
+                out.append((i, k))
                 i = text.find(kw, i + 1)
-
-    def rules_in(self, text: str) -> set[int]:
-        out: set[int] = set()
-        if self._automaton is not None:
-            for _, (_, ids) in self._automaton.iter(text):
-                out.update(ids)
-            return out
-        for kw, ids in self._items:
-            if kw in text:
-                out.update(ids)
         return out
+
+    def _make_python(self) -> Callable[[bytes], list[tuple[int, int]]]:
+        return self._scan_python
+
+    def _make_ahocorasick(self) -> Callable[[bytes], list[tuple[int, int]]] | None:
+        try:
+            import ahocorasick
+        except ImportError:
+            return None
+        automaton = ahocorasick.Automaton()
+        words: dict[str, list[int]] = {}
+        for k, (kw, _, _) in enumerate(self.keywords):
+            words.setdefault(kw.lower().decode("ascii"), []).append(k)
+        for word, ks in words.items():
+            automaton.add_word(word, (len(word), tuple(ks)))
+        automaton.make_automaton()
+        keywords = self.keywords
+
+        def scan(data: bytes) -> list[tuple[int, int]]:
+            out = []
+            # bytes read as Latin-1 are one character each: offsets stay byte offsets
+            for end, (n, ks) in automaton.iter(data.lower().decode("latin-1")):
+                start = end - n + 1
+                for k in ks:
+                    kw, cs, _ = keywords[k]
+                    if not cs or data.startswith(kw, start):
+                        out.append((start, k))
+            return out
+
+        return scan
+
+    def _make_hyperscan(self) -> Callable[[bytes], list[tuple[int, int]]] | None:
+        try:
+            import hyperscan
+        except ImportError:
+            return None
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(
+            expressions=[re.escape(kw.decode("ascii")).encode("ascii") for kw, _, _ in self.keywords],
+            ids=list(range(len(self.keywords))),
+            elements=len(self.keywords),
+            flags=[0 if cs else hyperscan.HS_FLAG_CASELESS for _, cs, _ in self.keywords],
+        )
+        scratch = hyperscan.Scratch(database)
+        lengths = [len(kw) for kw, _, _ in self.keywords]
+        lock = threading.Lock()  # one scratch space: scans do not overlap
+
+        def scan(data: bytes) -> list[tuple[int, int]]:
+            out: list[tuple[int, int]] = []
+
+            def found(k: int, start: int, end: int, flags: int, context: object) -> None:
+                out.append((end - lengths[k], k))
+
+            with lock:
+                database.scan(data, match_event_handler=found, scratch=scratch)
+            return out
+
+        return scan
+
+
+BACKENDS_ORDER = KeywordIndex.BACKENDS
 
 
 # --- rules ---------------------------------------------------------------------------------------
@@ -111,7 +165,7 @@ class Rule:
     id: str
     kind: str
     regex: re.Pattern  # the match; group `v` (or the whole match) is what gets masked
-    verify: re.Pattern | None  # a looser pattern the fast path tries on the JSON text after a keyword hit
+    verify: re.Pattern | None  # a looser bytes pattern the fast path tries near a keyword hit in the JSON
     entropy: float | None
     allow: tuple[re.Pattern, ...]
     source: str
@@ -138,6 +192,12 @@ class NameRule:
 
 
 _OPERATOR = r"(?:=|:=|::=|:::=|\?=|=>|:|,|>)"
+VERIFY_BEFORE, VERIFY_AFTER = 600, 1400  # bytes around a keyword hit where a rule's match must lie
+
+
+def _verify(pattern: str) -> re.Pattern:
+    """A fast-path pattern, on bytes: ASCII classes mean what they mean on the rules' ASCII-flagged patterns."""
+    return re.compile(pattern.encode("ascii"))
 
 
 def _token_regex(spec: dict, *, bounded: bool) -> str:
@@ -163,25 +223,21 @@ def _context_regex(spec: dict) -> str:
 
 def _context_verify(spec: dict) -> str:
     names = "|".join(map(re.escape, spec["names"]))
-    return rf"(?i:(?:{names})[\s\S]{{0,100}}?(?:{spec['value']}))"
+    return rf"(?i:(?:{names})[\s\S]{{0,400}}?(?:{spec['value']}))"  # 100 characters are at most 400 bytes
 
 
 class RuleSet:
     """The compiled rules of one rules file."""
 
-    def __init__(self, data: dict, *, use_automaton: bool = True) -> None:
+    def __init__(self, data: dict, *, backend: str | None = None) -> None:
         if data.get("version") != 1:
             raise ValueError("unsupported rules file version")
         rules: list[Rule] = []
-        cs: dict[str, list[int]] = {}
-        ci: dict[str, list[int]] = {}
+        table: list[tuple[str, bool, tuple[int, ...]]] = []  # (keyword, case-sensitive, rule ids)
 
-        def add(rule: Rule, keywords: Iterable[str]) -> None:
-            index = len(rules)
+        def add(rule: Rule, words: Iterable[str]) -> None:
             rules.append(rule)
-            table = cs if rule.case_sensitive else ci
-            for kw in keywords:
-                table.setdefault(kw if rule.case_sensitive else ascii_lower(kw), []).append(index)
+            table.extend((kw, rule.case_sensitive, (len(rules) - 1,)) for kw in words)
 
         def compiled(specs: Iterable[str]) -> tuple[re.Pattern, ...]:
             return tuple(re.compile(a) for a in specs)
@@ -189,16 +245,16 @@ class RuleSet:
         # Token formats first: where two rules mask the same value, the more specific kind wins.
         for spec in data.get("token", ()):
             keywords = spec.get("keywords")
-            verify = None if spec.get("fast_path") == "keyword" else re.compile(_token_regex(spec, bounded=False))
-            add(Rule(spec["id"], spec["kind"], re.compile(_token_regex(spec, bounded=True)), verify,
+            verify = None if spec.get("fast_path") == "keyword" else _verify(_token_regex(spec, bounded=False))
+            add(Rule(spec["id"], spec["kind"], re.compile(_token_regex(spec, bounded=True), re.ASCII), verify,
                      spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None),
                 keywords or spec["prefixes"])
         for spec in data.get("context", ()):
-            add(Rule(spec["id"], spec["kind"], re.compile(_context_regex(spec)), re.compile(_context_verify(spec)),
+            add(Rule(spec["id"], spec["kind"], re.compile(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
                      spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], False), spec["names"])
         for spec in data.get("pattern", ()):
-            verify = re.compile(spec["verify"]) if "verify" in spec else None
-            add(Rule(spec["id"], spec["kind"], re.compile(spec["regex"]), verify, spec.get("entropy"),
+            verify = _verify(spec["verify"]) if "verify" in spec else None
+            add(Rule(spec["id"], spec["kind"], re.compile(spec["regex"], re.ASCII), verify, spec.get("entropy"),
                      compiled(spec.get("allow", ())), spec["source"], False, spec.get("neighbours", "")),
                 spec["keywords"])
         self.rules: tuple[Rule, ...] = tuple(rules)
@@ -212,13 +268,11 @@ class RuleSet:
             keywords=tuple(sorted(_minimal_substrings(words | {"key"}))),
         )
         self.NAMES = len(self.rules)  # the rule id the name keywords map to
-        for kw in self.names.keywords:
-            ci.setdefault(kw, []).append(self.NAMES)
+        table.extend((kw, False, (self.NAMES,)) for kw in self.names.keywords)
         e = data["entropy"]
         self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"])
-        self.case_sensitive = KeywordIndex(cs, use_automaton=use_automaton)
-        self.case_insensitive = KeywordIndex(ci, use_automaton=use_automaton)
-        self._clean_runs: set[str] = set()
+        self.index = KeywordIndex(table, backend=backend)
+        self._clean_runs: set[bytes] = set()  # runs seen not to mask (never a secret)
         self._secret_chunk = lru_cache(maxsize=8192)(self._secret_chunk_uncached)
 
     # -- names ------------------------------------------------------------------------------------
@@ -246,59 +300,67 @@ class RuleSet:
         return False
 
     # -- which rules can fire -----------------------------------------------------------------------
-    def rules_in(self, text: str, low: str | None = None) -> set[int]:
-        found = self.case_sensitive.rules_in(text)
-        found |= self.case_insensitive.rules_in(ascii_lower(text) if low is None else low)
-        return found
+    def rules_in(self, text: str) -> set[int]:
+        return self.index.rules_in(text.encode("utf-8", "surrogatepass"))
 
-    def suspicious(self, text: str, *, json: bool = True) -> bool:
-        """Could any rule change a string inside this canonical JSON text (or this one string)?
+    def suspicious(self, data: bytes | str, *, json: bool = True) -> bool:
+        """Could any rule change a string inside this canonical JSON (or this one string)?
 
         False means certainly not; True means the walk must look.
         """
-        if json:
-            text = json_blanked(text)
-        low = ascii_lower(text)
-        for i, _, ids in self.case_sensitive.hits(text):
-            for rid in ids:
-                verify = self.rules[rid].verify
-                if verify is None or verify.search(text):
-                    return True
-        name_hit = False
-        for i, kw, ids in self.case_insensitive.hits(low):
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogatepass")
+        if json and b"\\" in data:
+            data = _JSON_ESCAPE_B.sub(b" ", data)
+        keywords, rules = self.index.keywords, self.rules
+        for start, k in self.index.hits(data):
+            kw, _, ids = keywords[k]
             for rid in ids:
                 if rid == self.NAMES:
-                    name_hit = name_hit or self._name_hit(text, i, len(kw))
-                    if name_hit:
+                    if self._name_hit(data, start, len(kw)):
                         return True
                     continue
-                verify = self.rules[rid].verify
-                if verify is None or verify.search(text):
+                verify = rules[rid].verify
+                if verify is None or verify.search(data, max(0, start - VERIFY_BEFORE), start + VERIFY_AFTER):
                     return True
-        return self._entropy_hit(text)
+        return self._entropy_hit(data)
 
-    def _name_hit(self, text: str, start: int, n: int) -> bool:
-        """Is the identifier around text[start:start+n] a secret name?"""
+    def _name_hit(self, data: bytes, start: int, n: int) -> bool:
+        """Is the identifier around data[start:start+n] a secret name?"""
         lo = start
-        while lo > 0 and text[lo - 1] in _IDENT_SET:
+        while lo > 0 and data[lo - 1] in _IDENT_BYTES:
             lo -= 1
-        m = _IDENT_RUN.match(text, start)
-        hi = m.end() if m else start + n
-        return self._secret_chunk(text[lo:hi])
+        hi = start + n
+        while hi < len(data) and data[hi] in _IDENT_BYTES:
+            hi += 1
+        return self._secret_chunk(data[lo:hi].decode("ascii"))
 
-    def _entropy_hit(self, text: str) -> bool:
+    def _entropy_hit(self, data: bytes) -> bool:
+        """Would the entropy rule mask a run in this text? Runs are found in C (translate, a literal search)."""
         clean = self._clean_runs
-        for m in _RUN.finditer(text):
-            run = m.group()
-            if run in clean or _digest_context(text, m.start()):
+        for m in _LONG_RUN.finditer(data.translate(_RUN_SHAPE)):
+            word = data[m.start():m.end()]
+            if word in clean:
                 continue
-            if self._run_masks(run):
+            if self._run_masks(word.decode("ascii")) and not self._only_after_digest_labels(data, word):
                 return True
-            if len(run) <= 256:
+            if len(word) <= 256:
                 if len(clean) >= 8192:
                     clean.clear()
-                clean.add(run)
+                clean.add(word)
         return False
+
+    @staticmethod
+    def _only_after_digest_labels(data: bytes, word: bytes) -> bool:
+        """Does every maximal occurrence of this run follow a digest label (go.sum `h1:`)?"""
+        i = data.find(word)
+        while i >= 0:
+            end = i + len(word)
+            whole = (i == 0 or data[i - 1] not in _RUN_BYTES) and (end == len(data) or data[end] not in _RUN_BYTES)
+            if whole and not data[max(0, i - 7):i].endswith(_DIGEST_LABELS_B):
+                return False
+            i = data.find(word, i + 1)
+        return True
 
     # -- the walk on one string ------------------------------------------------------------------------
     def redact(self, s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
@@ -306,11 +368,15 @@ class RuleSet:
 
         Masks already in s are kept as they are: no rule masks a mask again.
         """
-        low = ascii_lower(s)
+        data = s.encode("utf-8", "surrogatepass")
+        hits = self.index.hits(data)
+        ids: set[int] = set()
+        for _, k in hits:
+            ids.update(self.index.keywords[k][2])
         spans: list[tuple[int, int, str]] = []
-        for rid in sorted(self.rules_in(s, low)):
+        for rid in sorted(ids):
             if rid == self.NAMES:
-                spans.extend(self._assignment_spans(s, low))
+                spans.extend(self._assignment_spans(s, data, hits))
                 continue
             rule = self.rules[rid]
             for m in rule.regex.finditer(s):
@@ -341,12 +407,15 @@ class RuleSet:
             s = extra.sub(lambda m: _mask_custom(m, mask), s)
         return self._mask_runs(s, mask)
 
-    def _assignment_spans(self, s: str, low: str) -> Iterator[tuple[int, int, str]]:
+    def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]]) -> Iterator[tuple[int, int, str]]:
         """`name = value` where the name is secret: tried at each identifier holding a name keyword."""
         starts: set[int] = set()
-        for i, _, ids in self.case_insensitive.hits(low):
-            if self.NAMES not in ids:
+        ascii_text = len(data) == len(s)
+        for i, k in hits:
+            if self.NAMES not in self.index.keywords[k][2]:
                 continue
+            if not ascii_text:
+                i = len(data[:i].decode("utf-8", "surrogatepass"))  # a byte offset, as a character offset
             lo = i
             while lo > 0 and s[lo - 1] in _IDENT_SET:
                 lo -= 1
@@ -357,7 +426,7 @@ class RuleSet:
             if span is not None:
                 yield span
 
-    def _assignment_at(self, s: str, lo: str) -> tuple[int, int, str] | None:
+    def _assignment_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
         if lo and s[lo - 1] == "<":
             m = XML_RE.match(s, lo - 1)
             if m and self.secret_name(m.group("name")) and not benign_value(m.group("v").strip()):
@@ -429,6 +498,7 @@ class RuleSet:
 
 
 _DIGEST_LABELS = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "sha256=", "sha384=", "sha512=")
+_DIGEST_LABELS_B = tuple(label.encode("ascii") for label in _DIGEST_LABELS)
 
 
 def _digest_context(s: str, start: int) -> bool:
@@ -436,8 +506,13 @@ def _digest_context(s: str, start: int) -> bool:
     return s.endswith(_DIGEST_LABELS, max(0, start - 7), start)
 
 
+_JSON_ESCAPE_B = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|[\s\S])")
+_IDENT_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+_RUN_SHAPE = bytes(120 if c in _RUN_BYTES else 32 for c in range(256))  # [A-Za-z0-9+/=_-] -> "x", the rest -> " "
 _IDENT_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _RUN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+_LONG_RUN = re.compile(b"x" * 20 + b"x*")  # a literal prefix: the engine searches it at C speed
 _EQ_SPLIT = re.compile(r"(=+)")
 _WORDS_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -642,11 +717,11 @@ def _mask_custom(m: re.Match, mask: Masker) -> str:
     return m.group()[: start - base] + mask("custom", m.group(group)) + m.group()[end - base:]
 
 
-def load(text: str | None = None, *, use_automaton: bool = True) -> RuleSet:
-    """The rule set of a rules file (the built-in one by default)."""
+def load(text: str | None = None, *, backend: str | None = None) -> RuleSet:
+    """The rule set of a rules file (the built-in one by default); `backend` picks the keyword index."""
     if text is None:
         text = resources.files("agentwatch.record.redact").joinpath("rules.toml").read_text("utf-8")
-    return RuleSet(tomllib.loads(text), use_automaton=use_automaton)
+    return RuleSet(tomllib.loads(text), backend=backend)
 
 
 @lru_cache(maxsize=1)
