@@ -203,6 +203,7 @@ class RuleSet:
         if json and b"\\" in data:
             data = _JSON_ESCAPE_B.sub(b" ", data)
         keywords, rules = self.index.keywords, self.rules
+        windows: dict[int, list[list[int]]] = {}  # rule -> merged [lo, hi) regions around its hits
         for start, k in self.index.hits(data):
             kw, _, ids = keywords[k]
             for rid in ids:
@@ -210,9 +211,19 @@ class RuleSet:
                     if self._name_hit(data, start, len(kw)):
                         return True
                     continue
-                verify = rules[rid].verify
-                if verify is None or verify.search(data, max(0, start - VERIFY_BEFORE), start + VERIFY_AFTER):
+                if rules[rid].verify is None:
                     return True
+                lo, hi = max(0, start - VERIFY_BEFORE), start + VERIFY_AFTER
+                regions = windows.setdefault(rid, [])
+                if regions and lo <= regions[-1][1]:
+                    regions[-1][1] = max(regions[-1][1], hi)  # hits come in order: extend the last region
+                else:
+                    regions.append([lo, hi])
+        for rid, regions in windows.items():
+            verify = rules[rid].verify
+            assert verify is not None
+            if any(verify.search(data, lo, hi) for lo, hi in regions):
+                return True
         return self._entropy_hit(data)
 
     def _name_hit(self, data: bytes, start: int, n: int) -> bool:
@@ -618,3 +629,13 @@ def load(text: str | None = None, *, backend: str | None = None) -> RuleSet:
 def builtin() -> RuleSet:
     """The built-in rules, compiled on first use (tens of milliseconds, so not at import)."""
     return load()
+
+
+def redact_string(s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
+    """The built-in rules on one string (`RuleSet.redact`)."""
+    return builtin().redact(s, mask, extra)
+
+
+def suspicious(text: bytes | str, *, json: bool = True) -> bool:
+    """Could the built-in rules change a string in this canonical JSON (or this string)? (`RuleSet.suspicious`)"""
+    return builtin().suspicious(text, json=json)
