@@ -49,6 +49,8 @@ def both(value):
 @example({"k": "\ud800"})
 @example({"é": 1, "a": 2, "\U0001f600": 3, "\uffff": 4})
 @example("\x00\x1f\x7f\u2028\u2029\"\\")
+@example(1e-07)  # a bare number: no ":", "," or "[" before it
+@example(-1.5e-05)
 def test_compiled_codec_gives_the_reference_bytes(value):
     fast, reference = both(value)
     assert fast == reference

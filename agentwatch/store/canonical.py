@@ -50,13 +50,13 @@ def _float_text_differs(out: bytes) -> bool:
 
 
 def _number_before(out: bytes, end: int) -> bool:
-    """Is out[:end] ending in the digits of a number that starts right after `:`, `,` or `[`?"""
+    """Is out[:end] ending in the digits of a number that starts the text or follows `:`, `,` or `[`?"""
     i = end
     while i and out[i - 1] in _MANTISSA:
         i -= 1
     if i and out[i - 1] == 45:  # "-"
         i -= 1
-    return i < end and i > 0 and out[i - 1] in b":,["
+    return i < end and (i == 0 or out[i - 1] in b":,[")
 
 
 def fast_encoder(reference: Callable[[Any], bytes]) -> Callable[[Any], bytes]:

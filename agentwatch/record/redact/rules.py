@@ -202,6 +202,8 @@ class RuleSet:
             data = data.encode("utf-8", "surrogatepass")
         if json and b"\\" in data:
             data = _JSON_ESCAPE_B.sub(b" ", data)
+            if b"\\" in data:
+                return True  # a backslash that escapes nothing: not canonical JSON, let the walk look
         keywords, rules = self.index.keywords, self.rules
         windows: dict[int, list[list[int]]] = {}  # rule -> merged [lo, hi) regions around its hits
         for start, k in self.index.hits(data):
@@ -637,5 +639,10 @@ def redact_string(s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
 
 
 def suspicious(text: bytes | str, *, json: bool = True) -> bool:
-    """Could the built-in rules change a string in this canonical JSON (or this string)? (`RuleSet.suspicious`)"""
-    return builtin().suspicious(text, json=json)
+    """Could the built-in rules change a string in this canonical JSON, or in this text read either way?
+
+    `RuleSet.suspicious` with the reading stated is what the recorder uses; this
+    function also answers for a raw string passed as JSON (both readings are asked).
+    """
+    ruleset = builtin()
+    return ruleset.suspicious(text, json=json) or (json and ruleset.suspicious(text, json=False))
