@@ -170,8 +170,8 @@ class BrokenRedactorDaemon(Daemon):
 
     def argv(self) -> list[str]:
         script = (
-            "import sys, agentwatch.record.redact as r\n"
-            "r.redact_string = lambda text, mask, extra=None: text\n"
+            "import sys, agentwatch.record.redact.rules as r\n"
+            "r.RuleSet.redact = lambda self, text, mask, extra=None: text\n"
             "from agentwatch.cli import app\n"
             "app(sys.argv[1:], prog_name='agentwatch')\n"
         )

@@ -12,7 +12,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentwatch.record import normalize, redact
-from agentwatch.record.redact.corpus import BENIGN, secrets_corpus
+from agentwatch.record.redact import rules
+from agentwatch.record.redact.corpus import BENIGN, fake, rule_samples, secrets_corpus
 from agentwatch.store.append import Store
 from agentwatch.store.chain import canonical_json
 
@@ -63,10 +64,12 @@ def test_redaction_is_idempotent():
 
 def test_self_test_passes_and_reports_without_echoing_secrets(monkeypatch):
     result = redact.self_test()
-    assert result.ok and result.failures == () and result.checked == len(CORPUS) + len(BENIGN)
+    structure = len(redact._structure_documents("x"))
+    assert result.failures == ()
+    assert result.ok and result.checked == len(CORPUS) + len(rule_samples()) + structure + len(BENIGN)
     assert result.as_dict()["ok"] is True
     # A broken rule set is reported, and the report never contains a secret.
-    monkeypatch.setattr(redact, "redact_string", lambda text, mask, extra=None: text)
+    monkeypatch.setattr(rules.RuleSet, "redact", lambda self, text, mask, extra=None: text)
     broken = redact.self_test()
     assert not broken.ok and broken.failures
     assert not leaked("\n".join(broken.failures).encode())
@@ -179,17 +182,83 @@ def test_content_digests_are_rekeyed_when_content_was_masked():
     assert doc["tool"]["input_sha256"].startswith("sha256:"), "the caller's document is not modified"
 
 
-def test_sensitive_keys_mask_their_string_values_only():
-    doc = {"password": "hunter2", "db": {"client_secret": "abc", "apiKey": "x1"}, "token": ["t1", "t2"],
-           "max_tokens": "4096", "auth": {"type": "none"}, "PWD": "/home/alice", "password_ref": "ok",
-           "secret": "${FROM_ENV}", "access_token": 42}
+def test_a_value_under_a_secret_name_is_masked_whole_whatever_its_type():
+    doc = {"password": "hunter2", "db": {"client_secret": "abc", "apiKey": "x1", "API-KEY": "x2"},
+           "token": ["t1", "t2"], "credentials": {"user": "alice", "pass": "p"}, "passwords": {"a": "b"},
+           "api_keys": [], "max_tokens": "4096", "PWD": "/home/alice", "password_hash": "ok",
+           "secret": "${FROM_ENV}", "access_token": 42, "db_password": 123456, "usage": {"input_tokens": 7}}
     out = POLICY.apply(doc)
-    assert out["password"].startswith("[REDACTED:secret_field:")
-    assert out["db"]["client_secret"].startswith("[REDACTED:secret_field:")
-    assert out["db"]["apiKey"].startswith("[REDACTED:secret_field:")
-    assert all(t.startswith("[REDACTED:secret_field:") for t in out["token"])
-    assert out["max_tokens"] == "4096" and out["auth"] == {"type": "none"} and out["PWD"] == "/home/alice"
-    assert out["password_ref"] == "ok" and out["secret"] == "${FROM_ENV}" and out["access_token"] == 42
+    mask = POLICY.mask
+    assert out["password"] == mask("secret_field", "hunter2")
+    assert out["db"] == {k: mask("secret_field", v) for k, v in doc["db"].items()}
+    assert out["token"] == mask("secret_field", '["t1","t2"]')
+    assert out["credentials"] == mask("secret_field", '{"pass":"p","user":"alice"}')
+    assert out["passwords"] == mask("secret_field", '{"a":"b"}')
+    assert out["api_keys"] == []  # nothing to hide
+    assert out["db_password"] == mask("secret_field", "123456")  # a number under a password name
+    assert out["access_token"] == 42  # token counts and ids stay numbers
+    assert out["max_tokens"] == "4096" and out["PWD"] == "/home/alice" and out["password_hash"] == "ok"
+    assert out["secret"] == "${FROM_ENV}" and out["usage"] == {"input_tokens": 7}
+
+
+@pytest.mark.parametrize("doc,path", [
+    ({"containerDefinitions": [{"environment": [{"name": "DB_PASSWORD", "value": "hunter2x"}]}]},
+     ("containerDefinitions", 0, "environment", 0, "value")),
+    ({"env": [{"name": "GITHUB_TOKEN", "value": "hunter2x"}, {"name": "HOME", "value": "/root"}]}, ("env", 0, "value")),
+    ({"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "hunter2x"}}, ("Parameter", "Value")),
+    ({"ParameterKey": "AdminPassword", "ParameterValue": "hunter2x"}, ("ParameterValue",)),
+    ({"variable": {"db_password": {"default": "hunter2x"}}}, ("variable", "db_password")),
+])
+def test_name_value_pairs_with_a_secret_name_mask_the_value(doc, path):
+    out = POLICY.apply(doc)
+    node = out
+    for step in path:
+        node = node[step]
+    assert node.startswith("[REDACTED:secret_field:")
+    assert b"hunter2x" not in POLICY.encode(doc)
+    if "env" in doc:
+        assert out["env"][1] == {"name": "HOME", "value": "/root"}
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("machine api.example.com login alice password hunter2x", "machine api.example.com login alice password "),
+    ("db.internal:5432:app:alice:hunter2x", "db.internal:5432:app:alice:"),
+    ("mysql -u root -phunter2x app", "mysql -u root -p"),
+    ("sshpass -p hunter2x ssh alice@host", "sshpass -p "),
+    ("docker login -u alice -p hunter2x registry.example.com", "docker login -u alice -p "),
+    ("curl -u alice:hunter2x https://api.example.com", "curl -u alice:"),
+    ("alice:hunter2x@db.example.com:5432", "alice:"),
+    ("postgres://alice:hunter2x@db.example.com/app", "postgres://alice:"),
+    ("Server=db;Database=app;Password=hunter2x;", "Server=db;Database=app;Password="),
+    ('variable "admin_password" {\n  type = string\n  default = "hunter2x"\n}', 'variable "admin_password"'),
+    ("export DB_PASSWORD=hunter2x", "export DB_PASSWORD="),
+    ("  password: hunter2x", "  password: "),
+    ("[database]\npassword = hunter2x", "[database]\npassword = "),
+    ("api_token = '" + "0123456789abcdef" * 2 + "'", "api_token = '"),  # hex under a secret name
+])
+def test_text_formats_mask_the_credential_and_keep_the_rest(text, kept):
+    text, kept = text.replace("\\n", "\n"), kept.replace("\\n", "\n")
+    out = POLICY.redact_text(text)
+    assert "hunter2x" not in out and "0123456789abcdef" * 2 not in out
+    assert out.startswith(kept)
+
+
+@pytest.mark.parametrize("text", [
+    "if not token:\n    raise ValueError('a token is required')",
+    "def get_secret(name: str) -> str:",
+    "password = getpass.getpass()",
+    "token = self.token",
+    "def f(token: str, password: Optional[str] = None):",
+    "apiKey: config.apiKey,",
+    '"maxInputTokens": 131072,',
+    "const sliceEndInToken = overlapEnd - tokenStart;",
+    "npm:lodash@4.17.21",
+    "python:3.11-slim@sha256:" + "ab" * 32,
+    "if (token === \"--reasoning-effort\") {",
+])
+def test_code_that_mentions_a_secret_stays_intact(text):
+    text = text.replace("\\n", "\n")
+    assert POLICY.redact_text(text) == text
 
 
 def test_extra_patterns_mask_custom_secrets():
@@ -398,24 +467,56 @@ def test_a_payload_holding_the_placeholder_text_is_encoded_whole():
     assert view == canonical_json({**doc, "tool": {**doc["tool"], **redact._PLACEHOLDERS}})
 
 
-# Found by random runs (issue 13, and `make fuzz`): the prefilter passes the raw text while the
-# rules mask it. Fixing the prefilter is the redaction rewrite's work; until it lands these
-# examples are expected failures, and the xfail is strict, so the fix has to take the mark away.
+# Falsifying examples found by random runs (issue 13, `make fuzz`): kept as explicit examples.
 GLUED = "passwordAKIA2A5UW33YDZB4L4ZQAKIA2A5UW33YDZB4L4ZQ\\AKIA2A5UW33YDZB4L4ZQ"
 AFTER_BACKSLASH = "\\AKIA2A5UW33YDZB4L4ZQ"
-_MISSED = "the prefilter misses an AWS key id right after a backslash (redaction rewrite)"
+
+
+@settings(max_examples=300, deadline=None)
+@given(text_st)
+@example(GLUED)
+@example(AFTER_BACKSLASH)
+def test_fast_path_and_rule_walk_agree_on_every_string(text):
+    """The fast path is the rules' own keyword index: where it passes a string, the walk changes nothing."""
+    ruleset = rules.builtin()
+    if ruleset.redact(text, POLICY.mask) != text:
+        assert ruleset.suspicious(text, json=False)
+        if _jsonable(text):
+            assert ruleset.suspicious(canonical_json({"k": [text]}).decode())
+    if _jsonable(text):
+        doc = {"k": text, text: [text]}
+        assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc))
+
+
+def test_glued_aws_key_ids_are_each_masked():
+    out = POLICY.redact_text(GLUED)
+    assert "2A5UW33YDZB4L4ZQ" not in out
+    assert out.count("[REDACTED:aws_access_key_id:") == 2  # the glued pair is one run, the third its own
+    assert POLICY.encode({"k": GLUED}) == canonical_json(POLICY.apply({"k": GLUED}))
+
+
+@pytest.mark.parametrize("backend", rules.KeywordIndex.BACKENDS)
+def test_every_keyword_index_backend_finds_the_same_occurrences(backend):
+    index = rules.load(backend=backend).index
+    assert index.backend == backend  # hyperscan and pyahocorasick are installed with the project
+    reference = rules.load(backend="python").index
+    texts = [t for _, _, t in CORPUS] + list(BENIGN) + [t for *_, t in rule_samples()] + [GLUED, "PaSsWoRd=x"]
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        assert index.hits(data) == reference.hits(data)
 
 
 @settings(max_examples=200, deadline=None)
 @given(text_st)
-@example(GLUED).xfail(raises=AssertionError, reason=_MISSED)
-@example(AFTER_BACKSLASH).xfail(raises=AssertionError, reason=_MISSED)
-def test_prefilter_never_misses_a_string_the_rules_would_change(text):
-    from agentwatch.record.redact import rules as redact_rules
+def test_keyword_index_backends_agree_on_generated_text(text):
+    data = text.encode("utf-8", "surrogatepass")
+    expected = PYTHON_INDEX.hits(data)
+    for index in OTHER_INDEXES:
+        assert index.hits(data) == expected
 
-    if redact_rules.redact_string(text, POLICY.mask) != text:
-        assert redact_rules.suspicious(text.encode("utf-8", "surrogatepass"))
-        assert redact_rules.suspicious(canonical_json({"k": [text]}) if _jsonable(text) else b"\\")
+
+PYTHON_INDEX = rules.load(backend="python").index
+OTHER_INDEXES = [rules.load(backend=b).index for b in ("hyperscan", "ahocorasick")]
 
 
 def _jsonable(text: str) -> bool:
@@ -444,20 +545,23 @@ def stored_equals_full_walk(env: dict) -> bytes:
     return row.payload
 
 
+GH_BODY = fake("escaped-gh", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 36)
+
+
 @pytest.mark.parametrize("text", [
     '{"cmd": "pass\\u0077ord=hunter2x"}',  # \u0077 is "w": the text has no "password=" in it
     '{"cmd": "export DB_PASS\\u0057ORD=hunter2x"}',
     '{"password"\n : "hunter2x"}',  # blanks a trigger does not allow between a key and its ":"
     '{"password"      \t   :"hunter2x"}',
     '{"u": "https:\\/\\/bob:hunter2x@example.com\\/"}',
-    '{"k": "ghp\\u005f' + "A" * 36 + '"}',
+    '{"k": "ghp\\u005f' + GH_BODY + '"}',
     '{"k": "AbC3dEf4GhI5\\/jKl6MnO7pQr8StU9"}',  # \/ joins two halves into one random-looking token
     '{"t": "password\\u0009=hunter2x"}',  # canonical JSON writes a tab as \\t, which the trigger allows
 ])
 def test_escapes_and_blanks_in_the_payload_text_cannot_hide_a_secret(text):
     env = {"record_id": "r", "harness": "claude-code", "payload_text": text, "ppid": 3}
     data = stored_equals_full_walk(env)
-    assert b"hunter2x" not in data and b"A" * 36 not in data and b"jKl6MnO7pQr8StU9" not in data
+    assert b"hunter2x" not in data and GH_BODY.encode() not in data and b"jKl6MnO7pQr8StU9" not in data
 
 
 # Pieces of a JSON string literal: the corpus fragments as json.dumps spells them, and other spellings.

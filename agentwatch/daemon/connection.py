@@ -20,6 +20,7 @@ from agentwatch.daemon import subscriptions
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.writer import Job, Refusal
+from agentwatch.store import canonical
 from agentwatch.store.append import Append, Appended
 
 log = logging.getLogger(__name__)
@@ -212,7 +213,7 @@ class Connection(asyncio.Protocol):
         except UnicodeDecodeError as exc:
             return self._reject("bad_utf8", f"line is not valid UTF-8 (byte {exc.start})")
         try:
-            request = json.loads(text)
+            request = canonical.loads(text)
         except (ValueError, RecursionError) as exc:
             return self._reject("bad_json", f"line is not valid JSON: {exc}")
         if type(request) is not dict:

@@ -19,6 +19,7 @@ from agentwatch.record.adapters import adapter_for
 from agentwatch.record.adapters.sender import sender, via_config
 from agentwatch.record.compact import RECORD_SCHEMA, move_shared
 from agentwatch.record.ids import DAEMON_ID_PREFIXES, is_daemon_id
+from agentwatch.store import canonical
 from agentwatch.store.append import Append, json_nesting_exceeds
 from agentwatch.store.chain import MAX_RECORD_ID_BYTES, canonical_json
 
@@ -75,7 +76,7 @@ def decode_payload(env: dict) -> tuple[Any, str | None, bytes | None]:
         text = env["payload_text"]
         raw = None
     try:
-        value = json.loads(text)
+        value = canonical.loads(text)
     except RecursionError:  # deeper than the parser goes
         return text, _TOO_DEEP, raw
     except ValueError as exc:

@@ -14,8 +14,9 @@ modes, weakest to strongest (docs/redaction.md):
 - ``metadata-only``: the content fields are dropped (their size and salted
   digest are kept under ``privacy.dropped``); only the normalized metadata stays.
 
-The detection rules live in `redact_rules`; this module applies them to a
-record document and owns the salt.
+The detection rules are data (`rules.toml`, compiled by `rules`); this module
+applies them to a record document, structure included (a value under a secret
+name is masked whole, whatever its type), and owns the salt.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from typing import Any
 
 from agentwatch import paths, platform_layer, safefs
 from agentwatch.errors import UsageError
-from agentwatch.record.redact.rules import MASK_PREFIX, benign_value, redact_string, sensitive_name, suspicious
+from agentwatch.record.redact import rules
+from agentwatch.record.redact.rules import MASK_PREFIX, benign_value
 from agentwatch.store.chain import canonical_json
 
 FULL, REDACTED, HASHED, METADATA_ONLY = "full", "redacted", "hashed", "metadata-only"
@@ -63,7 +65,7 @@ METADATA_FIELDS: dict[str, frozenset | None] = {
     "schema": None, "harness": None, "harness_version": None, "event": None, "session_id": None,
     "session_synthesized": None, "turn_id": None, "agent": None, "cwd": None, "workspace_roots": None,
     "transcript_path": None, "model": None, "permission_mode": None, "ts_harness": None, "client": None,
-    "client_claimed": None,
+    "client_claimed": None, "via": None, "raw_moved": None,
     "hook": None, "payload_error": None, "normalize_error": None, "orig_bytes": None, "truncated": None,
     "raw_sha256": None,
     "tool": frozenset({"name", "category", "call_id", "mcp_server", "input_sha256", "response_sha256",
@@ -113,10 +115,11 @@ class Policy:
         clean = self._clean
         if text in clean:
             return text
-        if self._extra is None and not suspicious(text.encode("utf-8", "surrogatepass"), json=False):
+        ruleset = rules.builtin()
+        if self._extra is None and not ruleset.suspicious(text, json=False):
             out = text
         else:
-            out = redact_string(text, self.mask, self._extra)
+            out = ruleset.redact(text, self.mask, self._extra)
         if out == text and len(text) <= 256:
             if len(clean) >= 8192:
                 clean.clear()
@@ -137,7 +140,8 @@ class Policy:
         if self.mode != REDACTED:
             doc = self._restrict(doc)
         data, view = encode_with_scan_view(doc)
-        if self._extra is None and "raw_b64" not in doc and not suspicious(view):
+        if (self._extra is None and "raw_b64" not in doc
+                and not rules.builtin().suspicious(view)):
             return data
         return canonical_json(self._redact_doc(doc))
 
@@ -158,25 +162,35 @@ class Policy:
             self._rekey_digests(out, changed_from=doc)  # plain digests of masked content confirm guesses
         return out
 
-    def _walk(self, value: Any, sensitive: bool, seen: dict) -> Any:
+    def _walk(self, value: Any, sensitive: bool | object, seen: dict) -> Any:
+        """The document with every string redacted; under a secret name, a value is masked whole."""
         if isinstance(value, str):
             if sensitive and not benign_value(value):
-                return self.mask("secret_field", value)
+                return self.mask(SECRET_FIELD, value)
             return self.redact_text(value) if len(value) >= _MIN_LEN else value
         if isinstance(value, (dict, list)):
+            if sensitive and value:
+                # {"credentials": {...}}, {"tokens": [...]}: the whole value is the secret
+                return self.mask(SECRET_FIELD, canonical_json(value).decode("utf-8"))
             # tool.input and tool.response are the very objects inside raw: walk each once.
-            key = (id(value), sensitive)
+            key = id(value)
             done = seen.get(key)
             if done is None:
                 if isinstance(value, dict):
                     done = {}
+                    pair = _secret_pair_values(value)
                     for k, v in value.items():
                         name = self.redact_text(k) if len(k) >= _MIN_LEN else k
-                        done[name] = self._walk(v, _sensitive_key(k, cache=name == k), seen)
+                        done[name] = self._walk(v, k in pair or _sensitive_key(k), seen)
+                        if done[name] is v and _NUMERIC_NAME.search(k) and type(v) in (int, float) and (
+                                k in pair or _sensitive_key(k)):
+                            done[name] = self._walk(v, _NUMERIC, seen)
                 else:
-                    done = [self._walk(v, sensitive, seen) for v in value]
+                    done = [self._walk(v, False, seen) for v in value]
                 seen[key] = done
             return done
+        if sensitive is _NUMERIC and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return self.mask(SECRET_FIELD, str(value))  # {"password": 123456}: a number can be the secret too
         return value
 
     def _redact_b64(self, text: str) -> str:
@@ -243,20 +257,28 @@ class Policy:
         return {"bytes": len(data), "digest": self.keyed(data)}
 
 
-_MIN_LEN = 5  # the shortest string a rule can change ("sig=x")
-_SENSITIVE_CACHE: dict[str, bool] = {}
+_MIN_LEN = 5  # the shortest string a rule can change ("pwd=x")
+SECRET_FIELD = "secret_field"
+_NUMERIC = object()  # `sensitive` for a number under a password-like name (token counts stay numbers)
+_NUMERIC_NAME = re.compile(r"(?i)pass|pwd|secret|pin")
+# Name/value pairs: Kubernetes and ECS env ({"name": "DB_PASSWORD", "value": ...}), SSM
+# parameters ({"Name": "/prod/db/password", "Value": ...}), CloudFormation parameters.
+_PAIR_NAME_KEYS = frozenset({"name", "key", "parametername", "parameterkey", "variable", "var", "param", "option",
+                             "optionname", "setting", "envname", "env"})
+_PAIR_VALUE_KEYS = frozenset({"value", "parametervalue", "default", "defaultvalue", "secretvalue", "val"})
 
 
-def _sensitive_key(key: str, *, cache: bool) -> bool:
-    """Cached for keys the rules found clean (the same few dozen recur in every record)."""
-    hit = _SENSITIVE_CACHE.get(key)
-    if hit is None:
-        hit = sensitive_name(key)
-        if cache and len(key) <= 256:
-            if len(_SENSITIVE_CACHE) >= 4096:
-                _SENSITIVE_CACHE.clear()
-            _SENSITIVE_CACHE[key] = hit
-    return hit
+def _sensitive_key(key: str) -> bool:
+    return rules.builtin().secret_name(key)
+
+
+def _secret_pair_values(obj: dict) -> frozenset:
+    """The keys of `obj` that hold a secret because a sibling names it ({"name": "API_TOKEN", "value": ...})."""
+    if len(obj) > 8 or not any(k.lower() in _PAIR_VALUE_KEYS for k in obj):
+        return frozenset()
+    named = any(isinstance(v, str) and k.lower() in _PAIR_NAME_KEYS and rules.builtin().secret_name(v)
+                for k, v in obj.items())
+    return frozenset(k for k in obj if k.lower() in _PAIR_VALUE_KEYS) if named else frozenset()
 
 
 _MISSING = object()
@@ -423,17 +445,26 @@ def self_test(policy: Policy | None = None) -> SelfTestResult:
     """Run the built-in corpus of synthetic secrets through the redaction rules.
 
     Checks that every fake secret is masked with its kind, in a bare string and
-    inside a record document (fast path and full walk agree), and that the
-    benign look-alikes (digests, UUIDs, paths, ids) are left alone. Only the
-    salt of `policy` is used: the built-in rules are tested, in `redacted`
-    mode, without user patterns. Takes tens of milliseconds; the daemon runs
-    it at start and reports it in health.
+    inside a record document (fast path and full walk agree); that every token
+    and service rule of rules.toml masks a sample made from its own format; that
+    secrets under secret names are masked whole at any depth and in name/value
+    pairs; and that the benign look-alikes (digests, UUIDs, paths, ids, code) are
+    left alone. Only the salt of `policy` is used: the built-in rules are tested,
+    in `redacted` mode, without user patterns. The daemon runs it at start and
+    reports it in health.
     """
-    from agentwatch.record.redact.corpus import BENIGN, secrets_corpus
+    from agentwatch.record.redact.corpus import BENIGN, rule_samples, secrets_corpus
 
     policy = Policy(REDACTED, policy.salt if policy and policy.salt else b"agentwatch-self-test-salt")
     failures: list[str] = []
     checked = 0
+
+    def in_documents(label: str, secret: str, text: str) -> None:
+        doc = {"raw": {"nested": [{"value": text}], text[:40]: "k"}, "tool": {"input": {"command": text}}}
+        fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
+        if fast != slow or secret.encode() in fast:
+            failures.append(f"{label}: a record document was not redacted consistently")
+
     # Failures name the corpus entry, never its text: a report must not echo a secret.
     for i, (kind, secret, text) in enumerate(secrets_corpus()):
         checked += 1
@@ -442,12 +473,33 @@ def self_test(policy: Policy | None = None) -> SelfTestResult:
             failures.append(f"secrets[{i}] ({kind}): the secret survived")
         elif f"{MASK_PREFIX}{kind}:" not in out:
             failures.append(f"secrets[{i}] ({kind}): masked under another kind")
-        doc = {"raw": {"nested": [{"value": text}], text[:40]: "k"}, "tool": {"input": {"command": text}}}
+        in_documents(f"secrets[{i}] ({kind})", secret, text)
+    for rule_id, kind, secret, text in rule_samples():
+        checked += 1
+        out = policy.redact_text(text)
+        if secret in out or f"{MASK_PREFIX}{kind}:" not in out:
+            failures.append(f"rule {rule_id}: its sample was not masked as {kind}")
+        in_documents(f"rule {rule_id}", secret, text)
+    secret = "self-test-" + policy.keyed("structure", 16)
+    for i, doc in enumerate(_structure_documents(secret)):
+        checked += 1
         fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
         if fast != slow or secret.encode() in fast:
-            failures.append(f"secrets[{i}] ({kind}): a record document was not redacted consistently")
+            failures.append(f"structure[{i}]: a value under a secret name was stored")
     for i, text in enumerate(BENIGN):
         checked += 1
         if policy.redact_text(text) != text:
             failures.append(f"benign[{i}]: masked though it holds no secret")
     return SelfTestResult(not failures, tuple(failures), checked)
+
+
+def _structure_documents(secret: str) -> tuple[dict, ...]:
+    """Secrets a name points at, in the shapes harness payloads carry them."""
+    return (
+        {"raw": {"tool_input": {"password": {"value": secret}}}},
+        {"raw": {"config": {"credentials": {"user": "alice", "key": secret}}}},
+        {"raw": {"api_keys": [secret]}, "tool": {"input": {"secrets": {"a": [secret]}}}},
+        {"raw": {"containerDefinitions": [{"environment": [{"name": "DB_PASSWORD", "value": secret}]}]}},
+        {"raw": {"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": secret}}},
+        {"raw": {"env": {"API-KEY": secret, "apiKey": secret, "Auth": secret}}},
+    )

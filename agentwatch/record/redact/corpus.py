@@ -3,7 +3,9 @@
 Every secret here is fake: made at run time from a fixed seed, shaped like the
 real format (prefix, alphabet, length) so the rules must catch it, and never a
 credential anyone issued. They are assembled from parts so that this file
-holds no literal token a secret scanner would flag.
+holds no literal token a secret scanner would flag. `rule_samples` makes one
+for every token and service rule of rules.toml from the rule's own format, so
+the self-test covers each rule the file adds.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import random
+import tomllib
 import uuid
 from functools import lru_cache
+from importlib import resources
 
 UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -72,9 +77,9 @@ def secrets_corpus() -> tuple[tuple[str, str, str], ...]:
     add("private_key", _pem("OPENSSH ", "ssh"), "cat id_ed25519\n{s}")
     add("private_key", _pem("EC ", "ec", end=False), "truncated: {s}")
     add("google_api_key", "AI" + "za" + fake("gapi", B64URL, 35), "{s}", "https://maps.example.com/api?key={s}&q=1")
-    add("assignment", fake("azure-acct", B64, 86) + "==",
+    add("connection_string", fake("azure-acct", B64, 86) + "==",
         "DefaultEndpointsProtocol=https;AccountName=devstore;AccountKey={s};EndpointSuffix=core.windows.net")
-    add("assignment", fake("azure-sas", ALNUM, 43), "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig={s}")
+    add("url_password", fake("azure-sas", ALNUM, 43), "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig={s}")
     add("azure_client_secret", fake("az-a", ALNUM, 3) + "8Q" + "~" + fake("az-b", ALNUM + "_-", 34),
         "AZURE_CLIENT_SECRET_VALUE {s}")
     for prefix in ("ghp", "gho", "ghu", "ghs", "ghr"):
@@ -85,18 +90,18 @@ def secrets_corpus() -> tuple[tuple[str, str, str], ...]:
     add("openai_key", "sk" + "-" + fake("oai", ALNUM, 48), "{s}", "client = OpenAI(api_key='{s}')")
     add("openai_key", "sk" + "-proj-" + fake("oaiproj", B64URL, 120), "OPENAI key {s} end")
     add("anthropic_key", "sk" + "-ant-api03-" + fake("ant", B64URL, 93) + "AA", "{s}", "x-api-key: {s}")
-    add("openrouter_key", "sk" + "-or-v1-" + fake("or", HEX, 64), "{s}")
+    add("model_provider_key", "sk" + "-or-v1-" + fake("or", HEX, 64), "{s}")
     add("huggingface_token", "hf" + "_" + fake("hf", UPPER + LOWER, 34), "{s}", "huggingface-cli login --token {s}")
-    add("groq_key", "gs" + "k_" + fake("groq", ALNUM, 52), "{s}")
-    add("xai_key", "xa" + "i-" + fake("xai", ALNUM, 80), "{s}")
+    add("model_provider_key", "gs" + "k_" + fake("groq", ALNUM, 52), "{s}")
+    add("model_provider_key", "xa" + "i-" + fake("xai", ALNUM, 80), "{s}")
     add("perplexity_key", "pp" + "lx-" + fake("pplx", ALNUM, 48), "{s}")
-    add("replicate_token", "r8" + "_" + fake("r8", ALNUM, 37), "{s}")
+    add("model_provider_key", "r8" + "_" + fake("r8", ALNUM, 37), "{s}")
     add("slack_token", "xo" + "xb-" + fake("sl1", DIGITS, 12) + "-" + fake("sl2", DIGITS, 13) + "-"
         + fake("sl3", ALNUM, 24), "{s}", "SLACK_BOT={s}")
     add("slack_token", "xo" + "xp-" + fake("slp", DIGITS, 12) + "-" + fake("slp2", ALNUM, 32), "{s}")
     add("stripe_key", "sk" + "_live_" + fake("stripe", ALNUM, 24), "{s}", "Stripe.api_key = '{s}'")
     add("stripe_key", "rk" + "_test_" + fake("stripe-rk", ALNUM, 24), "{s}")
-    add("stripe_webhook_secret", "wh" + "sec_" + fake("whsec", ALNUM, 32), "{s}")
+    add("stripe_key", "wh" + "sec_" + fake("whsec", ALNUM, 32), "{s}")
     add("npm_token", "np" + "m_" + fake("npm", ALNUM, 36), "//registry.npmjs.org/:_authToken={s}")
     add("pypi_token", "py" + "pi-AgEIcHlwaS5vcmc" + fake("pypi", B64URL, 60), "{s}")
     add("docker_token", "dc" + "kr_pat_" + fake("dckr", B64URL, 27), "{s}")
@@ -117,6 +122,17 @@ def secrets_corpus() -> tuple[tuple[str, str, str], ...]:
         "Authorization: Basic {s}")
     add("cli_flag", fake("flagpw", ALNUM, 16), "mysql --password {s} -h db", "tool --token={s}", "curl -u alice:{s} https://x")
     add("cookie", "session=" + fake("cookie", ALNUM, 32), "Cookie: {s}")
+    netrc_pw = fake("netrc", ALNUM, 16)
+    add("netrc", netrc_pw, "machine api.example.com login alice password {s}",
+        "machine git.example.com\n  login alice\n  password {s}\n")
+    add("pgpass", fake("pgpass", ALNUM, 14), "db.internal:5432:app:alice:{s}", "*:*:*:postgres:{s}\n")
+    short_pw = fake("short-pw", ALNUM, 10)
+    add("cli_flag", short_pw, "mysql -u root -p{s} app", "sshpass -p {s} ssh alice@host",
+        "docker login -u alice -p {s} registry.example.com", "curl -u alice:{s} https://api.example.com")
+    add("url_password", short_pw, "alice:{s}@db.example.com:5432", "jdbc:postgresql://alice:{s}@db.example.com/app")
+    add("assignment", fake("hex-token", HEX, 40), "export GITHUB_TOKEN={s}", 'api_token: "{s}"',
+        'variable "db_password" {\n  default = "{s}"\n}')
+    add("connection_string", short_pw, "Server=db;Database=app;User Id=sa;Password={s};")
     add("high_entropy", fake("entropy", ALNUM, 40), "the value is {s} in the log")
     add("high_entropy", fake("entropy64", B64, 64), "blob {s}")
     return tuple(s)
@@ -162,8 +178,77 @@ def benign_corpus() -> tuple[str, ...]:
         "Authorization: [REDACTED:authorization:hmac-sha256:1a2b3c4d5e6f]",
         "password=[REDACTED:assignment:hmac-sha256:1a2b3c4d5e6f]",
         "PostToolUse", "Bash", "git status --short && ls -la src/",
+        "if not token:\n    raise ValueError('a token is required')",
+        "def get_secret(name: str) -> str:",
+        "password = getpass.getpass()",
+        "max_tokens = 4096",
+        "python:3.11-slim@sha256:" + digest,
+        "github.com/spf13/pflag v1.0.6/go.mod h1:" + base64.b64encode(hashlib.sha256(b"go.mod").digest()).decode(),
+        "npm:lodash@4.17.21",
         "The quick brown fox jumps over the lazy dog; nothing secret here.",
     )
 
 
 BENIGN = benign_corpus()
+
+
+# --- one sample per rule of rules.toml, from the rule's own format -----------------------------------
+
+def _generate(pattern: str, rng: random.Random) -> str:
+    """A string the pattern matches: each class and repeat drawn at random (lookarounds are skipped)."""
+    try:
+        import re._parser as sre  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - older Pythons
+        import sre_parse as sre  # type: ignore[no-redef]
+    import re._constants as c  # type: ignore[import-not-found]
+
+    def chars(items) -> list[str]:
+        out: list[str] = []
+        for op, av in items:
+            if op is c.LITERAL:
+                out.append(chr(av))
+            elif op is c.RANGE:
+                out.extend(chr(x) for x in range(av[0], av[1] + 1))
+            elif op is c.CATEGORY:
+                out.extend(ALNUM + "_" if av is c.CATEGORY_WORD else DIGITS if av is c.CATEGORY_DIGIT else " ")
+        return out
+
+    def walk(items) -> str:
+        text = []
+        for op, av in items:
+            if op is c.LITERAL:
+                text.append(chr(av))
+            elif op is c.IN:
+                text.append(rng.choice(chars(av)))
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                lo, hi, sub = av
+                n = rng.randint(lo, min(hi, lo + 8))
+                text.extend(walk(sub) for _ in range(n))
+            elif op is c.SUBPATTERN:
+                text.append(walk(av[-1]))
+            elif op is c.BRANCH:
+                text.append(walk(rng.choice(av[1])))
+            elif op is c.ANY:
+                text.append(rng.choice(ALNUM))
+        return "".join(text)
+
+    return walk(sre.parse(pattern))
+
+
+@lru_cache(maxsize=1)
+def rule_samples() -> tuple[tuple[str, str, str, str], ...]:
+    """(rule id, kind, secret, text) for every token and service rule: the rule must mask it with its kind."""
+    data = tomllib.loads(resources.files("agentwatch.record.redact").joinpath("rules.toml").read_text("utf-8"))
+    out = []
+    for spec in data.get("token", ()):
+        rng = random.Random(f"agentwatch-rule:{spec['id']}")
+        prefix = spec["prefixes"][0]
+        secret = _generate(spec.get("lead", ""), rng) + prefix + _generate(spec["body"], rng)
+        context = "secret_key = '{s}'" if spec.get("keywords") == ["secret_key"] else (
+            f"{spec['keywords'][0]} {{s}}" if spec.get("keywords") else "found {s} in the output")
+        out.append((spec["id"], spec["kind"], secret, context.replace("{s}", secret)))
+    for spec in data.get("context", ()):
+        rng = random.Random(f"agentwatch-rule:{spec['id']}")
+        secret = _generate(spec["value"], rng)
+        out.append((spec["id"], spec["kind"], secret, f"{spec['names'][0]}_value = \"{secret}\""))
+    return tuple(out)

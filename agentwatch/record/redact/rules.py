@@ -1,189 +1,570 @@
-"""What a secret looks like: the rules redaction applies to one string, and their triggers.
+"""What a secret looks like: the rules of rules.toml, compiled once, and how they run.
 
 `redact` owns policy (modes, salt, the record document); this module owns the
-patterns. Every rule family has a *trigger*: a literal that any match must
-contain, found with C-speed searches (str.find, bytes.translate/split). The
-rules then run only where a trigger fired, so the cost follows the number of
-candidates, not the length of the text; a regex scan over all of a text
-costs 25-1000x more per character in CPython.
+rules and how they apply to one string. The rules are data (rules.toml, each
+citing its upstream source); this module compiles them into:
 
-The same triggers make the fast path (`suspicious`): when none fires on a
-record's canonical JSON, no rule can change any of its strings, and the
-bytes are stored as they are. JSON escaping never hides a trigger: escapes
-only add backslashes and letters, and each trigger allows for them.
-
-Families and triggers (docs/redaction.md):
-  PEM private keys          "-----BEGIN"
-  known token formats       a run of 16+ [A-Za-z0-9+/=_.~-] holding a known prefix where a
-                            token may start, or "SG.", "ya29.", "Q~" (dotted formats)
-  secret-sounding names     a core word (pass, pwd, secret, token, cookie, credential, auth,
-  (assignments, headers,    sig, key) followed, within 9 letters and a short gap of quotes,
-  dict keys)                backslashes and blanks, by ":" or "="
-  command-line flags        "--password", "--token", ..., "-u "
-  passwords in URLs         "@" with "://" and ":" before it
-  high-entropy tokens       a run of 20+ [A-Za-z0-9+/=_-] with upper and lower case
+- a keyword index (keywords.py: Hyperscan, pyahocorasick or a plain scan, with
+  the same answers) that says which rules can match a text. A rule runs on a
+  string only when one of its keywords occurs in it.
+- the rule walk on one string (`RuleSet.redact`), and
+- the fast path (`RuleSet.suspicious`), which asks the same keyword index about a
+  record's whole canonical JSON. A string's characters appear in the JSON as they
+  are or as an escape sequence; keywords hold no character JSON escapes, and the
+  fast path reads the JSON with each escape sequence read as a blank, so every
+  keyword in any string is a keyword in that text, every name the walk judges is
+  a name there, and every run the entropy rule judges is a run there. Each hit is
+  then checked with the rule's looser `verify` pattern (ASCII classes, on bytes,
+  near the hit), the name judge or the entropy rule itself. Where the fast path
+  finds nothing, the walk would change nothing.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Callable, Iterator
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Callable, Iterable, Iterator
 
-A = re.ASCII  # ASCII-only classes: case-insensitivity never folds Unicode look-alikes
-AI = re.ASCII | re.IGNORECASE
+from agentwatch.record.redact.keywords import KeywordIndex
+
 MASK_PREFIX = "[REDACTED:"
 Masker = Callable[[str, str], str]  # (kind, secret) -> mask
 
-# --- known token formats ---------------------------------------------------------------------
-# (kind, literal prefixes, the rest). A token starts at a boundary of [A-Za-z0-9_-]
-# and is at least 16 characters long.
-KNOWN_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("aws_access_key_id", ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ABIA", "ACCA"),
-     r"[A-Z2-7]{16}(?![A-Za-z0-9])"),
-    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"),
-    ("github_token", ("github_pat_",), r"[A-Za-z0-9_]{22,251}"),
-    ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glsoat-", "glft-", "glimt-"),
-     r"[A-Za-z0-9_-]{20,}"),
-    ("anthropic_key", ("sk-ant-",), r"[A-Za-z0-9_-]{20,}"),
-    ("openrouter_key", ("sk-or-v1-",), r"[A-Za-z0-9]{32,}"),
-    ("openai_key", ("sk-",), r"(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}"),  # also DeepSeek & co.
-    ("stripe_key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[A-Za-z0-9]{16,}"),
-    ("stripe_webhook_secret", ("whsec_",), r"[A-Za-z0-9+/=]{24,}"),
-    ("slack_token", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"), r"[A-Za-z0-9-]{20,}"),
-    ("slack_token", ("xapp-",), r"[0-9]-[A-Za-z0-9-]{20,}"),
-    ("google_api_key", ("AIza",), r"[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
-    ("google_oauth_secret", ("GOCSPX-",), r"[A-Za-z0-9_-]{20,}"),
-    ("huggingface_token", ("hf_",), r"[A-Za-z0-9]{30,}"),
-    ("groq_key", ("gsk_",), r"[A-Za-z0-9]{40,}"),
-    ("xai_key", ("xai-",), r"[A-Za-z0-9]{40,}"),
-    ("perplexity_key", ("pplx-",), r"[A-Za-z0-9]{40,}"),
-    ("replicate_token", ("r8_",), r"[A-Za-z0-9]{30,}"),
-    ("npm_token", ("npm_",), r"[A-Za-z0-9]{36,}"),
-    ("pypi_token", ("pypi-AgEIcHlwaS5vcmc",), r"[A-Za-z0-9_-]{40,}"),
-    ("docker_token", ("dckr_pat_",), r"[A-Za-z0-9_-]{20,}"),
-    ("twilio_key", ("SK",), r"[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
-    ("shopify_token", ("shpat_", "shpca_", "shppa_", "shpss_"), r"[A-Fa-f0-9]{32}"),
-    ("digitalocean_token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"[a-f0-9]{64}"),
-    ("linear_key", ("lin_api_",), r"[A-Za-z0-9]{40,}"),
-    ("databricks_token", ("dapi",), r"[a-f0-9]{32}(?:-[0-9])?"),
-    ("age_secret_key", ("AGE-SECRET-KEY-1",), r"[0-9A-Z]{58}"),
-    ("private_key", ("LS0tLS1CRUdJTi",), r"[A-Za-z0-9+/=]{20,}"),  # base64 of "-----BEGIN"
-)
-KNOWN_PREFIXES = tuple(sorted({p for _, prefixes, _ in KNOWN_TOKENS for p in prefixes}))
-_KNOWN_AT = tuple(
-    (kind, prefixes, re.compile("(?:" + "|".join(map(re.escape, prefixes)) + ")" + rest, A))
-    for kind, prefixes, rest in KNOWN_TOKENS
-)
-# Formats with a "." or "~" inside: (kind, trigger literal, pattern). The prefilter
-# keeps "." and "~" inside its words, so each of these is one long word holding its trigger.
-DOTTED_TOKENS: tuple[tuple[str, str, re.Pattern], ...] = (
-    ("jwt", "eyJ", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{13,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", A)),
-    ("sendgrid_key", "SG.", re.compile(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", A)),
-    ("google_oauth_token", "ya29.", re.compile(r"ya29\.[A-Za-z0-9_-]{20,}", A)),
-    ("azure_client_secret", "Q~", re.compile(r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}", A)),
-)
-_ID_BOUNDARY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_IDENT_CLASS = "A-Za-z0-9_.-"
+_IDENT_RUN = re.compile(f"[{_IDENT_CLASS}]+")
 
-# PEM private keys, also with escaped newlines and when the END line is cut off.
-PEM_RE = re.compile(
-    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-    r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
-    A,
-)
 
-# --- names that say "the value is a secret" -------------------------------------------------
-# A name is sensitive when it ends with one of these (case-insensitive; the words
-# optionally joined by "_", "." or "-"), or is an upper-case name ending in _KEY.
-NAME_ENDINGS: tuple[tuple[str, ...], ...] = (
-    ("password",), ("passwd",), ("passphrase",), ("pass",), ("pwd",), ("secret",), ("token",),
-    ("cookie",), ("credential",), ("credentials",), ("authorization",), ("auth",), ("sig",),
-    ("amz", "signature"), ("goog", "signature"), ("apikey",),
-    *((qualifier, "key") for qualifier in (
-        "api", "access", "private", "secret", "account", "master", "encryption", "signing", "client",
-        "app", "license", "session", "ssh", "auth")),
-    ("shared", "access", "key"),
-)
-_NAME_END = "(?:" + "|".join("[_.-]?".join(words) for words in NAME_ENDINGS) + ")"
-_ENV_KEY = r"(?-i:[A-Z][A-Z0-9_]*_KEY)"
-SENSITIVE_NAME_RE = re.compile(rf".*{_NAME_END}|{_ENV_KEY}", AI)  # userPassword, db_pass, apiKey
-_NOT_SENSITIVE = frozenset({"pwd", "oldpwd", "bypass", "compass", "encompass", "surpass", "trespass",
-                            "overpass", "underpass", "passthrough"})
-_CORES = ("pass", "pwd", "secret", "token", "cookie", "credential", "auth", "sig", "key")
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+def ascii_lower(s: str) -> str:
+    """Lower-case ASCII letters only: same length, and the same for a string and its JSON."""
+    return s.lower() if s.isascii() else s.translate(_ASCII_LOWER)
 
-# The bounded gap between a name and its separator: a quote (maybe escaped) and blanks.
-_GAP = r"(?:\\{0,2}[\"'])?[ \t]{0,3}"
-_STRPREFIX = r"(?:[bfru]{1,2}(?=\\{0,2}[\"']))?"  # f"...", b'...': code, judged by what is inside
-# name[quote][blanks](:|=)value -- .env lines, YAML, JSON inside strings, query strings.
+
+# --- the keyword index --------------------------------------------------------------------------
+
+
+
+# --- rules ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    kind: str
+    regex: re.Pattern  # the match; group `v` (or the whole match) is what gets masked
+    verify: re.Pattern | None  # a looser bytes pattern the fast path tries near a keyword hit in the JSON
+    entropy: float | None
+    allow: tuple[re.Pattern, ...]
+    source: str
+    case_sensitive: bool  # keywords matched as written (token prefixes) or on lower-cased text
+    neighbours: str = ""  # a separator that must stand next to the match (";" in connection strings)
+
+
+@dataclass(frozen=True)
+class EntropyRule:
+    kind: str
+    min_len: int
+    max_len: int
+    bits_factor: float
+
+
+@dataclass(frozen=True)
+class NameRule:
+    kind: str
+    words: frozenset[str]
+    suffix_words: tuple[str, ...]  # words recognised at the end of a longer word ("dbpassword")
+    key_qualifiers: frozenset[str]
+    not_secret: tuple[re.Pattern, ...]
+    keywords: tuple[str, ...]
+
+
+_OPERATOR = r"(?:=|:=|::=|:::=|\?=|=>|:|,|>)"
+VERIFY_BEFORE, VERIFY_AFTER = 600, 1400  # bytes around a keyword hit where a rule's match must lie
+
+
+def _verify(pattern: str) -> re.Pattern:
+    """A fast-path pattern, on bytes: ASCII classes mean what they mean on the rules' ASCII-flagged patterns."""
+    return re.compile(pattern.encode("ascii"))
+
+
+def _token_regex(spec: dict, *, bounded: bool) -> str:
+    prefixes = "|".join(map(re.escape, sorted(spec["prefixes"], key=len, reverse=True)))
+    core = f"{spec.get('lead', '')}(?:{prefixes})(?:{spec['body']})"
+    if not bounded:
+        return core
+    before = spec.get("before", "A-Za-z0-9_.-")
+    after = spec.get("after", "A-Za-z0-9")
+    if spec.get("repeat"):
+        core = f"(?:{core})+"
+    return f"(?<![{before}])(?P<v>{core})(?![{after}])"
+
+
+def _context_regex(spec: dict) -> str:
+    names = "|".join(map(re.escape, spec["names"]))
+    return (
+        rf"(?i:(?<![A-Za-z0-9])[A-Za-z0-9_.-]{{0,50}}?(?:{names})[A-Za-z0-9_. \t-]{{0,20}}(?:\\{{0,2}}[\"'`])?)"
+        rf"[ \t]{{0,3}}{_OPERATOR}[ \t]*(?:[@$]?\\{{0,2}}[\"'`])?[ \t\r\n]*(?:\\[nrt][ \t]*)?"
+        rf"(?P<v>(?i:{spec['value']}))(?![A-Za-z0-9_-])"
+    )
+
+
+def _context_verify(spec: dict) -> str:
+    names = "|".join(map(re.escape, spec["names"]))
+    return rf"(?i:(?:{names})[\s\S]{{0,400}}?(?:{spec['value']}))"  # 100 characters are at most 400 bytes
+
+
+class RuleSet:
+    """The compiled rules of one rules file."""
+
+    def __init__(self, data: dict, *, backend: str | None = None) -> None:
+        if data.get("version") != 1:
+            raise ValueError("unsupported rules file version")
+        rules: list[Rule] = []
+        table: list[tuple[str, bool, tuple[int, ...]]] = []  # (keyword, case-sensitive, rule ids)
+
+        def add(rule: Rule, words: Iterable[str]) -> None:
+            rules.append(rule)
+            table.extend((kw, rule.case_sensitive, (len(rules) - 1,)) for kw in words)
+
+        def compiled(specs: Iterable[str]) -> tuple[re.Pattern, ...]:
+            return tuple(re.compile(a) for a in specs)
+
+        # Token formats first: where two rules mask the same value, the more specific kind wins.
+        for spec in data.get("token", ()):
+            keywords = spec.get("keywords")
+            verify = None if spec.get("fast_path") == "keyword" else _verify(_token_regex(spec, bounded=False))
+            add(Rule(spec["id"], spec["kind"], re.compile(_token_regex(spec, bounded=True), re.ASCII), verify,
+                     spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None),
+                keywords or spec["prefixes"])
+        for spec in data.get("context", ()):
+            add(Rule(spec["id"], spec["kind"], re.compile(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
+                     spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], False), spec["names"])
+        for spec in data.get("pattern", ()):
+            verify = _verify(spec["verify"]) if "verify" in spec else None
+            add(Rule(spec["id"], spec["kind"], re.compile(spec["regex"], re.ASCII), verify, spec.get("entropy"),
+                     compiled(spec.get("allow", ())), spec["source"], False, spec.get("neighbours", "")),
+                spec["keywords"])
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        names = data["names"]
+        words = frozenset(names["words"])
+        self.names = NameRule(
+            kind=names["kind"], words=words,
+            suffix_words=tuple(sorted((w for w in words if len(w) >= 5), key=len, reverse=True)),
+            key_qualifiers=frozenset(names["key_qualifiers"]),
+            not_secret=tuple(re.compile(p) for p in names["not_secret"]),
+            keywords=tuple(sorted(_minimal_substrings(words | {"key"}))),
+        )
+        self.NAMES = len(self.rules)  # the rule id the name keywords map to
+        table.extend((kw, False, (self.NAMES,)) for kw in self.names.keywords)
+        e = data["entropy"]
+        self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"])
+        self.index = KeywordIndex(table, backend=backend)
+        self._clean_runs: set[bytes] = set()  # runs seen not to mask (never a secret)
+        self._secret_chunk = lru_cache(maxsize=8192)(self._secret_chunk_uncached)
+
+    # -- names ------------------------------------------------------------------------------------
+    def secret_name(self, name: str) -> bool:
+        """A name (key, variable, parameter path) that says its value is a secret."""
+        if len(name) > 256:
+            return False
+        return any(self._secret_chunk(chunk) for chunk in _IDENT_RUN.findall(name))
+
+    def _secret_chunk_uncached(self, chunk: str) -> bool:
+        words = name_words(chunk)
+        if not words:
+            return False
+        joined = "-".join(words)
+        n = self.names
+        if any(p.search(joined) for p in n.not_secret):
+            return False
+        for i, w in enumerate(words):
+            if w in n.words or (w[-1:] == "s" and w[:-1] in n.words):
+                return True
+            if w in ("key", "keys") and i and words[i - 1] in n.key_qualifiers:
+                return True
+            if len(w) > 5 and w.endswith(n.suffix_words) or w[-1:] == "s" and w[:-1].endswith(n.suffix_words):
+                return True
+        return False
+
+    # -- which rules can fire -----------------------------------------------------------------------
+    def rules_in(self, text: str) -> set[int]:
+        return self.index.rules_in(text.encode("utf-8", "surrogatepass"))
+
+    def suspicious(self, data: bytes | str, *, json: bool = True) -> bool:
+        """Could any rule change a string inside this canonical JSON (or this one string)?
+
+        False means certainly not; True means the walk must look.
+        """
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogatepass")
+        if json and b"\\" in data:
+            data = _JSON_ESCAPE_B.sub(b" ", data)
+            if b"\\" in data:
+                return True  # a backslash that escapes nothing: not canonical JSON, let the walk look
+        keywords, rules = self.index.keywords, self.rules
+        windows: dict[int, list[list[int]]] = {}  # rule -> merged [lo, hi) regions around its hits
+        for start, k in self.index.hits(data):
+            kw, _, ids = keywords[k]
+            for rid in ids:
+                if rid == self.NAMES:
+                    if self._name_hit(data, start, len(kw)):
+                        return True
+                    continue
+                if rules[rid].verify is None:
+                    return True
+                lo, hi = max(0, start - VERIFY_BEFORE), start + VERIFY_AFTER
+                regions = windows.setdefault(rid, [])
+                if regions and lo <= regions[-1][1]:
+                    regions[-1][1] = max(regions[-1][1], hi)  # hits come in order: extend the last region
+                else:
+                    regions.append([lo, hi])
+        for rid, regions in windows.items():
+            verify = rules[rid].verify
+            assert verify is not None
+            if any(verify.search(data, lo, hi) for lo, hi in regions):
+                return True
+        return self._entropy_hit(data)
+
+    def _name_hit(self, data: bytes, start: int, n: int) -> bool:
+        """Is the identifier around data[start:start+n] a secret name?"""
+        lo = start
+        while lo > 0 and data[lo - 1] in _IDENT_BYTES:
+            lo -= 1
+        hi = start + n
+        while hi < len(data) and data[hi] in _IDENT_BYTES:
+            hi += 1
+        return self._secret_chunk(data[lo:hi].decode("ascii"))
+
+    def _entropy_hit(self, data: bytes) -> bool:
+        """Would the entropy rule mask a run in this text? Runs are found in C (translate, a literal search)."""
+        clean = self._clean_runs
+        for m in _LONG_RUN.finditer(data.translate(_RUN_SHAPE)):
+            word = data[m.start():m.end()]
+            if word in clean:
+                continue
+            if self._run_masks(word.decode("ascii")) and not self._only_after_digest_labels(data, word):
+                return True
+            if len(word) <= 256:
+                if len(clean) >= 8192:
+                    clean.clear()
+                clean.add(word)
+        return False
+
+    @staticmethod
+    def _only_after_digest_labels(data: bytes, word: bytes) -> bool:
+        """Does every maximal occurrence of this run follow a digest label (go.sum `h1:`)?"""
+        i = data.find(word)
+        while i >= 0:
+            end = i + len(word)
+            whole = (i == 0 or data[i - 1] not in _RUN_BYTES) and (end == len(data) or data[end] not in _RUN_BYTES)
+            if whole and not data[max(0, i - 7):i].endswith(_DIGEST_LABELS_B):
+                return False
+            i = data.find(word, i + 1)
+        return True
+
+    # -- the walk on one string ------------------------------------------------------------------------
+    def redact(self, s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
+        """Every rule whose keyword occurs in s; where matches overlap, the earliest, then longest, wins.
+
+        Masks already in s are kept as they are: no rule masks a mask again.
+        """
+        data = s.encode("utf-8", "surrogatepass")
+        hits = self.index.hits(data)
+        ids: set[int] = set()
+        for _, k in hits:
+            ids.update(self.index.keywords[k][2])
+        spans: list[tuple[int, int, str]] = []
+        for rid in sorted(ids):
+            if rid == self.NAMES:
+                spans.extend(self._assignment_spans(s, data, hits))
+                continue
+            rule = self.rules[rid]
+            for m in rule.regex.finditer(s):
+                group = "v" if "v" in m.re.groupindex and m.group("v") is not None else 0
+                value = m.group(group)
+                if not value or any(a.search(value) for a in rule.allow):
+                    continue
+                if _FILLER.search(value) or not rule.case_sensitive and _placeholder(value):
+                    continue
+                if rule.entropy is not None and shannon(value) < rule.entropy:
+                    continue
+                if rule.id == "url-credentials" and not _url_credentials_ok(m):
+                    continue
+                start, end = m.span(group)
+                if rule.neighbours and not _has_neighbour(s, m.start(), end, rule.neighbours):
+                    continue
+                if "name" in m.re.groupindex and not self.secret_name(m.group("name")):
+                    continue
+                if not rule.case_sensitive and _CALL_START.match(value):
+                    continue  # `"Authorization": headers()["Authorization"]`: code, not a credential
+                spans.append((start, end, rule.kind))
+        if spans:
+            if MASK_PREFIX in s:
+                masks = [m.span() for m in MASK_RE.finditer(s)]
+                spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
+            s = _splice(s, spans, mask)
+        if extra is not None:
+            s = extra.sub(lambda m: _mask_custom(m, mask), s)
+        return self._mask_runs(s, mask)
+
+    def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]]) -> Iterator[tuple[int, int, str]]:
+        """`name = value` where the name is secret: tried at each identifier holding a name keyword."""
+        starts: set[int] = set()
+        ascii_text = len(data) == len(s)
+        for i, k in hits:
+            if self.NAMES not in self.index.keywords[k][2]:
+                continue
+            if not ascii_text:
+                i = len(data[:i].decode("utf-8", "surrogatepass"))  # a byte offset, as a character offset
+            lo = i
+            while lo > 0 and s[lo - 1] in _IDENT_SET:
+                lo -= 1
+            if lo in starts:
+                continue
+            starts.add(lo)
+            span = self._assignment_at(s, lo)
+            if span is not None:
+                yield span
+
+    def _assignment_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
+        if lo and s[lo - 1] == "<":
+            m = XML_RE.match(s, lo - 1)
+            if m and self.secret_name(m.group("name")) and not benign_value(m.group("v").strip()):
+                start, end = m.span("v")
+                return start, end, "assignment"
+        at = lo
+        if at and s[at - 1] in "\"'":
+            at -= 1
+            while at and s[at - 1] == "\\" and lo - at < 3:
+                at -= 1
+        m = ASSIGN_RE.match(s, at)
+        if m is None and at != lo:
+            m = ASSIGN_RE.match(s, lo)
+            at = lo
+        if m is None:
+            return None
+        name = m.group("name")
+        if not self.secret_name(name):
+            return None
+        op = m.group("op")
+        quoted = m.group("q") is not None
+        if op in ("==", "===", "!=", "!==") and not quoted:
+            return None  # a comparison with a variable, not a literal
+        group = "qv" if quoted else "v"
+        start, end = m.span(group)
+        line_start = not m.group("jq") and _line_start(s, at)
+        if not quoted and line_start and op == ":":
+            # YAML: the value runs to the end of the line (or a comment)
+            eol = _EOL.search(s, start)
+            end = eol.start() if eol else len(s)
+            while end > start and s[end - 1] in " \t,;":
+                end -= 1
+        value = s[start:end]
+        if op == ":" and not quoted and not m.group("jq") and not line_start and not name.isupper() and (
+                not any(c.isdigit() for c in value)):
+            return None  # `if not token: raise`, `def f(token: str)`: a colon in code, not YAML
+        if op in ("==", "===", "!=", "!==") and not _COMPARED.search(name):
+            return None  # `token === "--flag"`: parsers compare tokens; passwords and keys are secrets
+        if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted):
+            return None
+        return start, end, "assignment"
+
+    # -- high-entropy runs --------------------------------------------------------------------------
+    def _mask_runs(self, s: str, mask: Masker) -> str:
+        out, last = [], 0
+        for m in _RUN.finditer(s):
+            run = m.group()
+            start, end = m.span()
+            if _digest_context(s, start) or not self._run_masks(run):
+                continue
+            out += [s[last:start], self._mask_run(run, mask)]
+            last = end
+        if not out:
+            return s
+        out.append(s[last:])
+        return "".join(out)
+
+    def _run_masks(self, run: str) -> bool:
+        if run.startswith(("sha256=", "sha384=", "sha512=", "sha1=", "md5=")):
+            return False  # a checksum field (wheel RECORD, SRI)
+        if "=" in run.rstrip("="):
+            return any(part[:1] != "=" and self._run_masks(part) for part in _EQ_SPLIT.split(run))
+        return looks_random(run, self.entropy)
+
+    def _mask_run(self, run: str, mask: Masker) -> str:
+        if "=" in run.rstrip("="):  # name=value inside one run: judge the parts, keep the names
+            return "".join(p if p[:1] == "=" else self._mask_run(p, mask) for p in _EQ_SPLIT.split(run))
+        return mask(self.entropy.kind, run) if looks_random(run, self.entropy) else run
+
+
+_DIGEST_LABELS = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "sha256=", "sha384=", "sha512=")
+_DIGEST_LABELS_B = tuple(label.encode("ascii") for label in _DIGEST_LABELS)
+
+
+def _digest_context(s: str, start: int) -> bool:
+    """A run right after a digest label (go.sum `h1:`, wheel RECORD `sha256=`): a checksum, not a secret."""
+    return s.endswith(_DIGEST_LABELS, max(0, start - 7), start)
+
+
+_JSON_ESCAPE_B = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|[\s\S])")
+_IDENT_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+_RUN_SHAPE = bytes(120 if c in _RUN_BYTES else 32 for c in range(256))  # [A-Za-z0-9+/=_-] -> "x", the rest -> " "
+_IDENT_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_RUN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+_LONG_RUN = re.compile(b"x" * 20 + b"x*")  # a literal prefix: the engine searches it at C speed
+_EQ_SPLIT = re.compile(r"(=+)")
+_WORDS_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def name_words(chunk: str) -> list[str]:
+    """`getDBPassword` -> get, db, password; `API_KEY` -> api, key."""
+    return [w.lower() for w in _WORDS_RE.findall(chunk)]
+
+
+def _minimal_substrings(words: Iterable[str]) -> set[str]:
+    """The words none of whose others is inside them (a hit on "pass" already covers "password")."""
+    ws = set(words)
+    return {w for w in ws if not any(o != w and o in w for o in ws)}
+
+
+# [quote] name [quote] [blanks] operator [blanks] value: .env, YAML, TOML, INI, HCL, shell, JSON in text, code
 ASSIGN_RE = re.compile(
-    rf"(?<![A-Za-z0-9_.\-])(?<!\[REDACTED:)(?P<name>(?:[A-Za-z0-9_.][A-Za-z0-9_.-]*?)?{_NAME_END}|{_ENV_KEY})"
-    rf"{_GAP}[:=](?!=)[ \t]*{_STRPREFIX}"
-    r"(?:(?P<q>\\{0,2}[\"'])(?P<qv>[^\"'\\\n]*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>]+))",
-    AI,
+    r"(?P<jq>\\{0,2}[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?(jq)\\{0,2}[\"'])"
+    r"[ \t]{0,3}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:))[ \t]*[@]?"
+    r"(?:[bfru]{1,2}(?=\\{0,2}[\"']))?"
+    r"(?:(?P<q>\\{0,2}[\"'`])(?P<qv>[^\"'`\\\n]*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
 )
-# Authorization headers keep their scheme; cookies are masked to the end of the line.
-AUTH_RE = re.compile(
-    rf"(?<!\[REDACTED:)authorization{_GAP}[:=][ \t]*(?:[bfru]{{0,2}}\\{{0,2}}[\"'])?"
-    r"(?:(?:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+)?(?P<v>[^\s\"'\\,;]+)",
-    AI,
-)
-COOKIE_RE = re.compile(
-    rf"(?<!\[REDACTED:)cookie{_GAP}[:=][ \t]*(?:\\{{0,2}}[\"'])?(?P<v>[^\r\n\"'\\]+)", AI
-)
-# Command-line flags: --password VALUE, --token=VALUE; curl -u user:pass.
-_FLAG_NAMES = r"pass|token|secret|api-?key|access-token|auth-token|client-secret|private-key|user"
-_FLAG_FIND = re.compile(rf"-(?:-(?:{_FLAG_NAMES})|u[ \t])")  # on lower-cased text; literal "-" first
-_FLAG_FIND_B = re.compile(rf"-(?:-(?:{_FLAG_NAMES})|u[ \t\\])".encode())  # JSON: a tab is "\t"
-FLAG_RE = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:--(?:password|passwd|pass|token|secret|api-?key|access-token|auth-token"
-    r"|client-secret|private-key)(?:=|[ \t]+)|(?:-u|--user)[ \t]+[^\s:\"']*:)"
-    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]*)(?P=q)|(?P<v>[^\s\"']+))",
-    AI,
-)
-# scheme://user:password@host -- mask the password, keep user and host.
-URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'\\]*:(?P<v>[^\s/\"'\\]+)@", A)
-_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
-
-# --- high-entropy tokens ---------------------------------------------------------------------
-ENTROPY_MIN_LEN = 20
-ENTROPY_MAX_LEN = 1024  # longer runs are data (images, archives), not credentials
-RUN_MIN = 16  # the shortest known token; below ENTROPY_MIN_LEN
-# Opaque ids harnesses and APIs hand out; they identify, they do not authenticate.
-ID_PREFIXES = (
-    "toolu_", "srvtoolu_", "msg_", "msgbatch_", "req_", "call_", "chatcmpl-", "resp_", "run_",
-    "thread_", "asst_", "file-", "file_", "batch_", "ftjob-", "org-",
-)
-INTEGRITY_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")  # npm/SRI integrity: base64 digests
-_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-"
-_SHAPE = str.maketrans({c: "x" for c in _B64})  # runs of "x" are runs of [A-Za-z0-9+/=_-]
-_RUN_FIND = re.compile("x" * RUN_MIN + "x*")  # a literal prefix: the engine searches it at C speed
-_WORDLIKE_SEGMENT = re.compile(r"[A-Z]?[a-z0-9_.-]*", A)
-_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])", A)
-_SEGMENT_SEP = re.compile(r"[_./=+-]+", A)
-_SIMPLE_SEGMENT = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[A-Za-z]{0,2}|[A-Za-z]{1,2}", A)
+XML_RE = re.compile(r"<(?P<name>[A-Za-z_][A-Za-z0-9_.:-]{0,80})(?:[ \t][^<>]*)?>\s*(?P<v>[^<\s][^<]{0,1024}?)\s*</(?P=name)>")
+_EOL = re.compile(r"[ \t]+(?:#|//)|\\[nr]|[\r\n]")
+MASK_RE = re.compile(r"\[REDACTED:[a-z0-9_]+:hmac-sha256:[0-9a-f]+\]")
 
 
-def _entropy(s: str) -> float:
+def _line_start(s: str, i: int) -> bool:
+    """Only blanks (and a YAML list dash) between the last line break and s[i]: a YAML key."""
+    j = i
+    while j and s[j - 1] in " \t":
+        j -= 1
+    if j >= 2 and s[j - 2:j] in ("- ", "-\t"):
+        j -= 2
+        while j and s[j - 1] in " \t":
+            j -= 1
+    return j == 0 or s[j - 1] in "\n\r" or (j >= 2 and s[j - 2:j] in ("\\n", "\\r"))
+
+
+_REF_RE = re.compile(
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{[A-Za-z_][A-Za-z0-9_.]*\}|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}"
+    r"|\$[0-9@*#?!]|<[^<>]*>|\*+|x+|X+|\.\.\.|#+|-+|_+|\?+",
+)
+_PLACEHOLDERS = frozenset({
+    "null", "none", "nil", "true", "false", "undefined", "redacted", "str", "string", "bytes", "int", "bool",
+    "any", "optional", "secretstr", "changeme", "password", "secret", "token", "your_token", "your-token",
+    "yourtoken", "your_api_key", "your-api-key", "your_password", "example", "placeholder", "dummy", "test",
+    "required", "env", "os.environ", "process.env",
+})
+_COMPARED = re.compile(r"(?i)pass|pwd|secret|key")
+_LABEL_RE = re.compile(r"[a-z][a-z0-9]*(?:[._:/ -][a-z0-9]+)*")
+_IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[,;]?")
+_NUMBER_RE = re.compile(r"[0-9_]{1,12}(?:\.[0-9]+)?[,;]?")
+_TYPES = (r"(?:str|string|int|integer|float|number|bool|boolean|bytes|any|unknown|object|none|null|undefined|void|"
+          r"never|dict|list|tuple|set|optional|secretstr|record|map|array|promise|callable|type|literal)")
+_TYPE_RE = re.compile(
+    rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)?)*\??(?:\s*=.*)?[,;]?"
+    r"|[A-Z][a-z]{2,}[a-z0-9]*(?:[A-Z][a-z]{2,}[a-z0-9]*)+(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
+    r"|[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
+    r"|[A-Za-z_][A-Za-z0-9_.]*\s*[;,]"
+)
+_CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
+_CALL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(.*\)")
+_TEMPLATE_STARTS = (MASK_PREFIX, "${", "{{", "$(", "<%", "%{", "#{", "[REDACTED")
+_CODE_RE = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_.]+[ \t]*[(\[].*|[(\[{].*|"
+    r"(?:raise|return|await|yield|lambda|not|None|True|False|self|cls|if|else|def|class|new|this|function|typeof)\b.*",
+)
+
+
+_FILLER = re.compile(r"(?i)x{4,}|\*{4,}|\.{3}|_here\b|your[_-]|(?:fake|example|sample|dummy|placeholder|changeme|redacted)")
+
+
+def _placeholder(value: str) -> bool:
+    """A stand-in for a secret: a reference, a template, a type name, filler like xxxx or YOUR_KEY_HERE."""
+    if value.startswith(_TEMPLATE_STARTS) or value.lower() in _PLACEHOLDERS or _REF_RE.fullmatch(value):
+        return True
+    if _FILLER.search(value):
+        return True
+    body = value.strip("\"'`")
+    return len(body) >= 8 and max(map(body.count, set(body))) >= 0.6 * len(body)  # 00000000, aaaaaaaa
+
+
+def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool = False) -> bool:
+    """Not a secret though next to a secret name: refs, placeholders, labels, code.
+
+    An unquoted value may be code (`password = getpass()`, `token = self.token`,
+    `api_key: str`); after an upper-case (environment) name it is taken as a value.
+    """
+    value = value.strip()
+    if not value or _placeholder(value):
+        return True
+    low = value.lower().strip("\"'`")
+    words = name_words(name)
+    if low in (name.lower(), name.rsplit(".", 1)[-1].lower()) or low.replace("-", "_") == name.lower():
+        return True  # `self.api_key = api_key`, TOKENS = "tokens": a name, not a value
+    if any(w in low for w in words if len(w) >= 4 and w not in ("user", "name")) and _LABEL_RE.fullmatch(low):
+        return True  # SECRET_KEY_ACCOUNT = 'secret-key', "user.auth_logged_out": a label naming the secret
+    if _NUMBER_RE.fullmatch(value) and "token" in name.lower():
+        return True  # max_tokens = 4096
+    if quoted or env:
+        return False
+    if _TYPE_RE.fullmatch(value) or _CODE_RE.fullmatch(value):
+        return True  # `api_key: str`, `tokenSource: ProviderTokenSource;`, `token = secrets.token_urlsafe(32)`
+    if not name.isupper() and _IDENTIFIER_VALUE.fullmatch(value):
+        return True  # `sliceEnd = overlapEnd - tokenStart`: a variable, not a literal
+    return False
+
+
+def _has_neighbour(s: str, start: int, end: int, sep: str) -> bool:
+    """Is the match one `key=value` of a `sep`-separated list (another pair right after or before it)?"""
+    after = re.match(rf"[ \t]*{re.escape(sep)}[ \t]*[A-Za-z][A-Za-z0-9 _.-]{{0,40}}=", s[end:end + 60])
+    before = re.search(rf"[A-Za-z][A-Za-z0-9 _.-]{{0,40}}=[^{re.escape(sep)}\n]{{0,200}}{re.escape(sep)}[ \t]*\Z",
+                       s[max(0, start - 300):start])
+    return bool(after or before)
+
+
+def _url_credentials_ok(m: re.Match) -> bool:
+    """user:password@host, not a package spec (npm:pkg@1.2.3) or an address book line."""
+    user, host = (m.group("user") or "").lower(), m.group("host")
+    if user in ("npm", "jsr", "github", "git", "workspace", "link", "file", "patch", "catalog", "portal",
+                "mailto", "http", "https"):
+        return False
+    if host.lower() in ("sha1", "sha256", "sha384", "sha512"):
+        return False  # an image reference: name:tag@sha256:digest
+    if re.fullmatch(r"[0-9]+(?:\.[0-9]+)*", host) and "://" not in m.group():
+        return False  # a version (pkg:name@1.2.3), not a host
+    return True
+
+
+def shannon(s: str) -> float:
     n = len(s)
     return -sum(c / n * math.log2(c / n) for c in map(s.count, set(s)))
 
 
-def entropy_threshold(n: int) -> float:
-    """Bits per character a random base62/64 token of length n clears with a margin.
-
-    A short sample cannot show its alphabet's full entropy (20 random characters
-    average about 4.0 bits, 40 about 4.7), so the bar rises with length.
-    """
-    return 0.80 * math.log2(min(n, 64))
+ID_PREFIXES = (
+    "toolu_", "srvtoolu_", "msg_", "msgbatch_", "req_", "call_", "chatcmpl-", "resp_", "run_",
+    "thread_", "asst_", "file-", "file_", "batch_", "ftjob-", "org-",
+)
+INTEGRITY_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
+_ID_BOUNDARY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_WORDLIKE_SEGMENT = re.compile(r"[A-Z]?[a-z0-9_.-]*")
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])")
+_SEGMENT_SEP = re.compile(r"[_./=+-]+")
+_SIMPLE_SEGMENT = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[A-Za-z]{0,2}|[A-Za-z]{1,2}")
 
 
 def identifier_like(tok: str) -> bool:
-    """Made of words: camelCase (`getUserAccountSettings2`) or separated (`test_2D_vs_RGI`).
-
-    Random base62 text rarely has 60% of its characters in runs of three or more
-    lower-case (or capital) letters; identifiers almost always do.
-    """
+    """Made of words: camelCase (`getUserAccountSettings2`) or separated (`test_2D_vs_RGI`)."""
     if sum(map(len, _WORD.findall(tok))) >= 0.6 * len(tok):
         return True
     segments = _SEGMENT_SEP.split(tok)
@@ -193,12 +574,12 @@ def identifier_like(tok: str) -> bool:
     return False
 
 
-def looks_random(tok: str) -> bool:
-    """A credential-like token: mixed case and digits, varied, not an id, path or word."""
+def looks_random(tok: str, rule: EntropyRule) -> bool:
+    """A credential-like run: mixed case and digits, varied, not an id, path or word."""
     n = len(tok.rstrip("="))
-    if n < ENTROPY_MIN_LEN or n > ENTROPY_MAX_LEN:
+    if n < rule.min_len or n > rule.max_len:
         return False
-    if tok == tok.lower() or tok == tok.upper() or tok.isalpha():
+    if tok.islower() or tok.isupper() or tok.isalpha() or not tok.isascii():
         return False  # hex digests, UUIDs, ULIDs, lower-case paths, plain words
     if not any(c.isdigit() for c in tok):
         return False
@@ -211,293 +592,21 @@ def looks_random(tok: str) -> bool:
             return False  # a relative path of words
     if identifier_like(tok):
         return False
-    return _entropy(tok) >= entropy_threshold(n)
+    return shannon(tok) >= rule.bits_factor * math.log2(min(n, 64))
 
 
-# --- values next to a secret-sounding name ----------------------------------------------------
-_REF_RE = re.compile(
-    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{[A-Za-z_][A-Za-z0-9_.]*\}|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}"
-    r"|<[^<>]*>|\*+|x+|\.\.\.",
-    AI,
-)
-_PLACEHOLDERS = frozenset({"null", "none", "nil", "true", "false", "undefined", "redacted", "str", "string",
-                           "bytes", "int", "bool", "any", "optional", "secretstr"})
-_TEMPLATE_STARTS = (MASK_PREFIX, "${", "{{", "$(", "<%")
-_CODE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|.*[(\[{].*", A)
-
-
-def benign_value(value: str, *, name: str = "", quoted: bool = True) -> bool:
-    """Not a secret though next to a secret-sounding name: refs, placeholders, code."""
-    if not value or value.startswith(_TEMPLATE_STARTS) or value.lower() in _PLACEHOLDERS:
-        return True
-    if _REF_RE.fullmatch(value):
-        return True
-    if not quoted and (value == name or _CODE_RE.fullmatch(value)):
-        return True  # `password=password`, `token = self.token`, `key=get_key()`
-    return False
-
-
-def sensitive_name(name: str) -> bool:
-    return name.lower() not in _NOT_SENSITIVE and SENSITIVE_NAME_RE.fullmatch(name) is not None
-
-
-# --- triggers --------------------------------------------------------------------------------
-_CORE_TO_SEP = re.compile(r"[a-z]{0,9}[\\\"' t\t]{0,12}[:=]")  # JSON writes a tab as \t: hence the t
-_CORE_TO_SEP_B = re.compile(_CORE_TO_SEP.pattern.encode())
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _core_words_cover_endings() -> bool:
-    """Every name ending ends with a core word plus at most 9 letters (the trigger's reach)."""
-    return all(
-        any(core in words[-1] and len(words[-1]) - words[-1].rindex(core) - len(core) <= 9 for core in _CORES)
-        for words in NAME_ENDINGS
-    )
-
-
-assert _core_words_cover_endings()
-
-
-def _lower(s: str) -> str:
-    return s.lower() if s.isascii() else s.translate(_ASCII_LOWER)  # same length, ASCII-only
-
-
-def _name_hits(low: str) -> Iterator[tuple[str, int]]:
-    """(core, position) where a core word is followed by a separator within reach."""
-    for core in _CORES:
-        i = low.find(core)
-        while i >= 0:
-            if _CORE_TO_SEP.match(low, i + len(core)):
-                yield core, i
-            i = low.find(core, i + 1)
-
-
-def _url_hits(s: str) -> Iterator[int]:
-    """Start of the `://` before an "@" with a ":" between them."""
-    at = s.find("@")
-    while at >= 0:
-        scheme = s.rfind("://", 0, at)
-        if scheme >= 0 and ":" in s[scheme + 3:at]:
-            yield scheme
-        at = s.find("@", at + 1)
-
-
-def _runs(shape: str) -> Iterator[tuple[int, int]]:
-    for m in _RUN_FIND.finditer(shape):
-        yield m.span()
-
-
-# --- the fast path: could anything in this canonical JSON change? ------------------------------
-_KEEP_B = bytes(c if chr(c) in _B64 + ".~\\" else 32 for c in range(256))  # words: B64 runs and more
-_KEEP_RAW_B = bytes(c if chr(c) in _B64 + ".~" else 32 for c in range(256))  # raw text: "\\" separates
-# A JSON escape stands for one character no rule counts as part of a token (a control
-# character, a quote, a backslash): the whole sequence separates words.
-_JSON_ESCAPE_B = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|[\s\S])?")
-_KNOWN_PREFIXES_B = tuple(p.encode() for p in (*KNOWN_PREFIXES, "eyJ"))  # eyJ: a JWT starts at a boundary
-_PIECES_B = bytes(32 if chr(c) in "+/=.~" else c for c in range(256))  # where a token may start in a word
-_RUNS_B = bytes(32 if chr(c) in ".~" else c for c in range(256))  # a word's runs of [A-Za-z0-9+/=_-]
-_CORES_B = tuple(core.encode() for core in _CORES)
-assert {t for _, t, _ in DOTTED_TOKENS} == {"eyJ", "SG.", "ya29.", "Q~"}  # spelled out in _word_suspicious()
-_WORD_CACHE: set[bytes] = set()
-
-
-def suspicious(text: bytes, *, json: bool = True) -> bool:
-    """Could any rule change a string inside this canonical JSON text (or raw UTF-8 text)?
-
-    False means certainly not. It errs towards True; then the caller runs the rules.
-    """
-    if b"-----BEGIN" in text:
-        return True
-    low = text.lower()
-    for core in _CORES_B:
-        i = low.find(core)
-        while i >= 0:
-            if _CORE_TO_SEP_B.match(low, i + len(core)):
-                return True
-            i = low.find(core, i + 1)
-    if _FLAG_FIND_B.search(low):
-        return True
-    at = text.find(b"@")
-    while at >= 0:
-        scheme = text.rfind(b"://", 0, at)
-        if scheme >= 0 and b":" in text[scheme + 3:at]:
-            return True
-        at = text.find(b"@", at + 1)
-    cache = _WORD_CACHE
-    for w in [w for w in text.translate(_KEEP_B if json else _KEEP_RAW_B).split() if len(w) >= RUN_MIN]:
-        if w in cache:
-            continue
-        if _word_suspicious(w):
-            return True
-        # Only clean words are kept (never a secret): paths and ids recur from record to record.
-        if len(w) <= 256:
-            if len(cache) >= 4096:
-                cache.clear()
-            cache.add(w)
-    return False
-
-
-def _word_suspicious(w: bytes) -> bool:
-    """Would a rule change anything in this word? Exact for entropy, generous for the rest."""
-    if b"\\" in w:  # JSON escapes in the word: they separate its parts
-        return any(_word_suspicious(part) for part in _JSON_ESCAPE_B.sub(b" ", w).split() if len(part) >= RUN_MIN)
-    if b"SG." in w or b"ya29." in w or b"Q~" in w:
-        return True  # dotted formats (a JWT's "eyJ" is found like a known prefix)
-    if _known_prefix_inside(w):
-        return True
-    # The entropy rule's own runs and parts, judged by the rule itself.
-    return any(len(run) >= ENTROPY_MIN_LEN and _run_masks(run.decode("ascii"))
-               for run in w.translate(_RUNS_B).split())
-
-
-def _run_masks(tok: str) -> bool:
-    """Would _mask_run change this run?"""
-    if "=" in tok.rstrip("="):
-        return any(part[:1] != "=" and _run_masks(part) for part in re.split(r"(=+)", tok))
-    return looks_random(tok)
-
-
-def _known_prefix_inside(w: bytes) -> bool:
-    """Does a piece of w (split where a known token may start) begin with a known prefix?"""
-    if w.startswith(_KNOWN_PREFIXES_B):
-        return True
-    if w.translate(None, b"+/=.~") == w:
-        return False
-    return any(piece.startswith(_KNOWN_PREFIXES_B) for piece in w.translate(_PIECES_B).split())
-
-
-# --- the rules on one string ---------------------------------------------------------------------
-
-def redact_string(s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
-    """Every rule, in order; each runs only where its trigger fired, and skips what is masked."""
-    if "-----BEGIN" in s:
-        s = PEM_RE.sub(lambda m: mask("private_key", m.group()), s)
-    for kind, trigger, pattern in DOTTED_TOKENS:
-        if trigger in s:
-            s = pattern.sub(lambda m, kind=kind: mask(kind, m.group()), s)
-    s = _sub_runs(s, RUN_MIN, lambda word: _mask_known(word, mask))
-    if "@" in s:
-        s = _splice(s, (_url_value(s, i) for i in _url_hits(s)), "url_password", mask)
-    low = _lower(s)
-    s = _splice(s, _name_values(s, low), None, mask)
-    if "-" in s:
-        s = _splice(s, (_flag_value(s, m.start()) for m in _FLAG_FIND.finditer(_lower(s))), "cli_flag", mask)
-    if extra is not None:
-        s = extra.sub(lambda m: _mask_custom(m, mask), s)
-    return _sub_runs(s, ENTROPY_MIN_LEN, lambda word: _mask_run(word, mask))
-
-
-def _sub_runs(s: str, min_len: int, fn: Callable[[str], str]) -> str:
-    """Apply fn to each run of [A-Za-z0-9+/=_-] at least min_len long."""
-    shape = s.translate(_SHAPE)
+def _splice(s: str, spans: list[tuple[int, int, str]], mask: Masker) -> str:
+    """Mask the value spans: the earliest-starting, then longest, wins where they overlap."""
+    spans.sort(key=lambda sp: (sp[0], -sp[1]))
     out, last = [], 0
-    for start, end in _runs(shape):
-        if end - start < min_len:
-            continue
-        word = s[start:end]
-        new = fn(word)
-        if new != word:
-            out.append(s[last:start])
-            out.append(new)
-            last = end
-    if not out:
-        return s
-    out.append(s[last:])
-    return "".join(out)
-
-
-_PIECE_SEP = re.compile(r"[+/=]+")
-
-
-def _mask_known(word: str, mask: Masker) -> str:
-    """Known tokens where one may start: the word's start, or after "+", "/" or "=" in it."""
-    if not _known_prefix_inside(word.encode()):
-        return word
-    out, last = [], 0
-    for start in (0, *(m.end() for m in _PIECE_SEP.finditer(word))):
-        if start < last or not word.startswith(KNOWN_PREFIXES, start):
-            continue
-        for kind, prefixes, pattern in _KNOWN_AT:
-            m = pattern.match(word, start) if word.startswith(prefixes, start) else None
-            if m:
-                out += [word[last:start], mask(kind, m.group())]
-                last = m.end()
-                break
-    return "".join(out) + word[last:] if out else word
-
-
-def _mask_run(tok: str, mask: Masker) -> str:
-    body = tok.rstrip("=")
-    if "=" in body:  # name=value inside one run: judge the parts, keep the names
-        return "".join(part if part[:1] == "=" else _mask_run(part, mask) for part in re.split(r"(=+)", tok))
-    return mask("high_entropy", tok) if looks_random(tok) else tok
-
-
-Span = tuple[int, int, str]  # (start, end, kind) of a value to mask
-
-
-def _splice(s: str, spans: Iterator[Span | None], default_kind: str | None, mask: Masker) -> str:
-    """Mask the given value spans (first one wins where they overlap)."""
-    found = sorted({span for span in spans if span is not None})
-    if not found:
-        return s
-    out, last = [], 0
-    for start, end, kind in found:
+    for start, end, kind in spans:
         if start < last:
             continue
         out.append(s[last:start])
-        out.append(mask(kind or default_kind or "secret", s[start:end]))
+        out.append(mask(kind, s[start:end]))
         last = end
     out.append(s[last:])
     return "".join(out)
-
-
-def _value_span(m: re.Match | None, kind: str, *, name: str = "", quoted: bool = True) -> Span | None:
-    """The value to mask; `quoted=False` lets code-like values (`self.token`) pass."""
-    if m is None:
-        return None
-    group = "qv" if "q" in m.re.groupindex and m.group("q") is not None else "v"
-    value = m.group(group)
-    if benign_value(value, name=name, quoted=quoted):
-        return None
-    start, end = m.span(group)
-    return start, end, kind
-
-
-def _name_values(s: str, low: str) -> Iterator[Span | None]:
-    starts = set()
-    for core, i in _name_hits(low):
-        if core == "auth" and low.startswith("authorization", i):
-            yield _value_span(AUTH_RE.match(s, i), "authorization")
-            continue
-        if core == "cookie":
-            yield _value_span(COOKIE_RE.match(s, i), "cookie")
-            continue
-        start = i
-        while start > 0 and s[start - 1] in _NAME_CHARS:
-            start -= 1
-        if start in starts:
-            continue
-        starts.add(start)
-        m = ASSIGN_RE.match(s, start)
-        if m is None:
-            continue
-        name = m.group("name")
-        if name.lower() in _NOT_SENSITIVE or name.lower().endswith(("authorization", "cookie")):
-            continue
-        yield _value_span(m, "assignment", name=name, quoted=m.group("q") is not None or name.isupper())
-
-
-def _url_value(s: str, scheme: int) -> Span | None:
-    start = scheme
-    while start > 0 and s[start - 1] in _SCHEME_CHARS:
-        start -= 1
-    m = URL_RE.match(s, start)
-    return _value_span(m, "url_password") if m else None
-
-
-def _flag_value(s: str, i: int) -> Span | None:
-    return _value_span(FLAG_RE.match(s, i), "cli_flag")
 
 
 def _mask_custom(m: re.Match, mask: Masker) -> str:
@@ -509,3 +618,31 @@ def _mask_custom(m: re.Match, mask: Masker) -> str:
     start, end = m.span(group)
     base = m.start()
     return m.group()[: start - base] + mask("custom", m.group(group)) + m.group()[end - base:]
+
+
+def load(text: str | None = None, *, backend: str | None = None) -> RuleSet:
+    """The rule set of a rules file (the built-in one by default); `backend` picks the keyword index."""
+    if text is None:
+        text = resources.files("agentwatch.record.redact").joinpath("rules.toml").read_text("utf-8")
+    return RuleSet(tomllib.loads(text), backend=backend)
+
+
+@lru_cache(maxsize=1)
+def builtin() -> RuleSet:
+    """The built-in rules, compiled on first use (tens of milliseconds, so not at import)."""
+    return load()
+
+
+def redact_string(s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
+    """The built-in rules on one string (`RuleSet.redact`)."""
+    return builtin().redact(s, mask, extra)
+
+
+def suspicious(text: bytes | str, *, json: bool = True) -> bool:
+    """Could the built-in rules change a string in this canonical JSON, or in this text read either way?
+
+    `RuleSet.suspicious` with the reading stated is what the recorder uses; this
+    function also answers for a raw string passed as JSON (both readings are asked).
+    """
+    ruleset = builtin()
+    return ruleset.suspicious(text, json=json) or (json and ruleset.suspicious(text, json=False))
