@@ -14,6 +14,9 @@ from typing import NamedTuple, Sequence
 import apsw
 
 from agentwatch.store import db
+from agentwatch.store import tree as store_tree
+from agentwatch.store.merkle import CompactRange
+from agentwatch.store.tree import TILE_HEIGHT
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
 
 # A batch goes in as a few multi-row INSERT statements (chunks of 1000, 100, 10
@@ -28,6 +31,7 @@ _CHUNKS = (1000, 100, 10)
 # usual group when hooks arrive one by one) is one statement, not one per row. apsw releases
 # the GIL around each SQLite call, and under a busy event loop each re-acquire can wait.
 _INSERT = {n: _COLUMNS + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * n) for n in (*_CHUNKS, *range(1, _CHUNKS[-1]))}
+_sha256 = hashlib.sha256
 _EXISTING = "SELECT record_id, seq FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
 
 # The schema's generated columns read every payload with SQLite's JSON functions,
@@ -108,6 +112,13 @@ class Store:
         except BaseException:
             self.conn.close()
             raise
+        # The Merkle tree over the rows this connection has seen committed (docs/chain.md,
+        # "The tree"); loaded, or caught up from the rows, in the first append transaction.
+        self.tree: CompactRange | None = None
+        self.tree_head: tuple[int, bytes] | None = None  # (size, root) after the last commit
+        # Row ranges (first, last) that appeared in the store without passing through this
+        # connection while it held the tree: appended by another process.
+        self.foreign_rows: list[tuple[int, int]] = []
 
     def close(self) -> None:
         self.conn.close()
@@ -134,10 +145,12 @@ class Store:
         conn.execute("BEGIN IMMEDIATE")
         try:
             seq, prev = self.head()
+            tree = self._tree_at(seq)
             stored = dict(conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),)))
             now = time.time_ns()
             rows: list = []
             results = []
+            nodes: list = []
             prefix = DOMAIN_TAG + self.store_id
             for a in batch:
                 earlier = stored.get(a.record_id)
@@ -153,6 +166,9 @@ class Store:
                 rows.extend((seq, a.record_id, a.kind, now, text, prev, digest))
                 stored[a.record_id] = seq
                 prev = digest
+                for node in tree.append(_sha256(b"\x00" + digest).digest()):
+                    if node[0] % TILE_HEIGHT == 0:
+                        nodes.append(node)
                 results.append(Appended(a.record_id, seq, False, now, digest))
             try:
                 _insert(conn, rows)
@@ -160,12 +176,24 @@ class Store:
                 if _row_fault(exc):
                     raise RowRefused(f"{type(exc).__name__}: {exc}") from exc
                 raise
+            root = store_tree.save(conn, tree, nodes)
             conn.execute("COMMIT")
         except BaseException:
             if not conn.getautocommit():
                 conn.execute("ROLLBACK")
             raise
+        self.tree, self.tree_head = tree, (tree.size, root)
         return results
+
+    def _tree_at(self, head_seq: int) -> CompactRange:
+        """A copy of the tree over rows 1..head_seq to extend in this transaction (the original
+        stays as it was should the transaction roll back)."""
+        tree = self.tree
+        if tree is not None and tree.size == head_seq:
+            return tree.copy()
+        if tree is not None and tree.size < head_seq:
+            self.foreign_rows.append((tree.size + 1, head_seq))
+        return store_tree.catch_up(self.conn, head_seq)
 
 
 def _insert(conn: apsw.Connection, values: list) -> None:

@@ -1,0 +1,341 @@
+"""Signed checkpoints of a store's Merkle tree (docs/chain.md, "Checkpoints").
+
+Files, outside the store, under the state directory (`evidence_dir`):
+
+    keys/<store_id>.key           the signer key (signed-note private key form), 0600, in a 0700 dir
+    keys/<store_id>.pub           its note verifier key, public
+    checkpoints/<store_id>.json   the last signed checkpoint and what each witness accepted
+
+The origin line and key name is `agentwatch.invalid/<store_id>`: unique per store,
+and `.invalid` says it names no reachable host.
+
+`Notary.sign()` never signs two roots for one size, nor a root that does not
+extend the last one it signed: it checks a consistency proof, built from the
+store, against the last signed checkpoint before it signs, and persists the new
+checkpoint atomically before any witness sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from agentwatch import paths
+from agentwatch.errors import AgentwatchError, UsageError
+from agentwatch.store import db
+from agentwatch.store.merkle import ProofError, verify_consistency
+from agentwatch.verify.note import Checkpoint, NoteError, Signer, Verifier, open_checkpoint
+from agentwatch.verify.tree import StoredTree, TreeReadError
+
+log = logging.getLogger("agentwatch.checkpoints")
+
+STATE_FORMAT = "agentwatch-checkpoint-state/1"
+ORIGIN_PREFIX = "agentwatch.invalid/"
+
+
+class CheckpointError(AgentwatchError):
+    """A checkpoint cannot be signed (the tree would fork or roll back), or its files are unusable."""
+
+
+def origin_for(store_id: bytes) -> str:
+    return ORIGIN_PREFIX + store_id.hex()
+
+
+def evidence_dir(state_dir: Path | None = None) -> Path:
+    return Path(state_dir or paths.state_dir())
+
+
+def key_path(store_id: bytes, state_dir: Path | None = None) -> Path:
+    return evidence_dir(state_dir) / "keys" / f"{store_id.hex()}.key"
+
+
+def pub_path(store_id: bytes, state_dir: Path | None = None) -> Path:
+    return evidence_dir(state_dir) / "keys" / f"{store_id.hex()}.pub"
+
+
+def state_path(store_id: bytes, state_dir: Path | None = None) -> Path:
+    return evidence_dir(state_dir) / "checkpoints" / f"{store_id.hex()}.json"
+
+
+def write_atomic(path: Path, data: bytes, mode: int, dir_mode: int = 0o700) -> None:
+    """Replace `path` with `data`: temporary file, fsync, rename, fsync of the directory."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    try:
+        try:
+            os.fchmod(fd, mode)
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+# --- keys -------------------------------------------------------------------------------------
+
+
+def load_or_create_signer(store_id: bytes, state_dir: Path | None = None) -> Signer:
+    """The store's signer, made on first use (0600 key in a 0700 directory) with its public .pub beside it."""
+    path = key_path(store_id, state_dir)
+    try:
+        return _read_signer(path, store_id)
+    except FileNotFoundError:
+        pass
+    signer = Signer.generate(origin_for(store_id))
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path.parent, 0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:  # another process made it first: use theirs
+        return _read_signer(path, store_id)
+    try:
+        os.write(fd, (signer.encode() + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    write_atomic(pub_path(store_id, state_dir), (signer.verifier.encode() + "\n").encode(), 0o644)
+    return signer
+
+
+def _read_signer(path: Path, store_id: bytes) -> Signer:
+    st = os.stat(path, follow_symlinks=False)
+    if st.st_mode & 0o077:
+        raise CheckpointError(f"{path}: the checkpoint key is readable by others (mode {st.st_mode & 0o777:o}); "
+                              "chmod 600 it or replace it")
+    try:
+        signer = Signer.parse(path.read_text(encoding="ascii"))
+    except (NoteError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path}: not a usable checkpoint key ({exc})") from None
+    if signer.name != origin_for(store_id):
+        raise CheckpointError(f"{path}: the key is named {signer.name!r}, not {origin_for(store_id)!r}")
+    return signer
+
+
+def read_verifier(store_id: bytes, state_dir: Path | None = None, key: str | None = None) -> Verifier | None:
+    """The store's note verifier key: `key` (a vkey or a file holding one), else keys/<store_id>.pub."""
+    if key:
+        text = Path(key).read_text(encoding="ascii") if os.path.exists(key) else key
+        try:
+            return Verifier.parse(text)
+        except NoteError as exc:
+            raise UsageError(f"--key: {exc}") from None
+    try:
+        return Verifier.parse(pub_path(store_id, state_dir).read_text(encoding="ascii"))
+    except FileNotFoundError:
+        return None
+    except (NoteError, OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{pub_path(store_id, state_dir)}: not a usable verifier key ({exc})") from None
+
+
+# --- the signer's record ------------------------------------------------------------------------
+
+
+@dataclass
+class SignerState:
+    """The last checkpoint signed for a store, and the size each witness accepted."""
+
+    store_id: str
+    store: str
+    note: str
+    size: int
+    signed_at_ns: int
+    witnesses: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": STATE_FORMAT, "store_id": self.store_id, "store": self.store, "size": self.size,
+                "signed_at_ns": self.signed_at_ns, "note": self.note, "witnesses": self.witnesses}
+
+
+def read_state(store_id: bytes, state_dir: Path | None = None) -> SignerState | None:
+    path = state_path(store_id, state_dir)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{path}: not a readable checkpoint record ({exc})") from None
+    try:
+        if doc["format"] != STATE_FORMAT or doc["store_id"] != store_id.hex():
+            raise ValueError("format or store_id")
+        return SignerState(doc["store_id"], str(doc.get("store", "")), doc["note"], int(doc["size"]),
+                           int(doc["signed_at_ns"]), {str(k): int(v) for k, v in doc.get("witnesses", {}).items()})
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CheckpointError(f"{path}: not a valid checkpoint record ({exc})") from None
+
+
+def write_state(state: SignerState, state_dir: Path | None = None) -> None:
+    data = (json.dumps(state.to_json(), indent=2, sort_keys=True) + "\n").encode()
+    write_atomic(state_path(bytes.fromhex(state.store_id), state_dir), data, 0o644, 0o755)
+
+
+# --- signing ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A checkpoint the notary signed (or found already signed at that size)."""
+
+    checkpoint: Checkpoint
+    note: str
+    new: bool
+    witnesses: dict[str, str]  # witness name -> "accepted" or why not
+
+
+class Notary:
+    """Signs checkpoints of one store and hands them to its witnesses.
+
+    `head()` returns the tree the writer has committed: (size, root). Proofs are
+    read from the store on a read-only connection of the notary's own.
+    """
+
+    def __init__(self, store_path: Path, store_id: bytes, head: Callable[[], tuple[int, bytes]], *,
+                 state_dir: Path | None = None, witnesses: Sequence[Any] = ()):
+        self.store_path = Path(store_path)
+        self.store_id = store_id
+        self.state_dir = state_dir
+        self.head = head
+        self.witnesses = list(witnesses)
+        self.signer = load_or_create_signer(store_id, state_dir)
+        self._lock = threading.Lock()
+        self.signed = 0
+        self.last_error: str | None = None
+
+    @property
+    def verifier(self) -> Verifier:
+        return self.signer.verifier
+
+    def sign(self) -> Signed:
+        """Sign the writer's current tree head if it extends the last signed one; then publish it."""
+        with self._lock:
+            size, root = self.head()
+            checkpoint = Checkpoint(origin_for(self.store_id), size, root)
+            last = read_state(self.store_id, self.state_dir)
+            last_cp = open_checkpoint(last.note, self.verifier) if last is not None else None
+            if last_cp is not None and last_cp.size == size:
+                if last_cp.root != root:
+                    raise CheckpointError(f"refusing to sign a second root for tree size {size}")
+                note, new = last.note, False
+            else:
+                if last_cp is not None:
+                    self._check_extends(last_cp, checkpoint)
+                note, new = self.signer.sign(checkpoint.text()), True
+                last = SignerState(self.store_id.hex(), os.path.abspath(self.store_path), note, size, time.time_ns(),
+                                   dict(last.witnesses) if last is not None else {})
+                write_state(last, self.state_dir)
+                self.signed += 1
+            results = self._publish(checkpoint, note, last)
+            return Signed(checkpoint, note, new, results)
+
+    def _check_extends(self, old: Checkpoint, new: Checkpoint) -> None:
+        if new.size < old.size:
+            raise CheckpointError(f"refusing to sign tree size {new.size}: size {old.size} is already signed")
+        if old.size == 0:
+            return
+        try:
+            proof = self._consistency(old.size, new.size)
+            verify_consistency(old.size, new.size, old.root, new.root, proof)
+        except (ProofError, TreeReadError) as exc:
+            raise CheckpointError(
+                f"refusing to sign tree size {new.size}: it does not extend the signed size {old.size} ({exc})"
+            ) from None
+
+    def _consistency(self, old: int, new: int) -> list[bytes]:
+        conn = db.open_reader(self.store_path)
+        try:
+            conn.execute("BEGIN")
+            try:
+                return StoredTree(conn).consistency(old, new)
+            finally:
+                conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def _publish(self, checkpoint: Checkpoint, note: str, state: SignerState) -> dict[str, str]:
+        results: dict[str, str] = {}
+        changed = False
+        for witness in self.witnesses:
+            name = witness.name
+            try:
+                held = witness.held_size(checkpoint.origin)
+                if held == checkpoint.size and state.witnesses.get(name) == held:
+                    results[name] = "accepted"
+                    continue
+                proof = self._consistency(held, checkpoint.size) if 0 < held < checkpoint.size else []
+                reply = witness.add_checkpoint(held, proof, note)
+            except Exception as exc:  # a witness's failure never stops the recorder
+                results[name] = f"unreachable: {exc}"
+                continue
+            if reply.ok:
+                results[name] = "accepted"
+                if state.witnesses.get(name) != checkpoint.size:
+                    state.witnesses[name] = checkpoint.size
+                    changed = True
+            else:
+                results[name] = f"refused ({reply.status}): {reply.reason}"
+                log.error("witness %s refused checkpoint %d: %s", name, checkpoint.size, reply.reason)
+        if changed:
+            write_state(state, self.state_dir)
+        return results
+
+
+class CheckpointTimer:
+    """Signs every `interval` seconds or every `rows` new rows, whichever comes first, on its own thread."""
+
+    def __init__(self, notary: Notary, head_seq: Callable[[], int], *, interval: float, rows: int):
+        self.notary = notary
+        self.head_seq = head_seq
+        self.interval = interval
+        self.rows = rows
+        self._wake = threading.Event()
+        self._stopping = False
+        self._signed_size = -1
+        self._thread = threading.Thread(target=self._run, name="agentwatch-checkpoints", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def rows_committed(self) -> None:
+        """From the writer after a commit: wake the timer when enough rows wait."""
+        if self.rows and self.head_seq() - max(self._signed_size, 0) >= self.rows:
+            self._wake.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread.ident is not None:
+            self._thread.join()
+
+    def sign_now(self) -> Signed | None:
+        try:
+            signed = self.notary.sign()
+        except Exception as exc:  # logged and retried at the next tick; the recorder goes on
+            self.notary.last_error = f"{type(exc).__name__}: {exc}"
+            log.error("checkpoint not signed: %s", self.notary.last_error)
+            return None
+        self._signed_size = signed.checkpoint.size
+        return signed
+
+    def _run(self) -> None:
+        while not self._stopping:
+            self._wake.wait(self.interval if self.interval > 0 else None)
+            self._wake.clear()
+            if self._stopping:
+                return
+            if self.head_seq() != self._signed_size:
+                self.sign_now()
