@@ -42,6 +42,8 @@ from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.wal import Checkpointer
 from agentwatch.verify.sweeper import Sweeper
+from agentwatch.verify.checkpoints import CheckpointTimer, Notary
+from agentwatch.verify.witness import DirectoryWitness
 
 if TYPE_CHECKING:
     from agentwatch.verify.findings import Finding
@@ -71,6 +73,9 @@ class Server:
         self.drainer = SpoolDrainer(self, config.spool, self.normalize)
         self.self_test: Optional[redact.SelfTestResult] = None
         self.start_commit_ns = 0  # the start attestation's commit (the writer's stats begin after it)
+        self.notary: Optional[Notary] = None  # signs checkpoints (None: off, or it could not start)
+        self.checkpoint_timer: Optional[CheckpointTimer] = None
+        self.checkpoint_error: Optional[str] = None
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -97,6 +102,8 @@ class Server:
             self.start_commit_ns = time.time_ns()
             listener = runfiles.bind_socket(cfg.socket)
             self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch, checkpointer=Checkpointer(cfg.store))
+            if cfg.checkpoints:
+                self.notary = self._notary(store)
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
             print(
                 f"agentwatch serve: pid {self.pid}, store {cfg.store}, socket {cfg.socket}, spool {cfg.spool}",
@@ -127,6 +134,13 @@ class Server:
         if error is not None:
             print(f"agentwatch serve: could not write the stop attestation: {writer.stats.last_error}", file=sys.stderr)
             return 3
+        if self.notary is not None:
+            # The last checkpoint covers the stop attestation: rows after it were not written by us.
+            try:
+                signed = self.notary.sign()
+                print(f"agentwatch serve: signed checkpoint {signed.checkpoint.size}", file=sys.stderr)
+            except Exception as exc:
+                print(f"agentwatch serve: could not sign the stop checkpoint: {exc}", file=sys.stderr)
         print(f"agentwatch serve: stopped; {self.counters.accepted} accepted", file=sys.stderr, flush=True)
         return 0
 
@@ -136,6 +150,13 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
         self.writer.start()
+        if self.notary is not None:
+            writer = self.writer
+            timer = CheckpointTimer(self.notary, lambda: writer.head_seq, interval=self.config.checkpoint_interval,
+                                    rows=self.config.checkpoint_rows)
+            writer.after_commit = timer.rows_committed
+            timer.start()
+            self.checkpoint_timer = timer
         if self.config.verify_interval > 0:
             writer = self.writer
             self.sweeper = Sweeper(
@@ -164,6 +185,8 @@ class Server:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.writer.stop()
+        if self.checkpoint_timer is not None:
+            await asyncio.to_thread(self.checkpoint_timer.stop)
         await asyncio.sleep(0)  # run the writer's last hand-overs before the loop closes
 
     async def _finish_reading(self) -> None:
@@ -275,6 +298,31 @@ class Server:
                     self.counters.timeouts += 1
                     conn.time_out(timeout)
 
+    def _notary(self, store: Store) -> Optional[Notary]:
+        """The checkpoint signer, its key made on first use; None (and a message) when it cannot work."""
+        cfg = self.config
+        try:
+            witnesses = [DirectoryWitness(d) for d in cfg.witness_dirs]
+            writer = self.writer
+            notary = Notary(cfg.store, store.store_id, lambda: writer.tree_head, state_dir=cfg.state_dir,
+                            witnesses=witnesses)
+            for witness in witnesses:
+                witness.trust(notary.verifier, os.path.abspath(cfg.store))
+            return notary
+        except Exception as exc:  # recording goes on without checkpoints; health says so
+            self.checkpoint_error = f"{type(exc).__name__}: {exc}"
+            print(f"agentwatch serve: checkpoints are off: {self.checkpoint_error}", file=sys.stderr)
+            return None
+
+    def _checkpoint_health(self) -> dict:
+        notary = self.notary
+        if notary is None:
+            return {"state": "off" if not self.config.checkpoints else "failing",
+                    "last_error": self.checkpoint_error}
+        return {"state": "failing" if notary.last_error else "ok", "signed": notary.signed,
+                "last_size": notary.last_size, "last_error": notary.last_error,
+                "verifier_key": notary.verifier.encode()}
+
     def health(self) -> dict:
         writer = self.writer
         outage = writer.outage if writer else None
@@ -315,6 +363,7 @@ class Server:
             "subscriptions": self.subscriptions.health() if self.subscriptions is not None else None,
             "draining": self.draining,
             "spool": self.drainer.stats(),
+            "signed_checkpoints": self._checkpoint_health(),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),
             "limits": {

@@ -39,6 +39,13 @@ class ServeConfig:
     full_verify_interval: float = 3600.0  # seconds between full verification passes; 0 turns them off
     drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
     drain_max: float = 10.0  # ... or this long at most
+    # Signed checkpoints of the Merkle tree (docs/chain.md): every checkpoint_interval seconds
+    # or checkpoint_rows rows (0: not by that trigger) and at stop, kept by each witness dir.
+    checkpoints: bool = True
+    checkpoint_interval: float = 10.0
+    checkpoint_rows: int = 10_000
+    witness_dirs: tuple[str, ...] = ()
+    state_dir: Optional[Path] = None  # keys/ and checkpoints/ live here (None: the XDG state dir)
     # The effective agentwatch configuration (config.Config.as_dict()) this daemon runs
     # with, for the digest; and the redaction policy it asks for (None: the default).
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -51,6 +58,10 @@ class ServeConfig:
             socket=cfg.socket,
             spool=cfg.spool,
             attest_interval=cfg["serve.attest_interval_s"],
+            checkpoints=cfg["checkpoint.enabled"],
+            checkpoint_interval=cfg["checkpoint.interval_s"],
+            checkpoint_rows=cfg["checkpoint.rows"],
+            witness_dirs=tuple(cfg["checkpoint.witness_dirs"]),
             max_batch=cfg["serve.batch_max"],
             settings=cfg.as_dict(),
             policy=cfg.policy(),

@@ -125,6 +125,10 @@ class Writer:
         self.stats = WriterStats()
         self.committed: list[TailRecord] = []  # since the last take_committed()
         self.head_seq, self.head_hash = store.head()
+        # The Merkle tree head (size, root) of the last commit, for the checkpoint signer.
+        self.tree_head: Optional[tuple[int, bytes]] = store.tree_head
+        # Called on the writer thread after each commit (the checkpoint timer counts rows).
+        self.after_commit: Optional[Callable[[], None]] = None
         # None: SQLite checkpoints inside COMMIT, as for any connection.
         self.checkpointer = checkpointer
         if checkpointer is not None:
@@ -197,6 +201,8 @@ class Writer:
                 stats.commit_max_ns = max(stats.commit_max_ns, time.monotonic_ns() - began)
                 stats.queue_wait_max_ns = max(stats.queue_wait_max_ns, began - jobs[0].queued_ns)
                 self._deliver(outcomes)
+                if self.after_commit is not None:
+                    self.after_commit()
                 if self.checkpointer is not None and self.store is not None:
                     self.checkpointer.after_commit(self.store.conn)
             except BaseException as exc:  # the writer thread must never die silently
@@ -240,6 +246,14 @@ class Writer:
         )
         if stored:  # the last row stored is the head: no need to ask the store
             self.head_seq, self.head_hash = stored[-1][1].seq, stored[-1][1].hash
+        store = self.store
+        if store is not None:
+            self.tree_head = store.tree_head
+            if store.foreign_rows:
+                for first, last in store.foreign_rows:
+                    print(f"agentwatch serve: rows {first}..{last} were appended to the store by another process",
+                          file=sys.stderr)
+                store.foreign_rows.clear()
         if gap is not None:
             results = results[1:]
             stats.gaps_recorded += 1

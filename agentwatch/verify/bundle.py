@@ -17,7 +17,7 @@ from typing import Any
 
 from agentwatch.errors import AgentwatchError, EXIT_OK, EXIT_PROBLEM, UsageError
 from agentwatch.store import db
-from agentwatch.store.chain import format_hash, parse_hash, row_hash
+from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, parse_hash, row_hash_framed
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from agentwatch.verify.checkpoints import origin_for, read_state, read_verifier
 from agentwatch.verify.note import NoteError, Verifier, open_checkpoint
@@ -216,8 +216,8 @@ def _verify_inclusion(doc: dict, checkpoint, store_id: str) -> BundleResult:
     if "payload" in rec and hashlib.sha256(rec["payload"].encode("utf-8")).digest() != payload_sha:
         raise BundleError("the payload does not match payload_sha256")
     stored = parse_hash(rec["hash"])
-    recomputed = row_hash(bytes.fromhex(store_id), seq, rec["recorded_at_ns"], rec["kind"], rec["record_id"],
-                          parse_hash(rec["prev_hash"]), b"", payload_sha256=payload_sha)
+    recomputed = row_hash_framed(DOMAIN_TAG + bytes.fromhex(store_id), seq, rec["recorded_at_ns"],
+                                 framed_identity(rec["kind"], rec["record_id"]), parse_hash(rec["prev_hash"]), payload_sha)
     if recomputed != stored:
         raise BundleError("the record's fields do not hash to its row hash (chain v1)")
     verify_inclusion(seq - 1, checkpoint.size, leaf_hash(stored), _hashes(doc["inclusion_proof"], "inclusion_proof"),

@@ -214,6 +214,7 @@ class Notary:
         self.signer = load_or_create_signer(store_id, state_dir)
         self._lock = threading.Lock()
         self.signed = 0
+        self.last_size: int | None = None
         self.last_error: str | None = None
 
     @property
@@ -240,6 +241,7 @@ class Notary:
                 write_state(last, self.state_dir)
                 self.signed += 1
             results = self._publish(checkpoint, note, last)
+            self.last_size, self.last_error = size, None
             return Signed(checkpoint, note, new, results)
 
     def _check_extends(self, old: Checkpoint, new: Checkpoint) -> None:

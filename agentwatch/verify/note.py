@@ -68,7 +68,7 @@ class Verifier:
 
     @classmethod
     def parse(cls, text: str) -> "Verifier":
-        parts = text.strip().split("+")
+        parts = text.strip().split("+", 2)  # the name and the hex ID hold no '+'; base64 may
         if len(parts) != 3:
             raise NoteError("a verifier key is <name>+<hex key id>+<base64 key>")
         name, hex_id, b64 = parts
@@ -119,7 +119,7 @@ class Signer:
 
     @classmethod
     def parse(cls, text: str) -> "Signer":
-        parts = text.strip().split("+")
+        parts = text.strip().split("+", 4)
         if len(parts) != 5 or parts[:2] != ["PRIVATE", "KEY"]:
             raise NoteError("a signer key is PRIVATE+KEY+<name>+<hex key id>+<base64 key>")
         raw = _b64decode(parts[4], "the signer key")
