@@ -259,6 +259,108 @@ def verify_cmd(
     raise typer.Exit(result.exit_code)
 
 
+@app.command("key")
+def key_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
+    """Print the store's checkpoint verifier key (a C2SP signed-note vkey).
+
+    Give it to whoever checks your proof bundles (`verify-bundle --key`). The
+    daemon makes the key pair the first time it signs; the private half stays
+    in $XDG_STATE_HOME/agentwatch/keys/ (0600). Exit 1 when the store has no
+    key yet, 3 when the store cannot be opened. See docs/chain.md.
+    """
+    from agentwatch.verify import checkpoints
+
+    try:
+        info = checkpoints.key_info(paths.resolve_store(store))
+    except AgentwatchError as exc:
+        fail(exc)
+    if info["verifier_key"] is None:
+        fail("no checkpoint key for this store yet: the daemon makes one when it first signs", 1)
+    print(json.dumps(info) if json_out else info["verifier_key"])
+
+
+@app.command("checkpoint")
+def checkpoint_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
+    """Print the latest signed checkpoint of the store (a C2SP tlog-checkpoint note).
+
+    With --json: origin, tree size, root, the note and which witnesses hold it.
+    Exit 1 when none is signed yet or it does not verify with the store's key.
+    """
+    from agentwatch.verify import checkpoints
+
+    try:
+        info = checkpoints.checkpoint_info(paths.resolve_store(store))
+    except AgentwatchError as exc:
+        fail(exc)
+    if json_out:
+        print(json.dumps(info))
+    else:
+        sys.stdout.write(info["note"])
+
+
+@app.command("prove")
+def prove_cmd(
+    seq: Optional[int] = typer.Argument(None, min=1, help="The record's seq to prove included."),
+    consistency: Optional[int] = typer.Option(None, "--consistency", min=1, metavar="OLD_SIZE",
+                                              help="Prove the latest checkpoint extends the tree of OLD_SIZE rows."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the bundle here (default: stdout)."),
+    store: Optional[Path] = StoreOpt,
+) -> None:
+    """Write a proof bundle that anyone can check offline with the verifier key.
+
+    `prove SEQ`: the record's stored fields and payload, its RFC 6962
+    inclusion proof and the latest signed checkpoint. `prove --consistency
+    OLD_SIZE`: a consistency proof from the tree of OLD_SIZE rows to the latest
+    checkpoint. Check either with `agentwatch verify-bundle FILE --key KEY` or
+    `python standalone_verify.py --bundle FILE --key KEY`. Exit 1 when no
+    signed checkpoint covers what was asked.
+    """
+    from agentwatch.verify import bundle as bundles
+
+    if (seq is None) == (consistency is None):
+        fail("give a SEQ or --consistency OLD_SIZE (one of them)", 2)
+    try:
+        path = paths.resolve_store(store)
+        doc = (bundles.prove_inclusion(path, seq) if seq is not None
+               else bundles.prove_consistency(path, consistency))
+    except AgentwatchError as exc:
+        fail(exc)
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        print(f"agentwatch: wrote {output}", file=sys.stderr)
+
+
+@app.command("verify-bundle")
+def verify_bundle_cmd(
+    bundle: Path = typer.Argument(..., help="A bundle written by `agentwatch prove`."),
+    key: str = typer.Option(..., "--key", help="The log's verifier key (as `agentwatch key` prints it), or a file holding it."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Check a proof bundle offline, with nothing but the bundle and the key.
+
+    Verifies the checkpoint's Ed25519 signature, recomputes the record's
+    chain v1 row hash from its fields and payload, and walks the RFC 6962
+    inclusion (or consistency) proof to the signed root. Exit 0 valid, 1 not.
+    """
+    from agentwatch.verify import bundle as bundles
+    from agentwatch.verify.checkpoints import read_verifier
+
+    try:
+        verifier = read_verifier(b"", None, key)
+        doc = bundles.load_bundle(bundle)
+        result = bundles.verify_bundle(doc, verifier)
+    except bundles.BundleError as exc:
+        if json_out:
+            print(json.dumps({"ok": False, "detail": str(exc)}))
+        fail(f"{bundle}: does not verify: {exc}", 1)
+    except AgentwatchError as exc:
+        fail(exc)
+    print(json.dumps(result.to_json()) if json_out else f"ok: {result.detail}")
+
+
 @app.command("tail")
 def tail_cmd(
     store: Optional[Path] = StoreOpt,

@@ -237,7 +237,7 @@ def test_to_json_is_stable_and_serialisable(store):
     ok = verify_store(store).to_json()
     assert list(ok) == [
         "ok", "mode", "store", "store_id", "chain_version", "rows_checked", "first_seq_checked",
-        "head_seq", "head_hash", "verified_through", "finding", "anchor",
+        "head_seq", "head_hash", "verified_through", "finding", "anchor", "findings", "evidence",
     ]
     assert (ok["ok"], ok["finding"], ok["chain_version"]) == (True, None, 1)
     assert list(ok["anchor"]) == ["path", "status", "before", "after"]

@@ -20,14 +20,16 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import apsw
 
+from agentwatch import paths
 from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, UsageError
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
+from agentwatch.verify.evidence import SIGNED_VERDICTS, EvidenceReport, check_evidence
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
 from agentwatch.verify.walk import CHUNK_ROWS, read_store_id, verify_segment, walk_segment
 from agentwatch.verify.worker import Worker, WorkerError
@@ -78,6 +80,10 @@ class VerifyResult:
     finding: Finding | None
     anchor: AnchorInfo
     chain_version: int = CHAIN_VERSION
+    # Every finding, the chain's first break and each one the signed checkpoints and
+    # witnesses show (agentwatch.verify.evidence), by seq; `finding` is the first of them.
+    findings: tuple[Finding, ...] = ()
+    evidence: EvidenceReport | None = None
 
     @property
     def exit_code(self) -> int:
@@ -98,6 +104,8 @@ class VerifyResult:
             "verified_through": self.verified_through,
             "finding": None if self.finding is None else self.finding.to_json(),
             "anchor": self.anchor.to_json(),
+            "findings": [f.to_json() for f in self.findings],
+            "evidence": None if self.evidence is None else self.evidence.to_json(),
         }
 
 
@@ -110,11 +118,17 @@ def verify_store(
     update_anchor: bool = True,
     chunk_rows: int = CHUNK_ROWS,
     jobs: int | None = None,
+    witness_dirs: Iterable[Path] | None = None,
+    key: str | None = None,
+    evidence: bool = True,
 ) -> VerifyResult:
     """Verify a store's chain; see the module docstring. progress(done, total) runs between chunks.
 
     `jobs` processes verify consecutive segments at once (None: one per CPU, at most
     PARALLEL_MAX, once there are PARALLEL_MIN_ROWS rows to check; 1: this process only).
+    With `evidence` (the default) the store is also compared with every signed checkpoint
+    kept outside it: the signer's record under `state_dir` and each of `witness_dirs`
+    (None: <state_dir>/witness); `key` overrides the store's verifier key.
     """
     path = Path(path)
     conn = db.open_reader(path)
@@ -139,9 +153,21 @@ def verify_store(
                                                                   bounds, chunk_rows, progress, total)
         if before is not None and not incremental:
             finding = _earlier(finding, _anchor_finding(conn, store_id, before))
+        report = None
+        if evidence:
+            dirs = witness_dirs if witness_dirs is not None else [Path(state_dir or paths.state_dir()) / "witness"]
+            report = check_evidence(conn, path, store_id, state_dir=state_dir, witness_dirs=dirs, key=key)
     finally:
         conn.close()
 
+    findings = sorted([*([finding] if finding is not None else []), *(report.findings if report else [])],
+                      key=lambda f: f.seq)
+    if report is not None and report.findings:
+        first = min(report.findings, key=lambda f: (f.seq, f.kind not in SIGNED_VERDICTS))
+        # A signed checkpoint names a break the chain cannot see: at the same seq its verdict is
+        # the sharper one. The store's own tree state and witness bookkeeping are not.
+        if finding is None or first.seq < finding.seq or (first.seq == finding.seq and first.kind in SIGNED_VERDICTS):
+            finding = first
     ok = finding is None
     if ok:
         verified_through = last_seq
@@ -170,6 +196,8 @@ def verify_store(
         verified_through=verified_through,
         finding=finding,
         anchor=AnchorInfo(apath, status, before, after),
+        findings=tuple(findings),
+        evidence=report,
     )
 
 

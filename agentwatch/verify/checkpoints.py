@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from agentwatch import paths
-from agentwatch.errors import AgentwatchError, UsageError
+from agentwatch.errors import EXIT_PROBLEM, AgentwatchError, UsageError
 from agentwatch.store import db
 from agentwatch.store.merkle import ProofError, verify_consistency
 from agentwatch.verify.note import Checkpoint, NoteError, Signer, Verifier, open_checkpoint
@@ -41,6 +41,8 @@ ORIGIN_PREFIX = "agentwatch.invalid/"
 
 class CheckpointError(AgentwatchError):
     """A checkpoint cannot be signed (the tree would fork or roll back), or its files are unusable."""
+
+    exit_code = EXIT_PROBLEM
 
 
 def origin_for(store_id: bytes) -> str:
@@ -341,3 +343,42 @@ class CheckpointTimer:
                 return
             if self.head_seq() != self._signed_size:
                 self.sign_now()
+
+
+# --- what `agentwatch key` and `agentwatch checkpoint` print -------------------------------------
+
+
+def _store_id_of(store: Path) -> bytes:
+    from agentwatch.verify.walk import read_store_id
+
+    conn = db.open_reader(Path(store))
+    try:
+        return read_store_id(conn)
+    finally:
+        conn.close()
+
+
+def key_info(store: Path, state_dir: Path | None = None) -> dict[str, Any]:
+    store_id = _store_id_of(store)
+    verifier = read_verifier(store_id, state_dir)
+    return {"store": str(store), "store_id": store_id.hex(), "origin": origin_for(store_id),
+            "verifier_key": verifier.encode() if verifier is not None else None,
+            "path": str(pub_path(store_id, state_dir))}
+
+
+def checkpoint_info(store: Path, state_dir: Path | None = None) -> dict[str, Any]:
+    """The latest signed checkpoint, checked against the store's verifier key. CheckpointError when there is none."""
+    import base64
+
+    store_id = _store_id_of(store)
+    state = read_state(store_id, state_dir)
+    verifier = read_verifier(store_id, state_dir)
+    if state is None or verifier is None:
+        raise CheckpointError("no checkpoint has been signed for this store yet (the daemon signs them while it runs)")
+    try:
+        checkpoint = open_checkpoint(state.note, verifier)
+    except NoteError as exc:
+        raise CheckpointError(f"{state_path(store_id, state_dir)}: the checkpoint does not verify: {exc}") from None
+    return {"store": str(store), "store_id": store_id.hex(), "origin": checkpoint.origin, "size": checkpoint.size,
+            "root": base64.b64encode(checkpoint.root).decode(), "signed_at_ns": state.signed_at_ns,
+            "note": state.note, "witnesses": state.witnesses}

@@ -41,6 +41,10 @@ EVIDENCE_FINDINGS = {
     "tree_mismatch": "the Merkle tree state kept in the store does not match its rows",
 }
 
+# Verdicts backed by a signed checkpoint; tree_mismatch, witness_missing and bad_checkpoint
+# describe the evidence itself, not the rows.
+SIGNED_VERDICTS = frozenset({"truncated", "rolled_back", "rewritten", "unsigned", "replaced"})
+
 _HASHES_SQL = "SELECT hash FROM records ORDER BY seq"
 
 
