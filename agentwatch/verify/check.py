@@ -161,7 +161,7 @@ def verify_store(
         conn.close()
 
     findings = sorted([*([finding] if finding is not None else []), *(report.findings if report else [])],
-                      key=lambda f: f.seq)
+                      key=lambda f: (f.seq, f.kind))
     if report is not None and report.findings:
         first = min(report.findings, key=lambda f: (f.seq, f.kind not in SIGNED_VERDICTS))
         # A signed checkpoint names a break the chain cannot see: at the same seq its verdict is

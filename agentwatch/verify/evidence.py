@@ -175,7 +175,7 @@ def check_evidence(conn: apsw.Connection, store: Path, store_id: bytes, *, state
             held = DirectoryWitness(name).held(origin) if os.path.isabs(name) else None
             held_size = held.size if held is not None and held.note else 0
             if held_size < size:
-                report.findings.append(Finding(held_size + 1, "witness_missing",
+                report.findings.append(Finding(size, "witness_missing",
                                                f"witness {name} accepted {size} rows and now holds {held_size}"))
 
     for other_id, other_store, source in _others(state_dir, witnesses, store_id):
