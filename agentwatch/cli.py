@@ -146,6 +146,17 @@ def serve_cmd(
         metavar="SECONDS",
         help="Seconds between background chain verification rounds (new rows only); 0 turns it off.",
     ),
+    checkpoint_interval: Optional[float] = typer.Option(
+        None,
+        "--checkpoint-interval",
+        min=0,
+        metavar="SECONDS",
+        help="Seconds between signed checkpoints of the Merkle tree (config checkpoint.interval_s, 10).",
+    ),
+    checkpoints: Optional[bool] = typer.Option(
+        None, "--checkpoints/--no-checkpoints",
+        help="Sign checkpoints while serving and at stop (config checkpoint.enabled, on).",
+    ),
     full_verify_interval: float = typer.Option(
         3600.0,
         "--full-verify-interval",
@@ -158,8 +169,11 @@ def serve_cmd(
 
     Listens on the socket (0600, in a 0700 directory), commits each record
     before acknowledging it, drains the spool, and writes attestation rows at
-    start, periodically and at stop. On SIGTERM it stops accepting, commits and
-    answers what was already sent, writes the stop attestation and exits 0.
+    start, periodically and at stop. It signs checkpoints of the store's Merkle
+    tree every checkpoint interval and at stop, and hands them to the witness
+    directories (docs/chain.md). On SIGTERM it stops accepting, commits and
+    answers what was already sent, writes the stop attestation, signs the last
+    checkpoint and exits 0.
     Paths, privacy mode, redaction and serve.* settings come from the
     configuration (docs/config.md); flags override it. Exit 3 when the store
     or socket is already served or cannot be opened, 2 for a configuration
@@ -171,7 +185,8 @@ def serve_cmd(
 
     try:
         cfg = config.load(
-            {"store": store, "socket": socket_path, "spool": spool, "serve.attest_interval_s": attest_interval}
+            {"store": store, "socket": socket_path, "spool": spool, "serve.attest_interval_s": attest_interval,
+             "checkpoint.interval_s": checkpoint_interval, "checkpoint.enabled": checkpoints}
         )
         options = {"idle_timeout": idle_timeout, "verify_interval": verify_interval}
         code = serve(ServeConfig.from_config(cfg, **options, full_verify_interval=full_verify_interval))
