@@ -252,22 +252,30 @@ def verify_cmd(
     store: Optional[Path] = StoreOpt,
     full: bool = typer.Option(False, "--full", help="Re-verify the whole chain from genesis, not just rows after the anchor."),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, metavar="N", help="Processes verifying segments at once (default: one per CPU, at most 2, from 200,000 rows)."),
+    key: Optional[str] = typer.Option(None, "--key", help="The store's checkpoint verifier key, or a file holding it (default: keys/<store_id>.pub under checkpoint.dir)."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Re-derive the hash chain and report the first break, classified.
+    """Re-derive the hash chain, compare the store with its signed checkpoints, report every finding.
 
     Incremental by default: checks the row an earlier verify anchored (kept
     under $XDG_STATE_HOME/agentwatch/anchors/) and then only newer rows.
     Findings: payload_edited, hash_edited, edited, missing, reordered,
-    inserted, truncated, rewritten, bad_genesis, malformed (docs/chain.md).
+    inserted, truncated, rewritten, bad_genesis, malformed; and from the
+    signed checkpoints (the signer's record under checkpoint.dir and each of
+    checkpoint.witness_dirs): truncated, rolled_back, rewritten, unsigned,
+    replaced, witness_missing, bad_checkpoint, tree_mismatch (docs/chain.md).
     Exit 0 intact, 1 integrity problem, 2 usage, 3 store unreachable.
     """
+    from agentwatch import config
     from agentwatch.readers import render
     from agentwatch.verify import check
 
     try:
+        cfg = config.load({"store": store})
         with render.progress("verifying", enabled=not json_out) as update:
-            result = check.verify_store(paths.resolve_store(store), full=full, progress=update, jobs=jobs)
+            result = check.verify_store(cfg.store, full=full, progress=update, jobs=jobs, key=key,
+                                        evidence_dir=cfg["checkpoint.dir"],
+                                        witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except AgentwatchError as exc:
         fail(exc)
     render.emit_verify(result, json_out)
@@ -283,10 +291,12 @@ def key_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
     in $XDG_STATE_HOME/agentwatch/keys/ (0600). Exit 1 when the store has no
     key yet, 3 when the store cannot be opened. See docs/chain.md.
     """
+    from agentwatch import config
     from agentwatch.verify import checkpoints
 
     try:
-        info = checkpoints.key_info(paths.resolve_store(store))
+        cfg = config.load({"store": store})
+        info = checkpoints.key_info(cfg.store, cfg["checkpoint.dir"])
     except AgentwatchError as exc:
         fail(exc)
     if info["verifier_key"] is None:
@@ -301,10 +311,12 @@ def checkpoint_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -
     With --json: origin, tree size, root, the note and which witnesses hold it.
     Exit 1 when none is signed yet or it does not verify with the store's key.
     """
+    from agentwatch import config
     from agentwatch.verify import checkpoints
 
     try:
-        info = checkpoints.checkpoint_info(paths.resolve_store(store))
+        cfg = config.load({"store": store})
+        info = checkpoints.checkpoint_info(cfg.store, cfg["checkpoint.dir"])
     except AgentwatchError as exc:
         fail(exc)
     if json_out:
@@ -334,10 +346,13 @@ def prove_cmd(
 
     if (seq is None) == (consistency is None):
         fail("give a SEQ or --consistency OLD_SIZE (one of them)", 2)
+    from agentwatch import config
+
     try:
-        path = paths.resolve_store(store)
-        doc = (bundles.prove_inclusion(path, seq) if seq is not None
-               else bundles.prove_consistency(path, consistency))
+        cfg = config.load({"store": store})
+        path, evidence_dir = cfg.store, cfg["checkpoint.dir"]
+        doc = (bundles.prove_inclusion(path, seq, state_dir=evidence_dir) if seq is not None
+               else bundles.prove_consistency(path, consistency, state_dir=evidence_dir))
     except AgentwatchError as exc:
         fail(exc)
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
@@ -551,8 +566,16 @@ def service_print_cmd(
     kind: str = typer.Argument(..., metavar="systemd|launchd", help="systemd user unit or launchd LaunchAgent."),
     store: Optional[Path] = StoreOpt,
     socket_path: Optional[Path] = SocketOpt,
+    system: bool = typer.Option(False, "--system", help="A system service run by a dedicated user that owns the "
+                                "store, the key and the witness; developers' hooks connect through a group "
+                                "socket (docs/deployment.md)."),
+    user: str = typer.Option("agentwatch", "--user", help="With --system: the service's user (and group)."),
 ) -> None:
     """Print a service definition that runs `agentwatch serve` with this installation.
+
+    With --system: a system unit (LaunchDaemon) that runs the daemon as a
+    dedicated user owning the store, the checkpoint key and the witness, so the
+    recorded agent's own user cannot rewrite the evidence (docs/deployment.md).
 
     The definition runs the current interpreter (`python -m agentwatch.cli
     serve`), restarts it when it fails, and sets AGENTWATCH_STORE and
@@ -564,6 +587,14 @@ def service_print_cmd(
 
     if kind not in ("systemd", "launchd"):
         fail(f"unknown service kind {kind!r} (expected systemd or launchd)", 2)
+    if system:
+        layout = (service.SystemLayout(user=user, group=user) if kind == "systemd" else
+                  service.SystemLayout(user=user, group=user, base=Path("/usr/local/var/agentwatch"),
+                                       runtime=Path("/var/run/agentwatch")))
+        text = service.systemd_system_unit(layout) if kind == "systemd" else service.launchd_daemon_plist(layout)
+        sys.stdout.write(text)
+        print(f"agentwatch: {service.system_install_hint(kind)}", file=sys.stderr)
+        return
     try:
         cfg = config.load({"store": store, "socket": socket_path})
     except AgentwatchError as exc:

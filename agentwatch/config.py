@@ -106,6 +106,12 @@ def _switch(value: Any, where: str) -> bool:
     return value
 
 
+def _group(value: Any, where: str) -> str:
+    if not isinstance(value, str) or (value and not value.replace("-", "").replace("_", "").isalnum()):
+        raise ValueError(f"must be a group name (letters, digits, '-', '_') or empty, not {value!r}")
+    return value
+
+
 def _dirs(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, str) and where in ("env", "flag"):
         try:
@@ -145,6 +151,10 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("serve.attest_interval_s", _number(0, 86400, integer=False), lambda: 60.0,
         "seconds between attestation rows (0: only at start and stop)"),
     Key("serve.batch_max", _number(1, 100_000, integer=True), lambda: 1000, "rows per group commit at most"),
+    Key("serve.socket_group", _group, lambda: "",
+        "a group whose members' hooks may use the socket (the service deployment; empty: the owner only)"),
+    Key("checkpoint.dir", _path, paths.state_dir,
+        "where the checkpoint key (keys/) and the signed checkpoints (checkpoints/) live"),
     Key("checkpoint.enabled", _switch, lambda: True,
         "sign checkpoints of the store's Merkle tree while serving and at stop (docs/chain.md)"),
     Key("checkpoint.interval_s", _number(0, 86400, integer=False), lambda: 10.0,

@@ -121,7 +121,9 @@ class Connection(asyncio.Protocol):
             pid, uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
         except (OSError, AttributeError, struct.error):
             pid = uid = None
-        if uid != server.uid:
+        # Owner only, unless a socket group is configured: then the socket's permissions decide who
+        # connects (the group's members), and the kernel's uid of each peer is recorded.
+        if uid is None or (uid != server.uid and not server.config.socket_group):
             server.counters.peers_refused += 1
             self.transport.write(error_line("forbidden", f"peer uid {uid} is not the daemon's uid {server.uid}"))
             self.transport.close()

@@ -84,15 +84,19 @@ class Server:
         cfg = self.config
         store_lock = sock_lock = store = listener = None
         try:
-            cfg.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            gid = _socket_gid(cfg.socket_group)
+            cfg.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700 if gid is None else 0o750)
             store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
-            runfiles.private_dir(cfg.socket.parent)
+            if gid is None:
+                runfiles.private_dir(cfg.socket.parent)
+            else:
+                runfiles.group_dir(cfg.socket.parent, gid)
             sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
             runfiles.clear_socket_path(cfg.socket, health.answers)
             self.drainer.prepare()
             self._check_redaction()
             try:
-                store = Store(cfg.store)
+                store = Store(cfg.store, group_readable=gid is not None)
             except apsw.Error as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
             try:
@@ -100,7 +104,7 @@ class Server:
             except Exception as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
             self.start_commit_ns = time.time_ns()
-            listener = runfiles.bind_socket(cfg.socket)
+            listener = runfiles.bind_socket(cfg.socket, gid)
             self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch, checkpointer=Checkpointer(cfg.store))
             if cfg.checkpoints:
                 self.notary = self._notary(store)
@@ -409,6 +413,18 @@ class Server:
 
 class RedactionBroken(AgentwatchError):
     """The redaction self-test failed at start (exit 2): recording could store secrets."""
+
+
+def _socket_gid(group: str) -> Optional[int]:
+    """The socket group's gid (the service deployment), None when hooks of the owner only connect."""
+    if not group:
+        return None
+    import grp
+
+    try:
+        return grp.getgrnam(group).gr_gid
+    except KeyError:
+        raise AgentwatchError(f"serve.socket_group: no group named {group!r}") from None
 
 
 def _file_size(path: Path) -> int:

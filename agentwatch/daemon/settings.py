@@ -46,6 +46,9 @@ class ServeConfig:
     checkpoint_rows: int = 10_000
     witness_dirs: tuple[str, ...] = ()
     state_dir: Optional[Path] = None  # keys/ and checkpoints/ live here (None: the XDG state dir)
+    # The service deployment: members of this group may connect (socket 0660, its dir 0750), the
+    # store is group-readable (0640) so they can verify it, and every peer's uid is recorded.
+    socket_group: str = ""
     # The effective agentwatch configuration (config.Config.as_dict()) this daemon runs
     # with, for the digest; and the redaction policy it asks for (None: the default).
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -62,6 +65,8 @@ class ServeConfig:
             checkpoint_interval=cfg["checkpoint.interval_s"],
             checkpoint_rows=cfg["checkpoint.rows"],
             witness_dirs=tuple(cfg["checkpoint.witness_dirs"]),
+            state_dir=cfg["checkpoint.dir"],
+            socket_group=cfg["serve.socket_group"],
             max_batch=cfg["serve.batch_max"],
             settings=cfg.as_dict(),
             policy=cfg.policy(),

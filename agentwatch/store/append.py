@@ -104,9 +104,9 @@ class RowRefused(Exception):
 class Store:
     """The one writer's connection. Not thread-safe: one thread owns it."""
 
-    def __init__(self, path: Path | str, *, vfs: str | None = None):
+    def __init__(self, path: Path | str, *, vfs: str | None = None, group_readable: bool = False):
         self.path = Path(path)
-        self.conn = db.open_writer(self.path, vfs=vfs)
+        self.conn = db.open_writer(self.path, vfs=vfs, group_readable=group_readable)
         try:
             self.store_id = db.store_id(self.conn)
         except BaseException:

@@ -121,14 +121,15 @@ def verify_store(
     witness_dirs: Iterable[Path] | None = None,
     key: str | None = None,
     evidence: bool = True,
+    evidence_dir: Path | None = None,
 ) -> VerifyResult:
     """Verify a store's chain; see the module docstring. progress(done, total) runs between chunks.
 
     `jobs` processes verify consecutive segments at once (None: one per CPU, at most
     PARALLEL_MAX, once there are PARALLEL_MIN_ROWS rows to check; 1: this process only).
     With `evidence` (the default) the store is also compared with every signed checkpoint
-    kept outside it: the signer's record under `state_dir` and each of `witness_dirs`
-    (None: <state_dir>/witness); `key` overrides the store's verifier key.
+    kept outside it: the signer's record under `evidence_dir` (None: `state_dir`) and each
+    of `witness_dirs` (None: <state_dir>/witness); `key` overrides the store's verifier key.
     """
     path = Path(path)
     conn = db.open_reader(path)
@@ -156,7 +157,8 @@ def verify_store(
         report = None
         if evidence:
             dirs = witness_dirs if witness_dirs is not None else [Path(state_dir or paths.state_dir()) / "witness"]
-            report = check_evidence(conn, path, store_id, state_dir=state_dir, witness_dirs=dirs, key=key)
+            report = check_evidence(conn, path, store_id, state_dir=evidence_dir or state_dir, witness_dirs=dirs,
+                                    key=key)
     finally:
         conn.close()
 

@@ -2,7 +2,7 @@
 
 Files, outside the store, under the state directory (`evidence_dir`):
 
-    keys/<store_id>.key           the signer key (signed-note private key form), 0600, in a 0700 dir
+    keys/<store_id>.key           the signer key (signed-note private key form), 0600
     keys/<store_id>.pub           its note verifier key, public
     checkpoints/<store_id>.json   the last signed checkpoint and what each witness accepted
 
@@ -100,8 +100,8 @@ def load_or_create_signer(store_id: bytes, state_dir: Path | None = None) -> Sig
     except FileNotFoundError:
         pass
     signer = Signer.generate(origin_for(store_id))
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path.parent, 0o700)
+    # The directory lists public keys too; the private key file itself is 0600.
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:  # another process made it first: use theirs
@@ -111,7 +111,7 @@ def load_or_create_signer(store_id: bytes, state_dir: Path | None = None) -> Sig
         os.fsync(fd)
     finally:
         os.close(fd)
-    write_atomic(pub_path(store_id, state_dir), (signer.verifier.encode() + "\n").encode(), 0o644)
+    write_atomic(pub_path(store_id, state_dir), (signer.verifier.encode() + "\n").encode(), 0o644, 0o755)
     return signer
 
 
