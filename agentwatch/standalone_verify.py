@@ -302,7 +302,6 @@ def read_anchor(path):
 # Verification only, on public data, so constant time does not matter. Points are kept in
 # extended coordinates (X, Y, Z, T) with x = X/Z, y = Y/Z, x*y = T/Z on -x^2 + y^2 = 1 + d x^2 y^2.
 
-import hashlib
 
 ED_P = 2**255 - 19
 ED_L = 2**252 + 27742317777372353535851937790883648493

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from daemon import Daemon, append_many, wait_for
 
-from agentwatch.verify.checkpoints import read_state
 from agentwatch.verify.check import verify_store
+from agentwatch.verify.checkpoints import read_state
 from agentwatch.verify.witness import DirectoryWitness
 
 

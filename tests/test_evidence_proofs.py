@@ -17,14 +17,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import chain_tamper as t
 import pytest
 
-import chain_tamper as t
 from agentwatch.store.append import Store
 from agentwatch.store.merkle import ProofError, verify_consistency
 from agentwatch.verify import bundle as bundles
 from agentwatch.verify.checkpoints import CheckpointError, Notary, key_path, read_state
-from agentwatch.verify.note import Checkpoint, NoteError, Signer, Verifier, open_checkpoint, open_note
+from agentwatch.verify.note import Checkpoint, NoteError, Signer, Verifier, open_note
 from agentwatch.verify.witness import DirectoryWitness
 
 STANDALONE_PATH = t.STANDALONE

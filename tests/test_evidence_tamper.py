@@ -13,13 +13,13 @@ import os
 import shutil
 from pathlib import Path
 
+import chain_tamper as t
 import pytest
 
-import chain_tamper as t
 from agentwatch.store.append import Store
-from agentwatch.verify.checkpoints import Notary, state_path
 from agentwatch.verify.anchors import anchor_path
 from agentwatch.verify.check import verify_store
+from agentwatch.verify.checkpoints import Notary, state_path
 from agentwatch.verify.witness import DirectoryWitness
 
 ROWS = 40

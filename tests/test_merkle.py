@@ -13,7 +13,8 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentwatch.store.merkle import (
     EMPTY_ROOT,

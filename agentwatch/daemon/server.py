@@ -41,8 +41,8 @@ from agentwatch.record import normalize, redact
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.wal import Checkpointer
-from agentwatch.verify.sweeper import Sweeper
 from agentwatch.verify.checkpoints import CheckpointTimer, Notary
+from agentwatch.verify.sweeper import Sweeper
 from agentwatch.verify.witness import DirectoryWitness
 
 if TYPE_CHECKING:

@@ -180,7 +180,7 @@ def launchd_daemon_plist(layout: SystemLayout | None = None, *, python: str | No
 
 def system_install_hint(kind: str, layout: SystemLayout = SystemLayout()) -> str:
     if kind == "systemd":
-        return (f"see docs/deployment.md; save as /etc/systemd/system/agentwatch.service, then: "
-                f"systemctl daemon-reload && systemctl enable --now agentwatch")
+        return ("see docs/deployment.md; save as /etc/systemd/system/agentwatch.service, then: "
+                "systemctl daemon-reload && systemctl enable --now agentwatch")
     return (f"see docs/deployment.md; save as /Library/LaunchDaemons/{LABEL}.plist, then: "
             f"sudo launchctl bootstrap system /Library/LaunchDaemons/{LABEL}.plist")

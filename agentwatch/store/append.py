@@ -15,9 +15,9 @@ import apsw
 
 from agentwatch.store import db
 from agentwatch.store import tree as store_tree
+from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
 from agentwatch.store.merkle import CompactRange
 from agentwatch.store.tree import TILE_HEIGHT
-from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
 
 # A batch goes in as a few multi-row INSERT statements (chunks of 1000, 100, 10
 # and 1 rows, so only four statement shapes are ever prepared), not executemany:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentwatch.errors import AgentwatchError, EXIT_OK, EXIT_PROBLEM, UsageError
+from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
 from agentwatch.store import db
 from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, parse_hash, row_hash_framed
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion

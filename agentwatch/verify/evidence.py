@@ -24,7 +24,6 @@ from typing import Any, Iterable
 
 import apsw
 
-from agentwatch.store.merkle import CompactRange
 from agentwatch.store.tree import has_tree, load
 from agentwatch.verify.checkpoints import CheckpointError, origin_for, read_state, read_verifier, state_path
 from agentwatch.verify.findings import Finding

@@ -12,7 +12,15 @@ from typing import Iterable
 
 import apsw
 
-from agentwatch.store.merkle import CompactRange, consistency_proof, fold, inclusion_proof, leaf_hash, node_hash, perfect_subtrees
+from agentwatch.store.merkle import (
+    CompactRange,
+    consistency_proof,
+    fold,
+    inclusion_proof,
+    leaf_hash,
+    node_hash,
+    perfect_subtrees,
+)
 from agentwatch.store.tree import TILE_HEIGHT, has_tree
 
 _LEAVES_SQL = "SELECT seq, hash FROM records WHERE seq > ? AND seq <= ? ORDER BY seq"
@@ -36,7 +44,7 @@ class StoredTree:
             isinstance(h, bytes) and len(h) == 32 for _, h in rows
         ):
             raise TreeReadError(f"rows {begin + 1}..{end} are not all present with 32-byte hashes")
-        return [leaf_hash(h) for _, h in rows]
+        return [leaf_hash(h) for _, h in rows]  # type: ignore[arg-type]  # checked to be bytes above
 
     def _level(self, level: int, begin: int, end: int) -> list[bytes]:
         """Hashes of the complete subtrees at `level`, indexes begin..end-1."""
@@ -45,7 +53,7 @@ class StoredTree:
         if self.stored_nodes:
             rows = self.conn.execute(_NODES_SQL, (level, begin, end)).fetchall()
             if len(rows) == end - begin and all(isinstance(h, bytes) and len(h) == 32 for _, h in rows):
-                return [h for _, h in rows]
+                return [h for _, h in rows]  # type: ignore[misc]  # checked to be bytes above
         below = self._level(level - TILE_HEIGHT, begin << TILE_HEIGHT, end << TILE_HEIGHT)
         return [_perfect_root(below[i << TILE_HEIGHT : (i + 1) << TILE_HEIGHT]) for i in range(end - begin)]
 
