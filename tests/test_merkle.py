@@ -118,3 +118,12 @@ def test_a_compact_range_grows_and_round_trips():
     assert (8, 0, mth(leaves[:256])) in completed
     with pytest.raises(ValueError):
         CompactRange(3, [bytes(32)])
+
+
+def test_extend_is_append_in_one_go():
+    entries = [i.to_bytes(4, "big") for i in range(70000)]
+    one, many = CompactRange(), CompactRange()
+    kept = [n for e in entries for n in one.append(leaf_hash(e)) if n[0] % 8 == 0]
+    assert many.extend(entries[:1000], 8) + many.extend(entries[1000:], 8) == kept
+    assert (many.size, many.root()) == (one.size, one.root())
+    assert [(level, index) for level, index, _ in kept] == [(8, i) for i in range(273)] + [(16, 0)]

@@ -31,7 +31,6 @@ _CHUNKS = (1000, 100, 10)
 # usual group when hooks arrive one by one) is one statement, not one per row. apsw releases
 # the GIL around each SQLite call, and under a busy event loop each re-acquire can wait.
 _INSERT = {n: _COLUMNS + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * n) for n in (*_CHUNKS, *range(1, _CHUNKS[-1]))}
-_sha256 = hashlib.sha256
 _EXISTING = "SELECT record_id, seq FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
 
 # The schema's generated columns read every payload with SQLite's JSON functions,
@@ -150,7 +149,7 @@ class Store:
             now = time.time_ns()
             rows: list = []
             results = []
-            nodes: list = []
+            leaves: list[bytes] = []
             prefix = DOMAIN_TAG + self.store_id
             for a in batch:
                 earlier = stored.get(a.record_id)
@@ -166,9 +165,7 @@ class Store:
                 rows.extend((seq, a.record_id, a.kind, now, text, prev, digest))
                 stored[a.record_id] = seq
                 prev = digest
-                for node in tree.append(_sha256(b"\x00" + digest).digest()):
-                    if node[0] % TILE_HEIGHT == 0:
-                        nodes.append(node)
+                leaves.append(digest)
                 results.append(Appended(a.record_id, seq, False, now, digest))
             try:
                 _insert(conn, rows)
@@ -176,7 +173,7 @@ class Store:
                 if _row_fault(exc):
                     raise RowRefused(f"{type(exc).__name__}: {exc}") from exc
                 raise
-            root = store_tree.save(conn, tree, nodes)
+            root = store_tree.save(conn, tree, tree.extend(leaves, TILE_HEIGHT))
             conn.execute("COMMIT")
         except BaseException:
             if not conn.getautocommit():

@@ -84,6 +84,27 @@ class CompactRange:
         self.size = size + 1
         return done
 
+    def extend(self, entries: Sequence[bytes], keep_every: int = 1) -> list[tuple[int, int, bytes]]:
+        """Append the leaves of `entries` (row hashes, leaf-hashed here) in one go: the writer's path.
+
+        Returns the completed nodes whose level is a multiple of `keep_every`.
+        """
+        sha = _sha256
+        nodes, size, kept = self.nodes, self.size, []
+        for entry in entries:
+            h = sha(b"\x00" + entry).digest()
+            s, level = size, 0
+            while s & 1:
+                h = sha(b"\x01" + nodes.pop() + h).digest()
+                s >>= 1
+                level += 1
+                if level % keep_every == 0:
+                    kept.append((level, s, h))
+            nodes.append(h)
+            size += 1
+        self.size = size
+        return kept
+
     def root(self) -> bytes:
         return fold(self.nodes)
 

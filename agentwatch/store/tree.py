@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import apsw
 
-from agentwatch.store.merkle import CompactRange, leaf_hash
+from agentwatch.store.merkle import CompactRange
 
 TILE_HEIGHT = 8  # levels between stored node levels: a stored node per 256 of the level below
 
@@ -38,11 +38,7 @@ def load(conn: apsw.Connection) -> CompactRange | None:
 
 def extend(conn: apsw.Connection, tree: CompactRange, head_seq: int) -> None:
     """Add rows tree.size+1 .. head_seq to the tree and store their completed nodes."""
-    nodes = []
-    for (digest,) in conn.execute(_HASHES_SQL, (tree.size, head_seq)):
-        for level, idx, h in tree.append(leaf_hash(digest)):
-            if level % TILE_HEIGHT == 0:
-                nodes.append((level, idx, h))
+    nodes = tree.extend([digest for (digest,) in conn.execute(_HASHES_SQL, (tree.size, head_seq))], TILE_HEIGHT)
     if tree.size != head_seq:
         raise apsw.CorruptError(f"the records table has no contiguous rows 1..{head_seq}")
     if nodes:
