@@ -126,4 +126,6 @@ def test_extend_is_append_in_one_go():
     kept = [n for e in entries for n in one.append(leaf_hash(e)) if n[0] % 8 == 0]
     assert many.extend(entries[:1000], 8) + many.extend(entries[1000:], 8) == kept
     assert (many.size, many.root()) == (one.size, one.root())
-    assert [(level, index) for level, index, _ in kept] == [(8, i) for i in range(273)] + [(16, 0)]
+    assert [(level, index) for level, index, _ in kept] == [(8, i) for i in range(256)] + [(16, 0)] + [
+        (8, i) for i in range(256, 273)
+    ]
