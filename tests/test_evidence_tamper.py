@@ -153,3 +153,25 @@ def test_tamper_matrix_with_checkpoints(tmp_path, case, witness):
     assert result.ok is (not expected)
     first = None if result.finding is None else (result.finding.kind, result.finding.seq)
     assert first == (expected[0] if expected else None)
+
+
+def test_an_incremental_verify_extends_the_tree_from_the_anchor(tmp_path):
+    """The anchor keeps the tree's compact range, so the next verify hashes only the new rows."""
+    s = Setup(tmp_path, witness=True)
+    anchor = verify_store(s.store, state_dir=s.state, witness_dirs=s.witnesses).anchor.after
+    assert (anchor.seq, len(anchor.tree)) == (ROWS, 32 * bin(ROWS).count("1"))
+    with Store(s.store) as store:
+        store.append(t.appends(ROWS + 1, 5))
+        s.sign(store)
+    again = verify_store(s.store, state_dir=s.state, witness_dirs=s.witnesses)
+    assert (again.ok, again.mode, again.rows_checked, again.evidence.resumed_at) == (True, "incremental", 5, ROWS)
+    assert again.evidence.tree_root == _signed_root(s)
+    full = verify_store(s.store, full=True, state_dir=s.state, witness_dirs=s.witnesses)
+    assert (full.ok, full.evidence.resumed_at, full.evidence.tree_root) == (True, 0, again.evidence.tree_root)
+
+
+def _signed_root(s: Setup) -> bytes:
+    from agentwatch.verify.checkpoints import read_state
+    from agentwatch.verify.note import Checkpoint, split_note
+
+    return Checkpoint.parse(split_note(read_state(s.store_id, s.state).note)[0]).root

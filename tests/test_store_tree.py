@@ -41,7 +41,7 @@ def test_each_commit_keeps_the_tree_of_all_rows(tmp_path):
         for first in (1, 4, 301):  # batches of 3, 297 and 400 rows
             store.append(_rows(first, {1: 3, 4: 297, 301: 400}[first]))
             hashes = _hashes(path)
-            roots, tree = roots_at(hashes, [])
+            roots, tree, _ = roots_at(hashes, [])
             assert store.tree_head == (len(hashes), tree.root())
             assert _state(path)[:2] == (len(hashes), tree.root())
     # 700 rows: two complete subtrees of 256 leaves are stored (level 8, indexes 0 and 1)
@@ -76,7 +76,7 @@ def test_a_store_without_tree_state_catches_up_in_the_next_append(tmp_path):
     with Store(path) as store:
         store.append(_rows(301, 5))
         assert store.foreign_rows == []
-    roots, tree = roots_at(_hashes(path), [])
+    roots, tree, _ = roots_at(_hashes(path), [])
     assert _state(path) == (305, tree.root(), 1)
 
 

@@ -4,6 +4,7 @@ standalone verifier's command line."""
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import os
 import shutil
@@ -63,7 +64,10 @@ def test_first_verify_is_full_and_records_the_anchor(store):
         "hash": result.head_hash,
         "verified_at_ns": anchor.after.verified_at_ns,
         "store": os.path.abspath(store),
+        # the Merkle tree's compact range over rows 1..12 (two perfect subtrees: 8 and 4 rows)
+        "tree": base64.b64encode(anchor.after.tree).decode(),
     }
+    assert len(anchor.after.tree) == 64
     assert [p.name for p in anchor.path.parent.iterdir()] == [anchor.path.name]  # no temp file left
 
 

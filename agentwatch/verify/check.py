@@ -28,6 +28,7 @@ from agentwatch import paths
 from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, UsageError
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
+from agentwatch.store.merkle import CompactRange
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
 from agentwatch.verify.evidence import SIGNED_VERDICTS, EvidenceReport, check_evidence
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
@@ -157,8 +158,11 @@ def verify_store(
         report = None
         if evidence:
             dirs = witness_dirs if witness_dirs is not None else [Path(state_dir or paths.state_dir()) / "witness"]
+            resume = None
+            if incremental and before is not None and before.tree:
+                resume = CompactRange.from_bytes(before.seq, before.tree)
             report = check_evidence(conn, path, store_id, state_dir=evidence_dir or state_dir, witness_dirs=dirs,
-                                    key=key)
+                                    key=key, resume=resume, keep=last_seq)
     finally:
         conn.close()
 
@@ -183,7 +187,9 @@ def verify_store(
         if current is not None and current.seq >= last_seq:
             after, status = current, "unchanged"
         else:
-            after = Anchor(store_id.hex(), last_seq, last_hash, time.time_ns(), os.path.abspath(path))
+            kept = report.kept if report is not None and report.kept is not None else None
+            after = Anchor(store_id.hex(), last_seq, last_hash, time.time_ns(), os.path.abspath(path),
+                           kept.to_bytes() if kept is not None and kept.size == last_seq else b"")
             write_anchor(apath, after)
             status = "advanced" if before else "created"
     return VerifyResult(

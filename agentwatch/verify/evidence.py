@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 import apsw
 
+from agentwatch.store.merkle import CompactRange
 from agentwatch.store.tree import has_tree, load
 from agentwatch.verify.checkpoints import CheckpointError, origin_for, read_state, read_verifier, state_path
 from agentwatch.verify.findings import Finding
@@ -44,7 +45,7 @@ EVIDENCE_FINDINGS = {
 # describe the evidence itself, not the rows.
 SIGNED_VERDICTS = frozenset({"truncated", "rolled_back", "rewritten", "unsigned", "replaced"})
 
-_HASHES_SQL = "SELECT hash FROM records ORDER BY seq"
+_HASHES_SQL = "SELECT hash FROM records WHERE seq > ? ORDER BY seq"
 
 
 @dataclass
@@ -53,12 +54,15 @@ class EvidenceReport:
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
     tree_size: int = 0
     tree_root: bytes = b""
+    kept: CompactRange | None = None  # the tree at the size asked for (the new anchor's)
+    resumed_at: int = 0  # the tree was extended from the anchor's range at this size (0: from genesis)
 
     def to_json(self) -> dict[str, Any]:
         import base64
 
         return {
             "tree_size": self.tree_size,
+            "tree_resumed_at": self.resumed_at,
             "tree_root": base64.b64encode(self.tree_root).decode() if self.tree_root else None,
             "checkpoints": self.checkpoints,
             "findings": [f.to_json() for f in self.findings],
@@ -83,15 +87,21 @@ def daemon_serving(store: Path) -> bool:
     return False
 
 
-def _row_hashes(conn: apsw.Connection) -> Iterable[bytes]:
-    for (h,) in conn.execute(_HASHES_SQL):
+def _row_hashes(conn: apsw.Connection, after: int) -> Iterable[bytes]:
+    for (h,) in conn.execute(_HASHES_SQL, (after,)):
         yield h if isinstance(h, bytes) else b""
 
 
 def check_evidence(conn: apsw.Connection, store: Path, store_id: bytes, *, state_dir: Path | None,
                    witness_dirs: Iterable[Path] = (), key: str | None = None,
-                   serving: bool | None = None) -> EvidenceReport:
-    """Compare the store with every checkpoint held outside it. `conn` is a read-only connection."""
+                   serving: bool | None = None, resume: CompactRange | None = None,
+                   keep: int | None = None) -> EvidenceReport:
+    """Compare the store with every checkpoint held outside it. `conn` is a read-only connection.
+
+    `resume` is the tree over rows 1..resume.size that an earlier verify computed (the
+    anchor's): the tree is extended from there when no checkpoint is older, so an
+    incremental verify hashes only the new rows. `report.kept` is the range at size `keep`.
+    """
     report = EvidenceReport()
     origin = origin_for(store_id)
     here = os.path.realpath(store)
@@ -136,13 +146,16 @@ def check_evidence(conn: apsw.Connection, store: Path, store_id: bytes, *, state
         sizes = [cp.size for _, cp in checkpoints]
         if stored is not None:
             sizes.append(stored.size)
-        roots, tree = roots_at(_row_hashes(conn), sizes)
+        if resume is not None and any(n < resume.size for n in sizes):
+            resume = None  # a checkpoint older than the anchor: recompute from genesis
+        report.resumed_at = resume.size if resume else 0
+        roots, tree, report.kept = roots_at(_row_hashes(conn, resume.size if resume else 0), sizes, resume, keep)
     finally:
         conn.execute("COMMIT")
     head = tree.size
     report.tree_size, report.tree_root = head, tree.root()
 
-    if stored is not None and stored.size <= head and roots.get(stored.size) != stored.root():
+    if stored is not None and stored.size <= head and roots[stored.size] != stored.root():
         report.findings.append(Finding(stored.size, "tree_mismatch",
                                        f"the tree kept in the store at size {stored.size} does not match its rows"))
     self_consistent = stored is not None and stored.size == head and stored.root() == tree.root()

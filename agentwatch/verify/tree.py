@@ -83,18 +83,26 @@ def _perfect_root(hashes: list[bytes]) -> bytes:
     return hashes[0]
 
 
-def roots_at(row_hashes: Iterable[bytes], sizes: Iterable[int]) -> tuple[dict[int, bytes], CompactRange]:
-    """Stream row hashes (seq order from 1) through a compact range; the roots at `sizes` and the final range."""
-    wanted = sorted(set(sizes))
-    tree = CompactRange()
+def roots_at(row_hashes: Iterable[bytes], sizes: Iterable[int], start: CompactRange | None = None,
+             keep: int | None = None) -> tuple[dict[int, bytes], CompactRange, CompactRange | None]:
+    """Stream row hashes (seq order, from row start.size + 1) through a compact range.
+
+    Returns the roots at `sizes` (those at or above the start), the final range, and a copy
+    of the range at size `keep` (None if the stream never reached it).
+    """
+    tree = start.copy() if start is not None else CompactRange()
+    wanted = sorted(n for n in set(sizes) if n >= tree.size)
     roots: dict[int, bytes] = {}
+    kept = tree.copy() if keep == tree.size else None
     at = 0
-    if wanted and wanted[0] == 0:
-        roots[0] = tree.root()
-        at = 1
+    while at < len(wanted) and wanted[at] == tree.size:
+        roots[tree.size] = tree.root()
+        at += 1
     for digest in row_hashes:
         tree.append(leaf_hash(digest))
         while at < len(wanted) and wanted[at] == tree.size:
             roots[tree.size] = tree.root()
             at += 1
-    return roots, tree
+        if keep == tree.size:
+            kept = tree.copy()
+    return roots, tree, kept
