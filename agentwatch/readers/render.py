@@ -97,14 +97,19 @@ def emit_verify(result, as_json: bool) -> None:
     if as_json:
         print_json(result.to_json())
         return
+    evidence = getattr(result, "evidence", None)
+    signed = f", {len(evidence.checkpoints)} signed checkpoints consistent" if evidence and evidence.checkpoints else ""
     if result.ok:
         print(
             f"ok: {result.mode} verify of {result.store}: {result.rows_checked} rows checked, "
-            f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}"
+            f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}{signed}"
         )
     else:
         f = result.finding
         print(f"FAILED: {result.store}: first break at seq {f.seq}: {f.kind}: {f.detail}")
+        for other in getattr(result, "findings", ()):
+            if other != f:
+                print(f"  also at seq {other.seq}: {other.kind}: {other.detail}")
 
 
 def _short(value, width: int) -> str:
