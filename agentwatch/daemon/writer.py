@@ -122,6 +122,8 @@ class Writer:
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="agentwatch-writer", daemon=True)
         self.outage: Optional[Outage] = None
+        # Gap rows naming rows another process appended to the store, for the next commit.
+        self.foreign_gaps: list[Append] = []
         self.stats = WriterStats()
         self.committed: list[TailRecord] = []  # since the last take_committed()
         self.head_seq, self.head_hash = store.head()
@@ -221,8 +223,9 @@ class Writer:
                 self.store = self._reopen()
                 if self.checkpointer is not None:
                     self.checkpointer.attach(self.store.conn)
-            gap = self.outage.gap_row() if self.outage is not None else None
-            results = self.store.append([gap, *rows] if gap is not None else rows)
+            foreign = list(self.foreign_gaps)
+            gaps = ([self.outage.gap_row()] if self.outage is not None else []) + foreign
+            results = self.store.append([*gaps, *rows])
         except RowRefused as exc:
             # Something about one row (a payload SQLite's JSON functions refuse, a CHECK)
             # fails the whole transaction. Split the group so the one poisoned row is
@@ -240,24 +243,29 @@ class Writer:
         now = time.time_ns()
         stats = self.stats
         # Committed rows, in seq order, for live-tail subscribers (the server takes them).
-        stored = [(row, r) for row, r in zip([gap, *rows] if gap is not None else rows, results) if not r.duplicate]
+        stored = [(row, r) for row, r in zip([*gaps, *rows], results) if not r.duplicate]
         self.committed.extend(
             TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload) for row, r in stored
         )
         if stored:  # the last row stored is the head: no need to ask the store
             self.head_seq, self.head_hash = stored[-1][1].seq, stored[-1][1].hash
+        if gaps:
+            results = results[len(gaps):]
+            stats.gaps_recorded += len(gaps)
+            self.outage = None
+            del self.foreign_gaps[: len(foreign)]
         store = self.store
         if store is not None:
             self.tree_head = store.tree_head
             if store.foreign_rows:
+                # Recorded with the next commit (the rows are in the chain and the tree now).
                 for first, last in store.foreign_rows:
                     print(f"agentwatch serve: rows {first}..{last} were appended to the store by another process",
                           file=sys.stderr)
+                    self.foreign_gaps.append(gap_append(f"gap-{uuid.uuid4()}", "foreign_rows", {
+                        "first_seq": first, "last_seq": last,
+                        "detail": "rows appended to the store outside this daemon's writer"}))
                 store.foreign_rows.clear()
-        if gap is not None:
-            results = results[1:]
-            stats.gaps_recorded += 1
-            self.outage = None
         stats.commits += 1
         stats.rows_committed += len(rows)
         stats.last_commit_ns = now
