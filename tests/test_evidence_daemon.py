@@ -61,3 +61,12 @@ def test_no_checkpoints_when_turned_off(tmp_path):
     shown = _cli("checkpoint", "--store", str(d.store))
     assert shown.returncode == 1
     assert "no checkpoint has been signed" in shown.stderr
+
+
+def test_a_checkpoint_that_cannot_be_signed_degrades_health():
+    from agentwatch.daemon import health
+
+    doc = {"writer": {"state": "ok"}, "signed_checkpoints": {"state": "failing", "last_error": "CheckpointError: x"}}
+    assert health.assess(doc) == ("degraded", ["checkpoints are not being signed: CheckpointError: x"])
+    doc["signed_checkpoints"] = {"state": "off", "last_error": None}
+    assert health.assess(doc) == ("recording", [])

@@ -88,7 +88,8 @@ def assess(health: dict) -> tuple[str, list[str]]:
 
     `stopped`: the daemon is draining for exit. `degraded`: it records, but
     something needs the operator (failing commits, a chain break, a sweeper that
-    cannot run, quarantined or stale spool files, a failed redaction self-test).
+    cannot run, quarantined or stale spool files, a failed redaction self-test,
+    checkpoints that cannot be signed).
     """
     reasons = []
     writer = health.get("writer", {})
@@ -113,6 +114,9 @@ def assess(health: dict) -> tuple[str, list[str]]:
     if self_test is not None and not self_test.get("ok"):
         failures = self_test.get("failures") or []
         reasons.append(f"redaction self-test failed ({len(failures)} failure(s), first: {failures[:1]})")
+    signing = health.get("signed_checkpoints") or {}
+    if signing.get("state") == "failing":
+        reasons.append(f"checkpoints are not being signed: {signing.get('last_error')}")
     if health.get("draining"):
         return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
     return (DEGRADED if reasons else RECORDING), reasons

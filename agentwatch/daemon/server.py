@@ -96,7 +96,7 @@ class Server:
             self.drainer.prepare()
             self._check_redaction()
             try:
-                store = Store(cfg.store, group_readable=gid is not None)
+                store = Store(cfg.store) if gid is None else Store(cfg.store, group_readable=True)
             except apsw.Error as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
             try:
