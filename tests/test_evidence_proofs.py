@@ -307,3 +307,21 @@ def test_standalone_consistency_against_the_vectors(path):
     except ProofError:
         agree = False
     assert agree is ok
+
+
+class ForgetfulWitness(DirectoryWitness):
+    """A witness that does not say what it holds (as one reached only through add-checkpoint)."""
+
+    def held_size(self, origin: str) -> int:
+        return 0
+
+
+def test_the_notary_proves_from_the_size_a_409_names(recorded):
+    path, store, state = recorded
+    witness = ForgetfulWitness(state / "w")
+    notary = Notary(path, store.store_id, lambda: store.tree_head, state_dir=state, witnesses=[witness])
+    witness.trust(notary.verifier, str(path))
+    assert notary.sign().witnesses == {witness.name: "accepted"}  # 0 -> 300: no proof needed
+    store.append(t.appends(301, 3))
+    assert notary.sign().witnesses == {witness.name: "accepted"}  # told 0, answered 409 "300", proved 300 -> 303
+    assert DirectoryWitness(state / "w").held_size(notary.verifier.name) == 303

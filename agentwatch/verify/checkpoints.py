@@ -280,8 +280,11 @@ class Notary:
                 if held == checkpoint.size and state.witnesses.get(name) == held:
                     results[name] = "accepted"
                     continue
-                proof = self._consistency(held, checkpoint.size) if 0 < held < checkpoint.size else []
-                reply = witness.add_checkpoint(held, proof, note)
+                reply = self._submit(witness, held, checkpoint, note)
+                if reply.status == 409 and reply.body.strip().isdigit():
+                    # The witness holds another size than it said (or than we assumed): it names
+                    # that size in the body (C2SP tlog-witness); prove from there, once.
+                    reply = self._submit(witness, int(reply.body), checkpoint, note)
             except Exception as exc:  # a witness's failure never stops the recorder
                 results[name] = f"unreachable: {exc}"
                 continue
@@ -296,6 +299,11 @@ class Notary:
         if changed:
             write_state(state, self.state_dir)
         return results
+
+
+    def _submit(self, witness: Any, held: int, checkpoint: Checkpoint, note: str) -> Any:
+        proof = self._consistency(held, checkpoint.size) if 0 < held < checkpoint.size else []
+        return witness.add_checkpoint(held, proof, note)
 
 
 class CheckpointTimer:
