@@ -107,7 +107,9 @@ def import_cmd(
     "harness" and one of "payload"/"payload_text"/"payload_b64") or a bare
     harness payload (wrapped with a fresh record_id and --harness). Malformed
     lines are reported with their line numbers on stderr and do not stop the
-    good ones; the exit code is 1 when any line was rejected.
+    good ones; the exit code is 1 when any line was rejected. Unless a daemon
+    serves the store, the imported rows are then covered by a signed checkpoint
+    (docs/chain.md, "Checkpoints"; config checkpoint.enabled).
     """
     from agentwatch import config
     from agentwatch.readers import render
@@ -118,8 +120,25 @@ def import_cmd(
         report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy())
     except AgentwatchError as exc:
         fail(exc)
+    if report.stored and cfg["checkpoint.enabled"]:
+        _sign_imported(cfg)
     render.emit_import(report, json_out)
     raise typer.Exit(1 if report.rejected else 0)
+
+
+def _sign_imported(cfg) -> None:
+    """Cover imported rows with a signed checkpoint, unless a daemon serves the store (it signs them)."""
+    from agentwatch.verify import checkpoints, evidence
+
+    if evidence.daemon_serving(cfg.store):
+        return
+    try:
+        signed = checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
+                                        witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
+    except Exception as exc:  # the rows are stored; verify will name them `unsigned`
+        print(f"agentwatch: imported rows are not covered by a signed checkpoint: {exc}", file=sys.stderr)
+        return
+    print(f"agentwatch: signed checkpoint {signed.checkpoint.size}", file=sys.stderr)
 
 
 @app.command("serve")

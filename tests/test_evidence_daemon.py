@@ -70,3 +70,14 @@ def test_a_checkpoint_that_cannot_be_signed_degrades_health():
     assert health.assess(doc) == ("degraded", ["checkpoints are not being signed: CheckpointError: x"])
     doc["signed_checkpoints"] = {"state": "off", "last_error": None}
     assert health.assess(doc) == ("recording", [])
+
+
+def test_import_signs_the_rows_it_added(tmp_path):
+    store = tmp_path / "s.db"
+    lines = tmp_path / "in.jsonl"
+    lines.write_text("".join(json.dumps({"hook_event_name": "Stop", "session_id": "s", "n": i}) + "\n" for i in range(4)))
+    done = _cli("import", "--store", str(store), "--harness", "claude-code", str(lines))
+    assert done.returncode == 0, done.stderr
+    assert "agentwatch: signed checkpoint 4\n" in done.stderr
+    result = verify_store(store)
+    assert (result.ok, [c["size"] for c in result.evidence.checkpoints]) == (True, [4, 4])

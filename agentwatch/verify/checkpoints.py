@@ -390,3 +390,32 @@ def checkpoint_info(store: Path, state_dir: Path | None = None) -> dict[str, Any
     return {"store": str(store), "store_id": store_id.hex(), "origin": checkpoint.origin, "size": checkpoint.size,
             "root": base64.b64encode(checkpoint.root).decode(), "signed_at_ns": state.signed_at_ns,
             "note": state.note, "witnesses": state.witnesses}
+
+
+def sign_store(store: Path, *, state_dir: Path | None = None, witness_dirs: Sequence[Path] = ()) -> Signed:
+    """Sign the tree over the store's rows now, for a writer other than the daemon (`agentwatch import`).
+
+    The tree is recomputed from the row hashes; the notary's usual checks apply (it
+    extends the last signed checkpoint, never two roots for one size). Call it only
+    while no daemon serves the store: the daemon is the store's signer then.
+    """
+    from agentwatch.verify.tree import roots_at
+    from agentwatch.verify.walk import read_store_id
+    from agentwatch.verify.witness import DirectoryWitness
+
+    conn = db.open_reader(Path(store))
+    try:
+        store_id = read_store_id(conn)
+        conn.execute("BEGIN")
+        try:
+            _, tree, _ = roots_at((h for (h,) in conn.execute("SELECT hash FROM records ORDER BY seq")), [])
+        finally:
+            conn.execute("COMMIT")
+    finally:
+        conn.close()
+    head = (tree.size, tree.root())
+    witnesses = [DirectoryWitness(d) for d in witness_dirs]
+    notary = Notary(Path(store), store_id, lambda: head, state_dir=state_dir, witnesses=witnesses)
+    for witness in witnesses:
+        witness.trust(notary.verifier, os.path.abspath(store))
+    return notary.sign()
