@@ -325,3 +325,19 @@ def test_the_notary_proves_from_the_size_a_409_names(recorded):
     store.append(t.appends(301, 3))
     assert notary.sign().witnesses == {witness.name: "accepted"}  # told 0, answered 409 "300", proved 300 -> 303
     assert DirectoryWitness(state / "w").held_size(notary.verifier.name) == 303
+
+
+def test_the_pinned_bundle_vectors_verify_in_both_verifiers_and_regenerate_identically():
+    import make_bundle_vector
+
+    pinned = json.loads((VECTORS / "bundle_v1.json").read_text(encoding="utf-8"))
+    assert pinned == json.loads(json.dumps(make_bundle_vector.build()))
+    key = pinned["verifier_key"]
+    assert base64.b64decode(key.split("+", 2)[2])[1:].hex() == (
+        "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"  # RFC 8032 TEST 1
+    )
+    verdicts = []
+    for doc in pinned["bundles"]:
+        verdicts.append((bundles.verify_bundle(doc, Verifier.parse(key)).type, standalone.check_bundle(doc, key)))
+    assert [v[0] for v in verdicts] == ["inclusion"] * 5 + ["consistency"] * 5
+    assert verdicts[2][1] == "seq 3 is in the signed tree of 5 rows"
