@@ -30,6 +30,7 @@ from agentwatch import paths
 from agentwatch.errors import EXIT_PROBLEM, AgentwatchError, UsageError
 from agentwatch.store import db
 from agentwatch.store.merkle import ProofError, verify_consistency
+from agentwatch.verify.atomic import write_atomic
 from agentwatch.verify.note import Checkpoint, NoteError, Signer, Verifier, open_checkpoint
 from agentwatch.verify.tree import StoredTree, TreeReadError
 
@@ -63,30 +64,6 @@ def pub_path(store_id: bytes, state_dir: Path | None = None) -> Path:
 
 def state_path(store_id: bytes, state_dir: Path | None = None) -> Path:
     return evidence_dir(state_dir) / "checkpoints" / f"{store_id.hex()}.json"
-
-
-def write_atomic(path: Path, data: bytes, mode: int, dir_mode: int = 0o700) -> None:
-    """Replace `path` with `data`: temporary file, fsync, rename, fsync of the directory."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-    try:
-        try:
-            os.fchmod(fd, mode)
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 # --- keys -------------------------------------------------------------------------------------

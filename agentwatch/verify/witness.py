@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Iterator, Protocol, Sequence
 
 from agentwatch.store.merkle import EMPTY_ROOT, ProofError, verify_consistency
-from agentwatch.verify.checkpoints import write_atomic
+from agentwatch.verify.atomic import write_atomic
 from agentwatch.verify.note import Checkpoint, NoteError, Verifier, open_checkpoint, split_note
 
 ENTRY_FORMAT = "agentwatch-witness/1"
