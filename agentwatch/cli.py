@@ -386,6 +386,9 @@ def prove_cmd(
 def verify_bundle_cmd(
     bundle: Path = typer.Argument(..., help="A bundle written by `agentwatch prove`."),
     key: str = typer.Option(..., "--key", help="The log's verifier key (as `agentwatch key` prints it), or a file holding it."),
+    witness_key: Optional[list[str]] = typer.Option(
+        None, "--witness-key", help="A witness's cosigner key (its cosigner.pub); the checkpoint must carry its "
+        "valid cosignature. Repeatable."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Check a proof bundle offline, with nothing but the bundle and the key.
@@ -399,8 +402,9 @@ def verify_bundle_cmd(
 
     try:
         verifier = read_verifier(b"", None, key)
+        cosigners = [bundles.cosigner_key(k) for k in witness_key or []]
         doc = bundles.load_bundle(bundle)
-        result = bundles.verify_bundle(doc, verifier)
+        result = bundles.verify_bundle(doc, verifier, cosigners)
     except bundles.BundleError as exc:
         if json_out:
             print(json.dumps({"ok": False, "detail": str(exc)}))

@@ -1,7 +1,7 @@
 """Verify an agentwatch store's hash chain with nothing but the Python standard library.
 
     python -I -S standalone_verify.py STORE.db [--json] [--anchor ANCHOR.json]
-    python -I -S standalone_verify.py --bundle BUNDLE.json --key KEY [--json]
+    python -I -S standalone_verify.py --bundle BUNDLE.json --key KEY [--witness-key KEY ...] [--json]
 
 An auditor's second opinion: this file is written from docs/chain.md alone and
 shares no code with the agentwatch package, so a bug in one is unlikely to
@@ -496,12 +496,44 @@ def consistency_roots(old, new, old_root, path):
     return a, b
 
 
-def check_bundle(doc, vkey_text):
+def check_cosignature(note, cosigner_vkey_text):
+    """The timestamp of a valid C2SP tlog-cosignature/v1 (Ed25519, type 0x04) on the note; raises BadBundle."""
+    parts = cosigner_vkey_text.strip().split("+", 2)
+    if len(parts) != 3 or not parts[0]:
+        raise BadBundle("the witness key is not <name>+<hex key id>+<base64 key>")
+    raw = b64(parts[2], "the witness key")
+    if len(raw) != 33 or raw[0] != 4:
+        raise BadBundle("the witness key is not an Ed25519 cosigner key (type 0x04)")
+    kid = hashlib.sha256(parts[0].encode() + b"\n" + raw).digest()[:4]
+    if parts[1] != kid.hex():
+        raise BadBundle("the witness key's ID does not match its name and public key")
+    cut = note.rindex("\n\n")
+    text, lines = note[: cut + 1], note[cut + 2 : -1].split("\n")
+    for line in lines:
+        fields = line[2:].split(" ")
+        if len(fields) != 2 or fields[0] != parts[0]:
+            continue
+        sig = b64(fields[1], "a cosignature")
+        if sig[:4] != kid:
+            continue
+        if len(sig) != 4 + 8 + 64:
+            raise BadBundle("a cosignature is not a key ID, a timestamp and a signature")
+        timestamp = int.from_bytes(sig[4:12], "big")
+        signed = b"cosignature/v1\ntime %d\n" % timestamp + text.encode("utf-8")
+        if not ed25519_verify(raw[1:], signed, sig[12:]):
+            raise BadBundle(f"the cosignature by {parts[0]} does not verify")
+        return timestamp
+    raise BadBundle(f"the checkpoint carries no cosignature by {parts[0]}")
+
+
+def check_bundle(doc, vkey_text, witness_keys=()):
     """Check an agentwatch-proof/1 bundle; returns a one-line verdict or raises BadBundle."""
     if not isinstance(doc, dict) or doc.get("format") != "agentwatch-proof/1":
         raise BadBundle("not an agentwatch-proof/1 bundle")
     vkey = parse_vkey(vkey_text)
     origin, size, root = open_signed_checkpoint(doc.get("checkpoint"), vkey)
+    for witness_key in witness_keys:
+        check_cosignature(doc["checkpoint"], witness_key)
     store_hex = doc.get("store_id")
     if origin != "agentwatch.invalid/" + str(store_hex) or len(str(store_hex)) != 32:
         raise BadBundle("the checkpoint is not for the bundle's store")
@@ -549,6 +581,8 @@ def main(argv=None):
     parser.add_argument("--anchor", metavar="FILE", help="an anchor file recorded by an earlier verify")
     parser.add_argument("--bundle", metavar="FILE", help="a proof bundle written by `agentwatch prove`")
     parser.add_argument("--key", metavar="KEY", help="the log's note verifier key (text, or a file holding it)")
+    parser.add_argument("--witness-key", metavar="KEY", action="append", default=[],
+                        help="a witness's cosigner key (text, or a file); the checkpoint must carry its cosignature")
     args = parser.parse_args(argv)
     if args.bundle is not None:
         return main_bundle(args)
@@ -597,8 +631,14 @@ def main_bundle(args):
     except (OSError, ValueError) as exc:
         print(f"{args.bundle}: cannot read the bundle ({exc})", file=sys.stderr)
         return 2
+    witness_keys = []
+    for witness_key in args.witness_key:
+        if os.path.isfile(witness_key):
+            with open(witness_key, encoding="ascii") as f:
+                witness_key = f.read()
+        witness_keys.append(witness_key)
     try:
-        verdict, ok = check_bundle(doc, key), True
+        verdict, ok = check_bundle(doc, key, witness_keys), True
     except BadBundle as exc:
         verdict, ok = str(exc), False
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

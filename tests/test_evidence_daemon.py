@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from chain_tamper import STANDALONE
 from daemon import Daemon, append_many, wait_for
 
 from agentwatch.verify.check import verify_store
@@ -47,6 +48,13 @@ def test_checkpoints_while_serving_and_at_stop(tmp_path):
     assert proved.returncode == 0, proved.stderr
     checked = _cli("verify-bundle", str(bundle), "--key", key)
     assert (checked.returncode, checked.stdout) == (0, f"ok: seq 3 is in the signed tree of {head} rows\n")
+    # The witness cosigned the checkpoint the bundle carries; its key is public in the witness dir.
+    cosigner = state / "witness" / "cosigner.pub"
+    checked = _cli("verify-bundle", str(bundle), "--key", key, "--witness-key", str(cosigner))
+    assert (checked.returncode, checked.stdout) == (0, f"ok: seq 3 is in the signed tree of {head} rows\n")
+    alone = subprocess.run([sys.executable, "-I", "-S", str(STANDALONE), "--bundle", str(bundle), "--key", key,
+                            "--witness-key", str(cosigner)], capture_output=True, text=True)
+    assert (alone.returncode, alone.stdout) == (0, f"ok: seq 3 is in the signed tree of {head} rows\n")
     shown = json.loads(_cli("checkpoint", "--store", str(d.store), "--json").stdout)
     assert (shown["size"], shown["origin"]) == (head, f"agentwatch.invalid/{store_id.hex()}")
 

@@ -15,6 +15,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import chain_tamper as t
@@ -341,3 +342,43 @@ def test_the_pinned_bundle_vectors_verify_in_both_verifiers_and_regenerate_ident
         verdicts.append((bundles.verify_bundle(doc, Verifier.parse(key)).type, standalone.check_bundle(doc, key)))
     assert [v[0] for v in verdicts] == ["inclusion"] * 5 + ["consistency"] * 5
     assert verdicts[2][1] == "seq 3 is in the signed tree of 5 rows"
+
+
+# --- witness cosignatures (C2SP tlog-cosignature v1, Ed25519) --------------------------------------
+
+
+def test_a_cosigning_witness_signs_what_it_accepted_and_bundles_carry_it(recorded):
+    from agentwatch.verify.cosign import CosignerKey, read_cosigner_key
+
+    path, store, state = recorded
+    witness = DirectoryWitness(state / "w", cosign=True)
+    notary = Notary(path, store.store_id, lambda: store.tree_head, state_dir=state, witnesses=[witness])
+    witness.trust(notary.verifier, str(path))
+    before = int(time.time())
+    assert notary.sign().witnesses == {witness.name: "accepted"}
+    cosigner = read_cosigner_key(state / "w")
+    assert (state / "w" / ".cosigner.key").stat().st_mode & 0o777 == 0o600
+    note = read_state(store.store_id, state).note
+    assert len(note.split("\n\n")[1].strip().split("\n")) == 2  # the log's signature and the cosignature
+    assert before <= cosigner.timestamp_of(note) <= int(time.time())
+    assert standalone.check_cosignature(note, cosigner.encode()) == cosigner.timestamp_of(note)
+    # The next checkpoint replaces the witness's older cosignature instead of piling them up.
+    store.append(t.appends(301, 2))
+    notary.sign()
+    assert len(read_state(store.store_id, state).note.split("\n\n")[1].strip().split("\n")) == 2
+
+    doc = bundles.prove_inclusion(path, 9, state_dir=state)
+    assert bundles.verify_bundle(doc, notary.verifier, [cosigner]).seq == 9
+    assert standalone.check_bundle(doc, notary.verifier.encode(), [cosigner.encode()]).startswith("seq 9 ")
+    stranger = CosignerKey("agentwatch.invalid/witness/other", Signer.generate("x.invalid/y").verifier.public_key)
+    with pytest.raises(bundles.BundleError, match="no cosignature"):
+        bundles.verify_bundle(doc, notary.verifier, [stranger])
+    with pytest.raises(standalone.BadBundle, match="no cosignature"):
+        standalone.check_bundle(doc, notary.verifier.encode(), [stranger.encode()])
+    # A cosignature moved onto another checkpoint does not verify.
+    sig_line = doc["checkpoint"].split("\n\n")[1].strip().split("\n")[1]
+    other = notary.signer.sign(Checkpoint(notary.verifier.name, 1, bytes(32)).text()) + sig_line + "\n"
+    with pytest.raises(NoteError, match="does not verify"):
+        cosigner.timestamp_of(other)
+    with pytest.raises(standalone.BadBundle, match="does not verify"):
+        standalone.check_cosignature(other, cosigner.encode())

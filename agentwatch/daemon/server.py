@@ -306,7 +306,7 @@ class Server:
         """The checkpoint signer, its key made on first use; None (and a message) when it cannot work."""
         cfg = self.config
         try:
-            witnesses = [DirectoryWitness(d) for d in cfg.witness_dirs]
+            witnesses = [DirectoryWitness(d, cosign=True) for d in cfg.witness_dirs]
             writer = self.writer
             notary = Notary(cfg.store, store.store_id, lambda: writer.tree_head, state_dir=cfg.state_dir,
                             witnesses=witnesses)

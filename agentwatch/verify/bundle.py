@@ -13,13 +13,14 @@ import base64
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
 from agentwatch.store import db
 from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, parse_hash, row_hash_framed
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from agentwatch.verify.checkpoints import origin_for, read_state, read_verifier
+from agentwatch.verify.cosign import CosignerKey
 from agentwatch.verify.note import NoteError, Verifier, open_checkpoint
 from agentwatch.verify.tree import StoredTree, TreeReadError
 from agentwatch.verify.walk import read_store_id
@@ -179,8 +180,9 @@ def _hashes(values: Any, what: str) -> list[bytes]:
     return out
 
 
-def verify_bundle(doc: Any, verifier: Verifier) -> BundleResult:
-    """Check a bundle with nothing but `verifier`. Raises BundleError naming the first problem."""
+def verify_bundle(doc: Any, verifier: Verifier, witnesses: Sequence[CosignerKey] = ()) -> BundleResult:
+    """Check a bundle with nothing but `verifier` (and the cosigner keys of witnesses whose
+    cosignature it must carry). Raises BundleError naming the first problem."""
     if not isinstance(doc, dict) or doc.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"not an {BUNDLE_FORMAT} bundle")
     try:
@@ -189,6 +191,11 @@ def verify_bundle(doc: Any, verifier: Verifier) -> BundleResult:
         raise BundleError(f"the checkpoint does not verify with the key: {exc}") from None
     except (KeyError, TypeError):
         raise BundleError("the bundle has no checkpoint") from None
+    for witness in witnesses:
+        try:
+            witness.timestamp_of(doc["checkpoint"])
+        except NoteError as exc:
+            raise BundleError(f"the checkpoint lacks a valid witness cosignature: {exc}") from None
     store_id = doc.get("store_id")
     if not isinstance(store_id, str) or len(store_id) != 32 or checkpoint.origin != origin_for(bytes.fromhex(store_id)):
         raise BundleError(f"the checkpoint's origin {checkpoint.origin!r} is not the bundle's store")
@@ -234,6 +241,18 @@ def _verify_consistency(doc: dict, checkpoint, store_id: str) -> BundleResult:
     return BundleResult(True, "consistency", store_id, checkpoint.size,
                         f"the signed tree of {checkpoint.size} rows extends the tree of {old} rows "
                         f"(root {doc['old_root']})", old_size=old)
+
+
+def cosigner_key(text: str) -> CosignerKey:
+    """A witness cosigner key given as text or as a file holding it. UsageError if it is neither."""
+    import os
+
+    if os.path.isfile(text):
+        text = Path(text).read_text(encoding="ascii")
+    try:
+        return CosignerKey.parse(text)
+    except NoteError as exc:
+        raise UsageError(f"--witness-key: {exc}") from None
 
 
 def load_bundle(path: Path) -> Any:

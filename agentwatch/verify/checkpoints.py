@@ -270,6 +270,9 @@ class Notary:
                 if state.witnesses.get(name) != checkpoint.size:
                     state.witnesses[name] = checkpoint.size
                     changed = True
+                cosigned = _with_cosignatures(state.note, reply.body)
+                if cosigned != state.note:
+                    state.note, changed = cosigned, True
             else:
                 results[name] = f"refused ({reply.status}): {reply.reason}"
                 log.error("witness %s refused checkpoint %d: %s", name, checkpoint.size, reply.reason)
@@ -281,6 +284,17 @@ class Notary:
     def _submit(self, witness: Any, held: int, checkpoint: Checkpoint, note: str) -> Any:
         proof = self._consistency(held, checkpoint.size) if 0 < held < checkpoint.size else []
         return witness.add_checkpoint(held, proof, note)
+
+
+def _with_cosignatures(note: str, body: str) -> str:
+    """`note` with the signature lines of a witness's reply added (replacing that cosigner's older line)."""
+    lines = [line for line in body.split("\n") if line.startswith("\u2014 ")]
+    if not lines:
+        return note
+    names = {line.split(" ")[1] for line in lines}
+    kept = [line for line in note[:-1].split("\n") if not (line.startswith("\u2014 ") and line.split(" ")[1] in names
+                                                            and line.split(" ")[1] != note.split("\n", 1)[0])]
+    return "\n".join(kept + lines) + "\n"
 
 
 class CheckpointTimer:
@@ -391,7 +405,7 @@ def sign_store(store: Path, *, state_dir: Path | None = None, witness_dirs: Sequ
     finally:
         conn.close()
     head = (tree.size, tree.root())
-    witnesses = [DirectoryWitness(d) for d in witness_dirs]
+    witnesses = [DirectoryWitness(d, cosign=True) for d in witness_dirs]
     notary = Notary(Path(store), store_id, lambda: head, state_dir=state_dir, witnesses=witnesses)
     for witness in witnesses:
         witness.trust(notary.verifier, os.path.abspath(store))

@@ -4,7 +4,7 @@ The interface follows C2SP tlog-witness `add-checkpoint`: a witness is handed
 the old size it is believed to hold, a consistency proof from there, and a
 signed checkpoint, and answers like the HTTP protocol does:
 
-    200  accepted and persisted (body: cosignature lines, if the witness signs)
+    200  accepted and persisted (body: a tlog-cosignature line, when the witness cosigns)
     400  old size above the checkpoint's size
     403  no valid signature by the key the witness trusts for the origin
     404  unknown origin
@@ -33,6 +33,7 @@ from typing import Iterator, Protocol, Sequence
 
 from agentwatch.store.merkle import EMPTY_ROOT, ProofError, verify_consistency
 from agentwatch.verify.atomic import write_atomic
+from agentwatch.verify.cosign import Cosigner
 from agentwatch.verify.note import Checkpoint, NoteError, Verifier, open_checkpoint, split_note
 
 ENTRY_FORMAT = "agentwatch-witness/1"
@@ -77,9 +78,10 @@ def _file_name(origin: str) -> str:
 
 
 class DirectoryWitness:
-    def __init__(self, directory: Path | str):
+    def __init__(self, directory: Path | str, *, cosign: bool = False):
         self.directory = Path(directory)
         self.name = str(self.directory)
+        self.cosign = cosign  # answer 200 with a tlog-cosignature line (agentwatch.verify.cosign)
 
     # -- reading --------------------------------------------------------------------
 
@@ -180,6 +182,8 @@ class DirectoryWitness:
                     return WitnessReply(422, reason=f"not consistent with the held checkpoint: {exc}")
             if old_size != checkpoint.size or not entry.note:
                 self._write(HeldCheckpoint(self.name, origin, entry.verifier_key, note, checkpoint.size, entry.store))
+            if self.cosign:
+                return WitnessReply(200, Cosigner.in_directory(self.directory).cosign(text, int(time.time())))
             return WitnessReply(200)
         finally:
             os.close(fd)
