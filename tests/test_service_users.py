@@ -4,7 +4,7 @@ A system user (made with `useradd`) runs the daemon and owns the store, the chec
 and the witness, laid out as `agentwatch service print systemd --system` lays them out.
 A developer user in the service's group sends hooks through the group socket. As that
 developer the test then tries to modify, delete and replace the store, the key and the
-witness (each refused by the kernel), checks that every record carries the developer's
+witness (each refused by the kernel), and to read the signing and cosigning keys, checks that every record carries the developer's
 uid from SO_PEERCRED, and runs `agentwatch verify` read-only. Needs root (CI runs as
 root); under CI a missing prerequisite fails the test, elsewhere it is skipped.
 """
@@ -138,6 +138,7 @@ for name, path in (("store", store), ("key", key), ("witness", witness)):
     attempt(name + ": delete", lambda p=path: os.unlink(p))
     attempt(name + ": replace", lambda p=path: replace(p))
 attempt("key: read", lambda: open(key, "rb").read())
+attempt("witness cosigner key: read", lambda: open(os.path.join(os.path.dirname(witness), ".cosigner.key"), "rb").read())
 attempt("store: SQL delete", sql_delete)
 print(json.dumps(out))
 """
@@ -182,7 +183,7 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
 
         key = next((srv / "state" / "keys").glob("*.key"))
         deadline = time.monotonic() + 30
-        while not list((srv / "witness").glob("*.json")):
+        while not (srv / "witness" / "cosigner.pub").exists():  # written after the first cosignature
             assert time.monotonic() < deadline, "no checkpoint reached the witness"
             time.sleep(0.05)
         witness = next((srv / "witness").glob("*.json"))
@@ -201,6 +202,7 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
             "witness: delete": "PermissionError",
             "witness: replace": "PermissionError",
             "key: read": "PermissionError",
+            "witness cosigner key: read": "PermissionError",
             "store: SQL delete": "sqlite3.OperationalError",
         }
 
