@@ -194,6 +194,7 @@ class Notary:
         self._lock = threading.Lock()
         self.signed = 0
         self.last_size: int | None = None
+        self._proof: tuple[tuple[int, int], list[bytes]] | None = None
         self.last_error: str | None = None
 
     @property
@@ -237,6 +238,14 @@ class Notary:
             ) from None
 
     def _consistency(self, old: int, new: int) -> list[bytes]:
+        # The check before signing and the witness usually need the same proof: build it once.
+        if self._proof is not None and self._proof[0] == (old, new):
+            return self._proof[1]
+        proof = self._build_consistency(old, new)
+        self._proof = ((old, new), proof)
+        return proof
+
+    def _build_consistency(self, old: int, new: int) -> list[bytes]:
         conn = db.open_reader(self.store_path)
         try:
             conn.execute("BEGIN")
