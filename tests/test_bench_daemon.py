@@ -8,6 +8,7 @@ it as canonical JSON, chains a sha256, group-commits to a WAL
 synchronous=FULL SQLite table through apsw, and acks. Run with `make bench`.
 
 Knobs: AGENTWATCH_BENCH_EVENTS (events per ingestion round, 20,000),
+AGENTWATCH_BENCH_CHECKPOINT_EVENTS / _ROUNDS (the checkpoint-cost run, 80,000 x 5),
 AGENTWATCH_BENCH_RUNS (hook runs, 300), AGENTWATCH_BENCH_WAL_EVENTS (the WAL
 run, 100,000), AGENTWATCH_BENCH_LATENCY_EVENTS (paced events, 5,000).
 """
@@ -341,7 +342,7 @@ def test_ingestion_with_checkpoints_every_second_and_off(tmp_path, monkeypatch):
     # sends enough events to span several checkpoints.
     monkeypatch.setenv("AGENTWATCH_CHECKPOINT_ROWS", "0")  # by time only: one per second
     events = int(os.environ.get("AGENTWATCH_BENCH_CHECKPOINT_EVENTS", "80000"))
-    rounds = 5
+    rounds = int(os.environ.get("AGENTWATCH_BENCH_CHECKPOINT_ROUNDS", "5"))
     arms = (("checkpoints every 1 s", ["--checkpoint-interval", "1"]), ("checkpoints off", ["--no-checkpoints"]))
     figures: dict[str, list[float]] = {label: [] for label, _ in arms}
     signed = []
