@@ -148,6 +148,35 @@ def _host_label(value: Any, where: str) -> str:
     return value
 
 
+def _switch(value: Any, where: str) -> bool:
+    if isinstance(value, str) and where in ("env", "flag"):
+        lowered = value.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false, not {value!r}")
+    return value
+
+
+def _group(value: Any, where: str) -> str:
+    if not isinstance(value, str) or (value and not value.replace("-", "").replace("_", "").isalnum()):
+        raise ValueError(f"must be a group name (letters, digits, '-', '_') or empty, not {value!r}")
+    return value
+
+
+def _dirs(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) and where in ("env", "flag"):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError("must be a JSON list of directory paths") from None
+    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+        raise ValueError("must be a list of directory paths")
+    return tuple(str(_path(p, where)) for p in value)
+
+
 # --- the keys ------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -203,6 +232,20 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("ship.host", _host_label, lambda: socket.gethostname() or "unknown",
         "this machine's name on the fleet server (a store is bound to its first host)"),
     Key("ship.batch_rows", _number(1, 10_000, integer=True), lambda: 1000, "rows per ingest call at most"),
+    Key("serve.socket_group", _group, lambda: "",
+        "a group whose members' hooks may use the socket (the service deployment; empty: the owner only)"),
+    Key("checkpoint.dir", _path, paths.state_dir,
+        "where the checkpoint key (keys/) and the signed checkpoints (checkpoints/) live"),
+    Key("checkpoint.enabled", _switch, lambda: True,
+        "sign checkpoints of the store's Merkle tree while serving and at stop (docs/chain.md)",
+        flag="--checkpoints/--no-checkpoints"),
+    Key("checkpoint.interval_s", _number(0, 86400, integer=False), lambda: 10.0,
+        "seconds between signed checkpoints when rows were added (0: only by rows and at stop)",
+        flag="--checkpoint-interval", metavar="SECONDS"),
+    Key("checkpoint.rows", _number(0, 1_000_000_000, integer=True), lambda: 10_000,
+        "sign a checkpoint once this many rows wait (0: only by time and at stop)"),
+    Key("checkpoint.witness_dirs", _dirs, lambda: (str(paths.state_dir() / "witness"),),
+        "witness directories that keep each signed checkpoint (docs/chain.md, \"Witnesses\")"),
 )}
 
 

@@ -119,15 +119,26 @@ def _judge(path, st, kind):
         raise Unsafe("%s has mode %04o, writable by others" % (_show(path), st.st_mode & 0o7777))
 
 
-def check_socket(path):
+def check_socket(path, configured=False):
     """Raise Unsafe unless the socket and its directory are ours and nobody else can write them.
 
     Whoever controls either could answer in the daemon's place and read the
-    unredacted payload.
+    unredacted payload. A socket the user named (AGENTWATCH_SOCKET: the service
+    deployment's, owned by the service account, docs/deployment.md) may belong to
+    another account, but neither it nor its directory may be writable by everyone,
+    nor the directory by its group.
     """
     directory = path.rstrip(b"/").rpartition(b"/")[0] or (b"/" if path.startswith(b"/") else b".")
-    _judge(directory, _os.lstat(directory), _S_IFDIR)
-    _judge(path, _os.lstat(path), _S_IFSOCK)
+    if not configured:
+        _judge(directory, _os.lstat(directory), _S_IFDIR)
+        _judge(path, _os.lstat(path), _S_IFSOCK)
+        return
+    for where, st, kind, forbidden in ((directory, _os.lstat(directory), _S_IFDIR, _OTHERS_WRITE),
+                                       (path, _os.lstat(path), _S_IFSOCK, 0o002)):
+        if st.st_mode & _S_IFMT != kind:
+            raise Unsafe("%s is not a %s" % (_show(where), "socket" if kind == _S_IFSOCK else "directory"))
+        if st.st_mode & forbidden:
+            raise Unsafe("%s has mode %04o, writable by others" % (_show(where), st.st_mode & 0o7777))
 
 
 def _show(path):
@@ -534,7 +545,7 @@ def record(argv, t0_mono=None, t0_wall=None):
     reason = None  # why the record was not acknowledged, for the ledger
     try:
         path = socket_path()
-        check_socket(path)
+        check_socket(path, configured=bool(_environ().get(b"AGENTWATCH_SOCKET")))
         seq = send(
             path,
             frame + b',"delivery":"socket"}\n',

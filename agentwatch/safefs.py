@@ -27,6 +27,14 @@ from agentwatch.errors import UsageError
 PathLike = Union[str, "os.PathLike[str]"]
 
 DIR_MODE = 0o700
+
+
+def share_with_group() -> None:
+    """The service deployment (docs/deployment.md): directories made from now on are 0750, so the
+    socket group can reach the store and the public evidence; nobody but the owner writes them.
+    Files keep their own modes (secrets stay 0600)."""
+    global DIR_MODE
+    DIR_MODE = 0o750
 FILE_MODE = 0o600
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -99,6 +107,12 @@ def check_parent(path: PathLike, st: os.stat_result) -> None:
         )
 
 
+def shared_file_mode() -> int:
+    """The mode of public evidence (verifier keys, signed checkpoints, witness copies): the owner's,
+    and the socket group's to read in the service deployment."""
+    return 0o640 if DIR_MODE == 0o750 else 0o600
+
+
 def private_dir(path: PathLike, what: str = "directory", *, private: bool = False) -> Path:
     """Make sure `path` is a directory of ours; create it and any missing parents 0700.
 
@@ -122,7 +136,7 @@ def private_dir(path: PathLike, what: str = "directory", *, private: bool = Fals
         check_parent(parent, st)
     for directory in reversed(missing):
         try:
-            os.mkdir(directory, DIR_MODE)
+            os.mkdir(directory, 0o700)  # opened up to DIR_MODE below, once judged
         except FileExistsError:
             pass  # made by someone else meanwhile: judged below like any other
         except OSError as exc:
@@ -134,8 +148,9 @@ def private_dir(path: PathLike, what: str = "directory", *, private: bool = Fals
         try:
             st = os.fstat(fd)
             check_own_dir(directory, st, what, private and directory == path)
-            if stat.S_IMODE(st.st_mode) != DIR_MODE:
-                os.fchmod(fd, DIR_MODE)  # the umask may have taken bits the owner needs
+            mode = 0o700 if private and directory == path else DIR_MODE
+            if stat.S_IMODE(st.st_mode) != mode:
+                os.fchmod(fd, mode)  # the umask may have taken bits the owner needs
         finally:
             os.close(fd)
     return path

@@ -1,6 +1,7 @@
 """Verify an agentwatch store's hash chain with nothing but the Python standard library.
 
     python -I -S standalone_verify.py STORE.db [--json] [--anchor ANCHOR.json]
+    python -I -S standalone_verify.py --bundle BUNDLE.json --key KEY [--witness-key KEY ...] [--json]
 
 An auditor's second opinion: this file is written from docs/chain.md alone and
 shares no code with the agentwatch package, so a bug in one is unlikely to
@@ -9,7 +10,10 @@ walks the whole chain from genesis and names the first break by the rules in
 docs/chain.md. An erased row (docs/erasure.md) verifies through the payload
 digest its erasure row names and is reported as erased, not as a break. With
 --anchor it also checks a (seq, hash) recorded earlier, which is what reveals
-truncation and whole-chain rewrites.
+truncation and whole-chain rewrites. With --bundle it checks a proof bundle
+instead (docs/chain.md, "Proof bundles"): the checkpoint's Ed25519 signature
+(RFC 8032, implemented below), the record's row hash and the RFC 6962 inclusion
+or consistency proof.
 
 Exit status: 0 intact, 1 a problem was found, 2 usage error, 3 the store
 cannot be opened or is not an agentwatch store.
@@ -377,12 +381,297 @@ def read_anchor(path):
     return doc["store_id"], doc["seq"], bytes.fromhex(text[7:])
 
 
+# --- Ed25519 signature check (RFC 8032 section 5.1.7), standard library only ------------------
+#
+# Verification only, on public data, so constant time does not matter. Points are kept in
+# extended coordinates (X, Y, Z, T) with x = X/Z, y = Y/Z, x*y = T/Z on -x^2 + y^2 = 1 + d x^2 y^2.
+
+
+ED_P = 2**255 - 19
+ED_L = 2**252 + 27742317777372353535851937790883648493
+ED_D = -121665 * pow(121666, ED_P - 2, ED_P) % ED_P
+ED_SQRT_M1 = pow(2, (ED_P - 1) // 4, ED_P)
+
+
+def ed_add(P, Q):
+    x1, y1, z1, t1 = P
+    x2, y2, z2, t2 = Q
+    a = (y1 - x1) * (y2 - x2) % ED_P
+    b = (y1 + x1) * (y2 + x2) % ED_P
+    c = 2 * ED_D * t1 * t2 % ED_P
+    dd = 2 * z1 * z2 % ED_P
+    e, f, g, h = b - a, dd - c, dd + c, b + a
+    return (e * f % ED_P, g * h % ED_P, f * g % ED_P, e * h % ED_P)
+
+
+def ed_mul(k, P):
+    R = (0, 1, 1, 0)
+    while k:
+        if k & 1:
+            R = ed_add(R, P)
+        P = ed_add(P, P)
+        k >>= 1
+    return R
+
+
+def ed_decode(data):
+    """The point a 32-byte encoding names, or None if it names none."""
+    if len(data) != 32:
+        return None
+    n = int.from_bytes(data, "little")
+    sign, y = n >> 255, n & ((1 << 255) - 1)
+    if y >= ED_P:
+        return None
+    u, v = (y * y - 1) % ED_P, (ED_D * y * y + 1) % ED_P
+    x2 = u * pow(v, ED_P - 2, ED_P) % ED_P
+    x = pow(x2, (ED_P + 3) // 8, ED_P)
+    if (x * x - x2) % ED_P:
+        x = x * ED_SQRT_M1 % ED_P
+    if (x * x - x2) % ED_P:
+        return None
+    if x == 0 and sign:
+        return None
+    if x & 1 != sign:
+        x = ED_P - x
+    return (x, y, 1, x * y % ED_P)
+
+
+def ed_same(P, Q):
+    return (P[0] * Q[2] - Q[0] * P[2]) % ED_P == 0 and (P[1] * Q[2] - Q[1] * P[2]) % ED_P == 0
+
+
+_ED_BY = 4 * pow(5, ED_P - 2, ED_P) % ED_P
+ED_BASE = ed_decode(_ED_BY.to_bytes(32, "little"))
+
+
+def ed25519_verify(public_key, message, signature):
+    """True if `signature` (64 bytes) is `public_key`'s (32 bytes) Ed25519 signature of `message`."""
+    if len(public_key) != 32 or len(signature) != 64:
+        return False
+    A = ed_decode(public_key)
+    R = ed_decode(signature[:32])
+    if A is None or R is None:
+        return False
+    s = int.from_bytes(signature[32:], "little")
+    if s >= ED_L:
+        return False
+    k = int.from_bytes(hashlib.sha512(signature[:32] + public_key + message).digest(), "little") % ED_L
+    return ed_same(ed_mul(s, ED_BASE), ed_add(R, ed_mul(k, A)))
+
+
+# --- proof bundles (docs/chain.md, "Proof bundles") ----------------------------------------------
+
+
+class BadBundle(Exception):
+    """The bundle does not verify; the message says why."""
+
+
+def b64(text, what):
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, AttributeError):
+        raise BadBundle(f"{what} is not base64") from None
+
+
+def parse_vkey(text):
+    """(name, key id, public key) from a note verifier key <name>+<hex id>+<base64(0x01 || key)>."""
+    parts = text.strip().split("+", 2)  # base64 may hold '+'; the name and the hex ID do not
+    if len(parts) != 3 or not parts[0]:
+        raise BadBundle("the key is not <name>+<hex key id>+<base64 key>")
+    raw = b64(parts[2], "the key")
+    if len(raw) != 33 or raw[0] != 1:
+        raise BadBundle("the key is not an Ed25519 note key")
+    kid = hashlib.sha256(parts[0].encode() + b"\n" + raw).digest()[:4]
+    if parts[1] != kid.hex():
+        raise BadBundle("the key's ID does not match its name and public key")
+    return parts[0], kid, raw[1:]
+
+
+def open_signed_checkpoint(note, vkey):
+    """(origin, size, root) of a checkpoint note signed by vkey (C2SP signed-note, tlog-checkpoint)."""
+    name, kid, public = vkey
+    if not isinstance(note, str) or not note.endswith("\n") or "\n\n" not in note:
+        raise BadBundle("the checkpoint is not a signed note")
+    cut = note.rindex("\n\n")
+    text, lines = note[: cut + 1], note[cut + 2 : -1].split("\n")
+    if any(ord(c) < 32 and c != "\n" for c in note):
+        raise BadBundle("the checkpoint contains control characters")
+    good = 0
+    for line in lines:
+        if not line.startswith("\u2014 "):
+            raise BadBundle("a signature line does not start with an em dash")
+        fields = line[2:].split(" ")
+        if len(fields) != 2:
+            raise BadBundle("a signature line is not '\u2014 <name> <signature>'")
+        raw = b64(fields[1], "a signature")
+        if fields[0] != name or raw[:4] != kid:
+            continue  # another key's signature (a witness's cosignature): not ours to check
+        if not ed25519_verify(public, text.encode("utf-8"), raw[4:]):
+            raise BadBundle("the checkpoint's signature does not verify")
+        good += 1
+    if not good:
+        raise BadBundle("the checkpoint carries no signature by the key")
+    body = text.split("\n")
+    if len(body) < 4 or not all(body[:3]):
+        raise BadBundle("the checkpoint is not origin, size, root")
+    if body[0] != name:
+        raise BadBundle("the checkpoint's origin is not the key's name")
+    if not body[1].isdigit() or (body[1].startswith("0") and body[1] != "0"):
+        raise BadBundle("the checkpoint's size is not a decimal number")
+    root = b64(body[2], "the root")
+    if len(root) != 32:
+        raise BadBundle("the root is not 32 bytes")
+    return body[0], int(body[1]), root
+
+
+def tree_node(left, right):
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def inclusion_root(index, size, leaf, path):
+    """Walk an RFC 6962 inclusion path from the leaf up (RFC 9162 section 2.1.3.2)."""
+    if not 0 <= index < size:
+        raise BadBundle("the leaf index is outside the tree")
+    node, last, acc = index, size - 1, leaf
+    for sibling in path:
+        if len(sibling) != 32:
+            raise BadBundle("a proof hash is not 32 bytes")
+        if last == 0:
+            raise BadBundle("the inclusion proof is too long")
+        if node % 2 == 1 or node == last:
+            acc = tree_node(sibling, acc)
+            while node % 2 == 0 and node != 0:
+                node, last = node // 2, last // 2
+        else:
+            acc = tree_node(acc, sibling)
+        node, last = node // 2, last // 2
+    if last != 0:
+        raise BadBundle("the inclusion proof is too short")
+    return acc
+
+
+def consistency_roots(old, new, old_root, path):
+    """The (old, new) roots an RFC 6962 consistency proof leads to (RFC 9162 section 2.1.4.2)."""
+    if not 0 < old < new or not path:
+        raise BadBundle("a consistency proof needs 0 < old size < new size and at least one hash")
+    if any(len(p) != 32 for p in path):
+        raise BadBundle("a proof hash is not 32 bytes")
+    if old & (old - 1) == 0:
+        path = [old_root] + list(path)
+    node, last = old - 1, new - 1
+    while node % 2 == 1:
+        node, last = node // 2, last // 2
+    a = b = path[0]
+    for c in path[1:]:
+        if last == 0:
+            raise BadBundle("the consistency proof is too long")
+        if node % 2 == 1 or node == last:
+            a, b = tree_node(c, a), tree_node(c, b)
+            while node % 2 == 0 and node != 0:
+                node, last = node // 2, last // 2
+        else:
+            b = tree_node(b, c)
+        node, last = node // 2, last // 2
+    if last != 0:
+        raise BadBundle("the consistency proof is too short")
+    return a, b
+
+
+def check_cosignature(note, cosigner_vkey_text):
+    """The timestamp of a valid C2SP tlog-cosignature/v1 (Ed25519, type 0x04) on the note; raises BadBundle."""
+    parts = cosigner_vkey_text.strip().split("+", 2)
+    if len(parts) != 3 or not parts[0]:
+        raise BadBundle("the witness key is not <name>+<hex key id>+<base64 key>")
+    raw = b64(parts[2], "the witness key")
+    if len(raw) != 33 or raw[0] != 4:
+        raise BadBundle("the witness key is not an Ed25519 cosigner key (type 0x04)")
+    kid = hashlib.sha256(parts[0].encode() + b"\n" + raw).digest()[:4]
+    if parts[1] != kid.hex():
+        raise BadBundle("the witness key's ID does not match its name and public key")
+    cut = note.rindex("\n\n")
+    text, lines = note[: cut + 1], note[cut + 2 : -1].split("\n")
+    for line in lines:
+        fields = line[2:].split(" ")
+        if len(fields) != 2 or fields[0] != parts[0]:
+            continue
+        sig = b64(fields[1], "a cosignature")
+        if sig[:4] != kid:
+            continue
+        if len(sig) != 4 + 8 + 64:
+            raise BadBundle("a cosignature is not a key ID, a timestamp and a signature")
+        timestamp = int.from_bytes(sig[4:12], "big")
+        signed = b"cosignature/v1\ntime %d\n" % timestamp + text.encode("utf-8")
+        if not ed25519_verify(raw[1:], signed, sig[12:]):
+            raise BadBundle(f"the cosignature by {parts[0]} does not verify")
+        return timestamp
+    raise BadBundle(f"the checkpoint carries no cosignature by {parts[0]}")
+
+
+def check_bundle(doc, vkey_text, witness_keys=()):
+    """Check an agentwatch-proof/1 bundle; returns a one-line verdict or raises BadBundle."""
+    if not isinstance(doc, dict) or doc.get("format") != "agentwatch-proof/1":
+        raise BadBundle("not an agentwatch-proof/1 bundle")
+    vkey = parse_vkey(vkey_text)
+    origin, size, root = open_signed_checkpoint(doc.get("checkpoint"), vkey)
+    for witness_key in witness_keys:
+        check_cosignature(doc["checkpoint"], witness_key)
+    store_hex = doc.get("store_id")
+    if origin != "agentwatch.invalid/" + str(store_hex) or len(str(store_hex)) != 32:
+        raise BadBundle("the checkpoint is not for the bundle's store")
+    if doc.get("tree_size") != size:
+        raise BadBundle("tree_size is not the checkpoint's size")
+    proof_key = "inclusion_proof" if doc.get("type") == "inclusion" else "consistency_proof"
+    path = [b64(p, "a proof hash") for p in doc.get(proof_key) or []]
+    if doc.get("type") == "inclusion":
+        rec = doc["record"]
+        seq = rec["seq"]
+        if not isinstance(seq, int) or doc.get("leaf_index") != seq - 1:
+            raise BadBundle("leaf_index is not seq - 1")
+        digest = bytes.fromhex(rec["payload_sha256"][7:])
+        if "payload" in rec and hashlib.sha256(rec["payload"].encode("utf-8")).digest() != digest:
+            raise BadBundle("the payload does not hash to payload_sha256")
+        kind, rid = rec["kind"].encode(), rec["record_id"].encode()
+        framed = b"".join([TAG, bytes.fromhex(store_hex), struct.pack(">QQ", seq, rec["recorded_at_ns"]),
+                           struct.pack(">I", len(kind)), kind, struct.pack(">I", len(rid)), rid,
+                           bytes.fromhex(rec["prev_hash"][7:]), digest])
+        row = hashlib.sha256(framed).digest()
+        if show(row) != rec["hash"]:
+            raise BadBundle("the record does not hash to its row hash")
+        if inclusion_root(seq - 1, size, hashlib.sha256(b"\x00" + row).digest(), path) != root:
+            raise BadBundle("the inclusion proof leads to another root than the signed checkpoint's")
+        return f"seq {seq} is in the signed tree of {size} rows"
+    if doc.get("type") == "consistency":
+        old = doc["old_size"]
+        old_root = b64(doc["old_root"], "old_root")
+        if not isinstance(old, int) or len(old_root) != 32:
+            raise BadBundle("old_size or old_root is malformed")
+        if old == size:
+            if path or old_root != root:
+                raise BadBundle("equal sizes need an empty proof and equal roots")
+        elif consistency_roots(old, size, old_root, path) != (old_root, root):
+            raise BadBundle("the consistency proof does not lead to both roots")
+        return f"the signed tree of {size} rows extends the tree of {old} rows"
+    raise BadBundle("unknown bundle type")
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Verify an agentwatch store's hash chain (chain v1).")
-    parser.add_argument("store", help="path to the store (SQLite file)")
+    parser = argparse.ArgumentParser(description="Verify an agentwatch store's hash chain (chain v1), "
+                                     "or a proof bundle with --bundle FILE --key KEY.")
+    parser.add_argument("store", nargs="?", help="path to the store (SQLite file)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--anchor", metavar="FILE", help="an anchor file recorded by an earlier verify")
+    parser.add_argument("--bundle", metavar="FILE", help="a proof bundle written by `agentwatch prove`")
+    parser.add_argument("--key", metavar="KEY", help="the log's note verifier key (text, or a file holding it)")
+    parser.add_argument("--witness-key", metavar="KEY", action="append", default=[],
+                        help="a witness's cosigner key (text, or a file); the checkpoint must carry its cosignature")
     args = parser.parse_args(argv)
+    if args.bundle is not None:
+        return main_bundle(args)
+    if args.store is None:
+        parser.error("give a STORE, or --bundle FILE --key KEY")
 
     anchor = None
     if args.anchor:
@@ -411,6 +700,39 @@ def main(argv=None):
         print(f"BROKEN at seq {f['seq']}: {f['kind']}: {f['detail']}")
         print(f"chain intact through seq {report['verified_through']} of {report['head_seq']}")
     return 0 if report["ok"] else 1
+
+
+def main_bundle(args):
+    if not args.key:
+        print("--bundle needs --key (the verifier key `agentwatch key` prints)", file=sys.stderr)
+        return 2
+    key = args.key
+    if os.path.isfile(key):
+        with open(key, encoding="ascii") as f:
+            key = f.read()
+    try:
+        with open(args.bundle, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as exc:
+        print(f"{args.bundle}: cannot read the bundle ({exc})", file=sys.stderr)
+        return 2
+    witness_keys = []
+    for witness_key in args.witness_key:
+        if os.path.isfile(witness_key):
+            with open(witness_key, encoding="ascii") as f:
+                witness_key = f.read()
+        witness_keys.append(witness_key)
+    try:
+        verdict, ok = check_bundle(doc, key, witness_keys), True
+    except BadBundle as exc:
+        verdict, ok = str(exc), False
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        verdict, ok = f"the bundle is incomplete or malformed ({type(exc).__name__}: {exc})", False
+    if args.json:
+        print(json.dumps({"ok": ok, "verifier": "standalone", "bundle": args.bundle, "detail": verdict}))
+    else:
+        print(("ok: " if ok else "INVALID: ") + verdict)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

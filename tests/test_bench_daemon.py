@@ -8,6 +8,7 @@ it as canonical JSON, chains a sha256, group-commits to a WAL
 synchronous=FULL SQLite table through apsw, and acks. Run with `make bench`.
 
 Knobs: AGENTWATCH_BENCH_EVENTS (events per ingestion round, 20,000),
+AGENTWATCH_BENCH_CHECKPOINT_EVENTS / _ROUNDS (the checkpoint-cost run, 80,000 x 5),
 AGENTWATCH_BENCH_RUNS (hook runs, 300), AGENTWATCH_BENCH_WAL_EVENTS (the WAL
 run, 100,000), AGENTWATCH_BENCH_LATENCY_EVENTS (paced events, 5,000).
 """
@@ -331,6 +332,38 @@ def test_ingestion_with_and_without_the_sweeper(tmp_path):
     ratios = sorted(a / b for a, b in zip(on, off))
     print(f"\nsweeper cost, pipelined ingestion of {EVENTS:,} events, {rounds} rounds of both, order alternating ({_load()}):")
     print(f"  sweeper every 0.05 s {sorted(on)[rounds // 2]:>8,.0f} events/s   sweeper off {sorted(off)[rounds // 2]:>8,.0f} events/s (medians)")
+    print(f"  ratio on/off per round {', '.join(f'{x:.2f}' for x in ratios)}; median {ratios[rounds // 2]:.2f}")
+
+
+def test_ingestion_with_checkpoints_every_second_and_off(tmp_path, monkeypatch):
+    # Benchmark (a) with the daemon signing a checkpoint every second (and witnessing it in a
+    # directory) against the same daemon with signing off: rounds pair both arms back to back,
+    # order alternating, and the figure is the median of the rounds' own ratios. Each round
+    # sends enough events to span several checkpoints.
+    monkeypatch.setenv("AGENTWATCH_CHECKPOINT_ROWS", "0")  # by time only: one per second
+    events = int(os.environ.get("AGENTWATCH_BENCH_CHECKPOINT_EVENTS", "80000"))
+    rounds = int(os.environ.get("AGENTWATCH_BENCH_CHECKPOINT_ROUNDS", "5"))
+    arms = (("checkpoints every 1 s", ["--checkpoint-interval", "1"]), ("checkpoints off", ["--no-checkpoints"]))
+    figures: dict[str, list[float]] = {label: [] for label, _ in arms}
+    signed = []
+    for r in range(rounds):
+        for label, args in arms if r % 2 == 0 else arms[::-1]:
+            d = Daemon(tmp_path / f"cp{r}-{label[-3:].strip()}", verify_interval=5.0, extra_args=args).start()
+            try:
+                began = time.perf_counter()
+                figures[label].append(pipelined(d.socket, _lines(events)))
+                if args[0] != "--no-checkpoints":
+                    signed.append((d.health()["signed_checkpoints"]["signed"], time.perf_counter() - began))
+            finally:
+                _stop(d)
+    on, off = figures["checkpoints every 1 s"], figures["checkpoints off"]
+    ratios = sorted(a / b for a, b in zip(on, off))
+    print(f"\ncheckpoint cost, benchmark (a) pipelined ingestion of {events:,} events, {rounds} rounds of both, "
+          f"order alternating ({_load()}):")
+    print(f"  checkpoints every 1 s {sorted(on)[rounds // 2]:>8,.0f} events/s   "
+          f"off {sorted(off)[rounds // 2]:>8,.0f} events/s (medians)")
+    print(f"  checkpoints signed per round (and the round's seconds): "
+          f"{', '.join(f'{n} ({s:.1f} s)' for n, s in signed)}")
     print(f"  ratio on/off per round {', '.join(f'{x:.2f}' for x in ratios)}; median {ratios[rounds // 2]:.2f}")
 
 

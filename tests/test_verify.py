@@ -4,6 +4,7 @@ standalone verifier's command line."""
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import os
 import shutil
@@ -63,7 +64,10 @@ def test_first_verify_is_full_and_records_the_anchor(store):
         "hash": result.head_hash,
         "verified_at_ns": anchor.after.verified_at_ns,
         "store": os.path.abspath(store),
+        # the Merkle tree's compact range over rows 1..12 (two perfect subtrees: 8 and 4 rows)
+        "tree": base64.b64encode(anchor.after.tree).decode(),
     }
+    assert len(anchor.after.tree) == 64
     assert [p.name for p in anchor.path.parent.iterdir()] == [anchor.path.name]  # no temp file left
 
 
@@ -238,6 +242,7 @@ def test_to_json_is_stable_and_serialisable(store):
     assert list(ok) == [
         "ok", "mode", "store", "store_id", "chain_version", "rows_checked", "first_seq_checked",
         "head_seq", "head_hash", "verified_through", "finding", "anchor", "erased", "findings", "known_store",
+        "evidence",
     ]
     assert (ok["ok"], ok["finding"], ok["chain_version"], ok["erased"], ok["findings"]) == (True, None, 1, [], [])
     assert list(ok["anchor"]) == ["path", "status", "before", "after"]

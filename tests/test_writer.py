@@ -235,3 +235,24 @@ def test_a_payload_that_is_not_utf8_is_the_rows_fault(store_path):
     assert [(e.code if e else None) for _, e in got] == [None, "bad_request", None]
     assert "not UTF-8" in got[1][1].message
     assert [rid for _, rid, _, _ in rows(store_path)] == ["a", "c"]
+
+
+def test_rows_another_process_appended_are_named_in_a_gap_row(store_path):
+    store = Store(store_path)
+    writer, answers = make_writer(store)
+    writer.start()
+    try:
+        run_batches(writer, answers, [event("a")])
+        with Store(store_path) as intruder:  # appends outside the daemon's writer
+            intruder.append([event("x"), event("y")])
+        run_batches(writer, answers, [event("b")], [event("c")])
+    finally:
+        writer.stop()
+        store.close()
+    got = rows(store_path)
+    assert [(seq, kind) for seq, _, kind, _ in got] == [
+        (1, "event"), (2, "event"), (3, "event"), (4, "event"), (5, "gap"), (6, "event")
+    ]
+    gap = got[4][3]
+    assert (gap["reason"], gap["first_seq"], gap["last_seq"]) == ("foreign_rows", 2, 3)
+    assert writer.tree_head[0] == 6

@@ -118,7 +118,9 @@ class Connection(asyncio.Protocol):
         server.counters.connections += 1
         sock = transport.get_extra_info("socket")
         pid, uid = platform_layer.peer_credentials(sock) if sock is not None else (None, None)
-        if uid != server.uid:
+        # Owner only, unless a socket group is configured: then the socket's permissions decide who
+        # connects (the group's members), and the kernel's uid of each peer is recorded.
+        if uid is None or (uid != server.uid and not server.config.socket_group):
             server.counters.peers_refused += 1
             self.transport.write(error_line("forbidden", f"peer uid {uid} is not the daemon's uid {server.uid}"))
             self.transport.close()

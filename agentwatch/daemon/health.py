@@ -96,7 +96,8 @@ def assess(health: dict) -> tuple[str, list[str]]:
     `stopped`: the daemon is draining for exit. `degraded`: it records, but
     something needs the operator (failing commits, a chain break, a sweeper that
     cannot run, quarantined or stale spool files, a failed redaction self-test,
-    a fleet server that refused this store's rows or has been unreachable for 5 minutes).
+    a fleet server that refused this store's rows or has been unreachable for 5 minutes,
+    checkpoints that cannot be signed).
     """
     reasons = []
     writer = health.get("writer", {})
@@ -133,6 +134,9 @@ def assess(health: dict) -> tuple[str, list[str]]:
                        f"{refused.get('detail')}")
     elif ship.get("failing_since_ns") and time.time_ns() - ship["failing_since_ns"] > SHIP_FAILING_S * 1e9:
         reasons.append(f"shipping to {ship.get('target')} fails for over {SHIP_FAILING_S:g} s: {ship.get('last_error')}")
+    signing = health.get("signed_checkpoints") or {}
+    if signing.get("state") == "failing":
+        reasons.append(f"checkpoints are not being signed: {signing.get('last_error')}")
     if health.get("draining"):
         return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
     if stopped:

@@ -94,6 +94,28 @@ def private_dir(directory: Path) -> None:
     safefs.private_dir(directory, "socket directory", private=True)
 
 
+def group_dir(directory: Path, gid: int) -> None:
+    """Create `directory` 0750 with group `gid` if missing; refuse one others can enter or not ours.
+
+    The service deployment: members of the socket group reach the socket, nobody else."""
+    old = os.umask(0o027)
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o750)
+    except OSError as exc:
+        raise UsageError(f"{directory}: cannot create directory ({exc.strerror})") from None
+    finally:
+        os.umask(old)
+    st = os.stat(directory, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{directory}: not a directory")
+    if st.st_uid != os.getuid():
+        raise UsageError(f"{directory}: owned by uid {st.st_uid}, not by us; choose another socket directory")
+    if st.st_gid != gid:
+        os.chown(directory, -1, gid)
+    if stat.S_IMODE(st.st_mode) & 0o027:
+        os.chmod(directory, stat.S_IMODE(st.st_mode) & ~0o027)
+
+
 def clear_socket_path(path: Path, answers: Callable[[Path], bool]) -> None:
     """Make `path` free for bind: remove a stale socket, refuse anything else.
 
@@ -120,8 +142,9 @@ def clear_socket_path(path: Path, answers: Callable[[Path], bool]) -> None:
 BACKLOG = 4096
 
 
-def bind_socket(path: Path) -> socket.socket:
-    """A listening Unix socket at `path`, mode 0600 from the start (bound under umask 0177)."""
+def bind_socket(path: Path, gid: int | None = None) -> socket.socket:
+    """A listening Unix socket at `path`, mode 0600 from the start (bound under umask 0177);
+    with `gid`, then 0660 and that group's (the service deployment's socket group)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
@@ -133,7 +156,11 @@ def bind_socket(path: Path) -> socket.socket:
         raise UsageError(f"{path}: cannot bind socket ({exc.strerror})") from None
     finally:
         os.umask(old)
-    os.chmod(path, 0o600)
+    if gid is not None:
+        os.chown(path, -1, gid)
+        os.chmod(path, 0o660)
+    else:
+        os.chmod(path, 0o600)
     sock.listen(BACKLOG)
     sock.setblocking(False)
     return sock

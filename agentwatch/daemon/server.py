@@ -44,8 +44,10 @@ from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.wal import Checkpointer
 from agentwatch.verify import identity, known_stores
+from agentwatch.verify.checkpoints import CheckpointTimer, Notary
 from agentwatch.verify.findings import Finding
 from agentwatch.verify.sweeper import Sweeper
+from agentwatch.verify.witness import DirectoryWitness
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,9 @@ class Server:
         self.head_file: Optional[known_stores.HeadFile] = None  # the head, remembered after every commit
         self.head_file_error: Optional[str] = None
         self.salvaged: Optional[str] = None  # where a store deleted or replaced under the writer was copied
+        self.notary: Optional[Notary] = None  # signs checkpoints (None: off, or it could not start)
+        self.checkpoint_timer: Optional[CheckpointTimer] = None
+        self.checkpoint_error: Optional[str] = None
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -88,6 +93,7 @@ class Server:
         cfg = self.config
         store_lock = sock_lock = store = listener = None
         try:
+            gid = _socket_gid(cfg.socket_group)
             try:
                 # A directory another user owns or can write is refused as unsafe (exit 2); one
                 # that cannot be written (read-only) leaves the store unopenable, exit 3
@@ -99,7 +105,10 @@ class Server:
             except (OSError, UsageError) as exc:
                 message = exc.strerror if isinstance(exc, OSError) else str(exc)
                 raise StoreUnreachable(f"{cfg.store}: cannot open the store ({message})") from None
-            runfiles.private_dir(cfg.socket.parent)
+            if gid is None:
+                runfiles.private_dir(cfg.socket.parent)
+            else:
+                runfiles.group_dir(cfg.socket.parent, gid)
             sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
             runfiles.clear_socket_path(cfg.socket, health.answers)
             self.drainer.prepare()
@@ -107,7 +116,7 @@ class Server:
             # A path that held a store is never silently given a new one (docs/reliability.md).
             identity.check_missing(cfg.store)
             try:
-                store = Store(cfg.store)
+                store = Store(cfg.store) if gid is None else Store(cfg.store, group_readable=True)
             except apsw.Error as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
             self.known_findings = identity.check_serving(cfg.store, store.conn)
@@ -120,10 +129,12 @@ class Server:
             self._remember(store.store_id, store.head())
             self.head_file = known_stores.HeadFile(cfg.store, store.store_id)
             self.head_file.write(*store.head())
-            listener = runfiles.bind_socket(cfg.socket)
+            listener = runfiles.bind_socket(cfg.socket, gid)
             self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
                                  checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
                                  on_truncated=self._truncated_under_writer, salvage=self._salvage)
+            if cfg.checkpoints:
+                self.notary = self._notary(store)
             self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
             if cfg.ship_url:
                 writer = self.writer
@@ -213,6 +224,13 @@ class Server:
         if error is not None:
             log.error("could not write the stop attestation: %s", writer.stats.last_error)
             return 3
+        if self.notary is not None:
+            # The last checkpoint covers the stop attestation: rows after it were not written by us.
+            try:
+                signed = self.notary.sign()
+                log.info("signed checkpoint %d", signed.checkpoint.size)
+            except Exception as exc:
+                log.warning("could not sign the stop checkpoint: %s", exc)
         log.info("stopped; %d accepted", self.counters.accepted)
         return 0
 
@@ -222,6 +240,13 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
         self.writer.start()
+        if self.notary is not None:
+            writer = self.writer
+            timer = CheckpointTimer(self.notary, lambda: writer.head_seq, interval=self.config.checkpoint_interval,
+                                    rows=self.config.checkpoint_rows)
+            writer.after_commit = timer.rows_committed
+            timer.start()
+            self.checkpoint_timer = timer
         if self.config.verify_interval > 0:
             writer = self.writer
             self.sweeper = Sweeper(
@@ -251,6 +276,8 @@ class Server:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.writer.stop()
+        if self.checkpoint_timer is not None:
+            await asyncio.to_thread(self.checkpoint_timer.stop)
         await asyncio.sleep(0)  # run the writer's last hand-overs before the loop closes
 
     async def _finish_reading(self) -> None:
@@ -377,6 +404,31 @@ class Server:
                     self.counters.timeouts += 1
                     conn.time_out(timeout)
 
+    def _notary(self, store: Store) -> Optional[Notary]:
+        """The checkpoint signer, its key made on first use; None (and a message) when it cannot work."""
+        cfg = self.config
+        try:
+            witnesses = [DirectoryWitness(d, cosign=True) for d in cfg.witness_dirs]
+            writer = self.writer
+            notary = Notary(cfg.store, store.store_id, lambda: writer.tree_head, state_dir=cfg.state_dir,
+                            witnesses=witnesses)
+            for witness in witnesses:
+                witness.trust(notary.verifier, os.path.abspath(cfg.store))
+            return notary
+        except Exception as exc:  # recording goes on without checkpoints; health says so
+            self.checkpoint_error = f"{type(exc).__name__}: {exc}"
+            log.warning("checkpoints are off: %s", self.checkpoint_error)
+            return None
+
+    def _checkpoint_health(self) -> dict:
+        notary = self.notary
+        if notary is None:
+            return {"state": "off" if not self.config.checkpoints else "failing",
+                    "last_error": self.checkpoint_error}
+        return {"state": "failing" if notary.last_error else "ok", "signed": notary.signed,
+                "last_size": notary.last_size, "last_error": notary.last_error,
+                "verifier_key": notary.verifier.encode()}
+
     def health(self) -> dict:
         writer = self.writer
         if writer is not None:
@@ -423,6 +475,7 @@ class Server:
             "subscriptions": self.subscriptions.health() if self.subscriptions is not None else None,
             "draining": self.draining,
             "spool": self.drainer.stats(),
+            "signed_checkpoints": self._checkpoint_health(),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),
@@ -469,6 +522,18 @@ class Server:
 
 class RedactionBroken(AgentwatchError):
     """The redaction self-test failed at start (exit 2): recording could store secrets."""
+
+
+def _socket_gid(group: str) -> Optional[int]:
+    """The socket group's gid (the service deployment), None when hooks of the owner only connect."""
+    if not group:
+        return None
+    import grp
+
+    try:
+        return grp.getgrnam(group).gr_gid
+    except KeyError:
+        raise AgentwatchError(f"serve.socket_group: no group named {group!r}") from None
 
 
 def _file_size(path: Path) -> int:

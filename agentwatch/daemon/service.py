@@ -8,7 +8,9 @@ the hooks that feed it; no shell, shim or PATH lookup is involved.
 
 from __future__ import annotations
 
+import json
 import plistlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentwatch.interpreter import python_binary
@@ -88,3 +90,99 @@ def install_hint(kind: str) -> str:
                 "systemctl --user daemon-reload && systemctl --user enable --now agentwatch")
     return (f"save as ~/Library/LaunchAgents/{LABEL}.plist, then: "
             f"launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/{LABEL}.plist")
+
+
+# --- the service deployment: a dedicated system user the recorded agent cannot become -----------
+
+SYSTEM_USER = "agentwatch"
+
+
+@dataclass(frozen=True)
+class SystemLayout:
+    """Where the system service keeps its files; everything is owned by `user`, group `group`.
+
+    The developers whose hooks are recorded join `group`: they reach the socket (0660) and
+    read the store (0640), and cannot write the store, the key (0600) or the witness.
+    """
+
+    user: str = SYSTEM_USER
+    group: str = SYSTEM_USER
+    base: Path = Path("/var/lib/agentwatch")
+    runtime: Path = Path("/run/agentwatch")
+
+    def environment(self) -> dict[str, str]:
+        return {
+            "AGENTWATCH_STORE": str(self.base / "data" / "store.db"),
+            "AGENTWATCH_SPOOL": str(self.base / "data" / "spool"),
+            "AGENTWATCH_SOCKET": str(self.runtime / "agentwatch.sock"),
+            "AGENTWATCH_SERVE_SOCKET_GROUP": self.group,
+            "AGENTWATCH_CHECKPOINT_DIR": str(self.base / "state"),
+            "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": json.dumps([str(self.base / "witness")]),
+            "HOME": str(self.base),
+            "XDG_CONFIG_HOME": str(self.base / "config"),
+            "XDG_DATA_HOME": str(self.base / "data"),
+            "XDG_STATE_HOME": str(self.base / "state"),
+        }
+
+
+def systemd_system_unit(layout: SystemLayout = SystemLayout(), *, python: str | None = None) -> str:
+    """A systemd system unit (/etc/systemd/system/agentwatch.service) running as layout.user."""
+    lines = [
+        "[Unit]",
+        "Description=agentwatch: tamper-evident flight recorder for AI coding agents (system service)",
+        "After=local-fs.target",
+        "",
+        "[Service]",
+        "Type=simple",
+        f"User={layout.user}",
+        f"Group={layout.group}",
+        "ExecStart=" + " ".join(_systemd_arg(a) for a in serve_command(python)),
+        *(f"Environment={_systemd_arg(f'{k}={v}')}" for k, v in layout.environment().items()),
+        # Files group-readable (the developers verify), never world-readable; the key is 0600 anyway.
+        "UMask=0027",
+        f"StateDirectory={layout.base.name}",
+        "StateDirectoryMode=0750",
+        f"RuntimeDirectory={layout.runtime.name}",
+        "RuntimeDirectoryMode=0750",
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "PrivateTmp=yes",
+        "Restart=on-failure",
+        "RestartSec=2",
+        "KillSignal=SIGTERM",
+        "TimeoutStopSec=30",
+        "",
+        "[Install]",
+        "WantedBy=multi-user.target",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def launchd_daemon_plist(layout: SystemLayout | None = None, *, python: str | None = None) -> str:
+    """A launchd LaunchDaemon (/Library/LaunchDaemons/agentwatch.serve.plist) running as layout.user."""
+    layout = layout or SystemLayout(user="_agentwatch", group="_agentwatch", base=Path("/usr/local/var/agentwatch"),
+                                    runtime=Path("/var/run/agentwatch"))
+    doc = {
+        "Label": LABEL,
+        "UserName": layout.user,
+        "GroupName": layout.group,
+        "ProgramArguments": serve_command(python),
+        "EnvironmentVariables": layout.environment(),
+        "RunAtLoad": True,
+        "KeepAlive": {"SuccessfulExit": False},
+        "ThrottleInterval": 5,
+        "ExitTimeOut": 30,
+        "Umask": 0o027,
+        "StandardOutPath": str(layout.base / "agentwatch.log"),
+        "StandardErrorPath": str(layout.base / "agentwatch.log"),
+    }
+    return plistlib.dumps(doc, sort_keys=False).decode("utf-8")
+
+
+def system_install_hint(kind: str, layout: SystemLayout = SystemLayout()) -> str:
+    if kind == "systemd":
+        return ("see docs/deployment.md; save as /etc/systemd/system/agentwatch.service, then: "
+                "systemctl daemon-reload && systemctl enable --now agentwatch")
+    return (f"see docs/deployment.md; save as /Library/LaunchDaemons/{LABEL}.plist, then: "
+            f"sudo launchctl bootstrap system /Library/LaunchDaemons/{LABEL}.plist")

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from agentwatch import __version__, config
+from agentwatch import __version__, config, safefs
 from agentwatch.daemon.subscriptions import DEFAULT_MAX_BUFFER
 from agentwatch.daemon.writer import Writer
 from agentwatch.record import redact
@@ -46,6 +46,16 @@ class ServeConfig:
     spool_poll: float = 0.5  # seconds between looks at spool/new
     drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
     drain_max: float = 10.0  # ... or this long at most
+    # Signed checkpoints of the Merkle tree (docs/chain.md): every checkpoint_interval seconds
+    # or checkpoint_rows rows (0: not by that trigger) and at stop, kept by each witness dir.
+    checkpoints: bool = True
+    checkpoint_interval: float = 10.0
+    checkpoint_rows: int = 10_000
+    witness_dirs: tuple[str, ...] = ()
+    state_dir: Optional[Path] = None  # keys/ and checkpoints/ live here (None: the XDG state dir)
+    # The service deployment: members of this group may connect (socket 0660, its dir 0750), the
+    # store is group-readable (0640) so they can verify it, and every peer's uid is recorded.
+    socket_group: str = ""
     # The effective agentwatch configuration (config.Config.as_dict()) this daemon runs
     # with, for the digest; and the redaction policy it asks for (None: the default).
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -57,12 +67,20 @@ class ServeConfig:
 
     @classmethod
     def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
+        if cfg["serve.socket_group"]:
+            safefs.share_with_group()  # before anything (the salt, the spool) makes a directory
         return cls(
             store=cfg.store,
             socket=cfg.socket,
             spool=cfg.spool,
             attest_interval=cfg["serve.attest_interval_s"],
             idle_timeout=cfg["serve.idle_timeout_s"],
+            checkpoints=cfg["checkpoint.enabled"],
+            checkpoint_interval=cfg["checkpoint.interval_s"],
+            checkpoint_rows=cfg["checkpoint.rows"],
+            witness_dirs=tuple(cfg["checkpoint.witness_dirs"]),
+            state_dir=cfg["checkpoint.dir"],
+            socket_group=cfg["serve.socket_group"],
             max_batch=cfg["serve.batch_max"],
             verify_interval=cfg["serve.verify_interval_s"],
             full_verify_interval=cfg["serve.full_verify_interval_s"],

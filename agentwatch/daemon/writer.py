@@ -147,9 +147,15 @@ class Writer:
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="agentwatch-writer", daemon=True)
         self.outage: Optional[Outage] = None
+        # Gap rows naming rows another process appended to the store, for the next commit.
+        self.foreign_gaps: list[Append] = []
         self.stats = WriterStats()
         self.committed: list[TailRecord] = []  # since the last take_committed()
         self.head_seq, self.head_hash = store.head()
+        # The Merkle tree head (size, root) of the last commit, for the checkpoint signer.
+        self.tree_head: Optional[tuple[int, bytes]] = store.tree_head
+        # Called on the writer thread after each commit (the checkpoint timer counts rows).
+        self.after_commit: Optional[Callable[[], None]] = None
         # None: SQLite checkpoints inside COMMIT, as for any connection.
         self.checkpointer = checkpointer
         if checkpointer is not None:
@@ -238,6 +244,8 @@ class Writer:
                 stats.commit_max_ns = max(stats.commit_max_ns, time.monotonic_ns() - began)
                 stats.queue_wait_max_ns = max(stats.queue_wait_max_ns, began - jobs[0].queued_ns)
                 self._deliver(outcomes)
+                if self.after_commit is not None:
+                    self.after_commit()
                 if self.checkpointer is not None and self.store is not None:
                     self.checkpointer.after_commit(self.store.conn)
             except BaseException as exc:  # the writer thread must never die silently
@@ -261,8 +269,9 @@ class Writer:
                     return self._stopped(jobs)
                 if self.checkpointer is not None:
                     self.checkpointer.attach(self.store.conn)
-            gap = self.outage.gap_row() if self.outage is not None else None
-            results = self.store.append([gap, *rows] if gap is not None else rows)
+            foreign = list(self.foreign_gaps)
+            gaps = ([self.outage.gap_row()] if self.outage is not None else []) + foreign
+            results = self.store.append([*gaps, *rows])
         except HeadMoved as exc:
             if exc.kind != "truncated" or retried:
                 self.halt(f"{exc.kind}: {exc}")
@@ -295,7 +304,7 @@ class Writer:
         now = time.time_ns()
         stats = self.stats
         # Committed rows, in seq order, for live-tail subscribers (the server takes them).
-        stored = [(row, r) for row, r in zip([gap, *rows] if gap is not None else rows, results) if not r.duplicate]
+        stored = [(row, r) for row, r in zip([*gaps, *rows], results) if not r.duplicate]
         self.committed.extend(
             TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload) for row, r in stored
         )
@@ -303,10 +312,22 @@ class Writer:
             self.head_seq, self.head_hash = stored[-1][1].seq, stored[-1][1].hash
             if self._on_head is not None:
                 self._on_head(self.head_seq, self.head_hash)  # before any acknowledgement goes out
-        if gap is not None:
-            results = results[1:]
-            stats.gaps_recorded += 1
+        if gaps:
+            results = results[len(gaps):]
+            stats.gaps_recorded += len(gaps)
             self.outage = None
+            del self.foreign_gaps[: len(foreign)]
+        store = self.store
+        if store is not None:
+            self.tree_head = store.tree_head
+            if store.foreign_rows:
+                # Recorded with the next commit (the rows are in the chain and the tree now).
+                for first, last in store.foreign_rows:
+                    log.warning("rows %d..%d were appended to the store by another process", first, last)
+                    self.foreign_gaps.append(gap_append(f"gap-{uuid.uuid4()}", "foreign_rows", {
+                        "first_seq": first, "last_seq": last,
+                        "detail": "rows appended to the store outside this daemon's writer"}))
+                store.foreign_rows.clear()
         stats.commits += 1
         stats.rows_committed += len(rows)
         stats.last_commit_ns = now

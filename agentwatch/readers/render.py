@@ -143,14 +143,16 @@ def emit_verify(result, as_json: bool) -> None:
     erased = ""
     if result.erased:
         erased = f"; erased: {', '.join(f'seq {seq} (by seq {by})' for seq, by in result.erased)}"
+    evidence = getattr(result, "evidence", None)
+    signed = f", {len(evidence.checkpoints)} signed checkpoints consistent" if evidence and evidence.checkpoints else ""
     if result.ok:
         print(
             f"ok: {result.mode} verify of {result.store}: {result.rows_checked} rows checked, "
-            f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}{erased}"
+            f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}{signed}{erased}"
         )
     else:
         for f in result.findings or (result.finding,):
-            where = f"first break at seq {f.seq}" if f.seq else "the store as a whole"
+            where = f"break at seq {f.seq}" if f.seq else "the store as a whole"
             print(f"FAILED: {result.store}: {where}: {f.kind}: {neutralize(str(f.detail))}{erased}")
 
 

@@ -15,7 +15,10 @@ from typing import Callable, NamedTuple, Optional, Sequence
 import apsw
 
 from agentwatch.store import db, schema_check
+from agentwatch.store import tree as store_tree
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
+from agentwatch.store.merkle import CompactRange
+from agentwatch.store.tree import TILE_HEIGHT
 
 # A batch goes in as a few multi-row INSERT statements (chunks of 1000, 100, 10
 # and 1 rows, so only four statement shapes are ever prepared), not executemany:
@@ -146,9 +149,10 @@ class Store:
     and that the schema is the shipped one (store/schema_check.py).
     """
 
-    def __init__(self, path: Path | str, *, vfs: str | None = None, create: bool = True):
+    def __init__(self, path: Path | str, *, vfs: str | None = None, create: bool = True,
+                 group_readable: bool = False):
         self.path = Path(path)
-        self.conn = db.open_writer(self.path, vfs=vfs, create=create)
+        self.conn = db.open_writer(self.path, vfs=vfs, create=create, group_readable=group_readable)
         try:
             self.store_id = db.store_id(self.conn)
             self.committed_head = self.head()
@@ -157,6 +161,13 @@ class Store:
         except BaseException:
             self.conn.close()
             raise
+        # The Merkle tree over the rows this connection has seen committed (docs/chain.md,
+        # "The tree"); loaded, or caught up from the rows, in the first append transaction.
+        self.tree: CompactRange | None = None
+        self.tree_head: tuple[int, bytes] | None = None  # (size, root) after the last commit
+        # Row ranges (first, last) that appeared in the store without passing through this
+        # connection while it held the tree: appended by another process.
+        self.foreign_rows: list[tuple[int, int]] = []
 
     def close(self) -> None:
         self.conn.close()
@@ -255,11 +266,13 @@ class Store:
             self._check_schema()
             seq, prev = self.head()
             self._check_head((seq, prev))
+            tree = self._tree_at(seq)
             stored = {rid: (seq_, kind) for rid, seq_, kind in
                       conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),))}
             now = time.time_ns()
             rows: list = []
             results = []
+            leaves: list[bytes] = []
             prefix = DOMAIN_TAG + self.store_id
             for a in batch:
                 earlier = stored.get(a.record_id)
@@ -279,6 +292,7 @@ class Store:
                 rows.extend((seq, a.record_id, a.kind, now, text, prev, digest))
                 stored[a.record_id] = (seq, a.kind)
                 prev = digest
+                leaves.append(digest)
                 results.append(Appended(a.record_id, seq, False, now, digest))
             try:
                 inserted = _insert(conn, rows)
@@ -292,17 +306,29 @@ class Store:
                     "(a trigger or another schema change acts on inserts); nothing was committed")
             if before_commit is not None:
                 before_commit(conn, results)
+            root = store_tree.save(conn, tree, tree.extend(leaves, TILE_HEIGHT))
             conn.execute("COMMIT")
         except BaseException:
             if not conn.getautocommit():
                 conn.execute("ROLLBACK")
             raise
+        self.tree, self.tree_head = tree, (tree.size, root)
         self.committed_head = (seq, prev)
         changed = self.files_changed()
         if changed is not None:
             # Committed into a file nobody will find at the path again: not acknowledged.
             raise StoreIntegrityError("replaced", changed)
         return results
+
+    def _tree_at(self, head_seq: int) -> CompactRange:
+        """A copy of the tree over rows 1..head_seq to extend in this transaction (the original
+        stays as it was should the transaction roll back)."""
+        tree = self.tree
+        if tree is not None and tree.size == head_seq:
+            return tree.copy()
+        if tree is not None and tree.size < head_seq:
+            self.foreign_rows.append((tree.size + 1, head_seq))
+        return store_tree.catch_up(self.conn, head_seq)
 
 
 def _insert(conn: apsw.Connection, values: list) -> int:

@@ -53,11 +53,14 @@ def sync_settings(conn: apsw.Connection) -> dict[str, int]:
     return {name: int(conn.pragma(name)) for name in platform_layer.SYNC_PRAGMAS}
 
 
-def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> apsw.Connection:
+def open_writer(path: Path, *, create: bool = True, vfs: str | None = None,
+                group_readable: bool = False) -> apsw.Connection:
     """The write connection: WAL, synchronous=FULL, schema migrated to the latest.
 
     `vfs` names a registered SQLite VFS to open through (fault-injection tests
-    use support.faultvfs); None is SQLite's default.
+    use support.faultvfs); None is SQLite's default. `group_readable` makes the
+    store, its WAL and shm files 0640 (the service deployment: the recorded
+    developers' group verifies, read-only); otherwise they are owner-only.
     """
     path = Path(path)
     _refuse_symlink(path)
@@ -68,7 +71,7 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None) -> a
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
     if create:
         flags |= apsw.SQLITE_OPEN_CREATE
-    old_umask = os.umask(0o077)  # store, WAL and shm readable by the owner only
+    old_umask = os.umask(0o027 if group_readable else 0o077)  # store, WAL and shm: owner (and group) only
     try:
         conn = _connect(path, flags, vfs)
         try:

@@ -9,6 +9,8 @@ never write the store, so anchors live in the state directory:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 from dataclasses import dataclass
@@ -31,9 +33,12 @@ class Anchor:
     hash: bytes
     verified_at_ns: int
     store: str = ""
+    # The Merkle tree's compact range over rows 1..seq (docs/chain.md, "The tree"), so the
+    # next verify extends the tree from here instead of from genesis; empty when unknown.
+    tree: bytes = b""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "format": ANCHOR_FORMAT,
             "store_id": self.store_id,
             "chain_version": CHAIN_VERSION,
@@ -42,6 +47,9 @@ class Anchor:
             "verified_at_ns": self.verified_at_ns,
             "store": self.store,
         }
+        if self.tree:
+            doc["tree"] = base64.b64encode(self.tree).decode()
+        return doc
 
 
 def anchor_path(store_id: bytes, state_dir: Path | None = None) -> Path:
@@ -64,8 +72,11 @@ def read_anchor(path: Path, store_id: bytes) -> Anchor | None:
         seq, verified_at = doc["seq"], doc["verified_at_ns"]
         if type(seq) is not int or seq < 1 or type(verified_at) is not int:
             raise ValueError("seq and verified_at_ns must be integers, seq >= 1")
-        anchor = Anchor(doc["store_id"], seq, parse_hash(doc["hash"]), verified_at, str(doc.get("store", "")))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        tree = base64.b64decode(doc.get("tree", ""), validate=True)
+        if len(tree) != 32 * bin(seq).count("1") and tree:
+            raise ValueError(f"tree must hold {bin(seq).count('1')} hashes for seq {seq}")
+        anchor = Anchor(doc["store_id"], seq, parse_hash(doc["hash"]), verified_at, str(doc.get("store", "")), tree)
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as exc:
         raise UsageError(
             f"{path}: not a valid verify anchor ({exc}); inspect it, and remove it only if you trust the store"
         ) from None

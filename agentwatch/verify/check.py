@@ -21,15 +21,18 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import apsw
 
+from agentwatch import paths
 from agentwatch.errors import EXIT_OK, UsageError, exit_for_findings
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
+from agentwatch.store.merkle import CompactRange
 from agentwatch.verify import identity, known_stores
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
+from agentwatch.verify.evidence import SIGNED_VERDICTS, EvidenceReport, check_evidence
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
 from agentwatch.verify.walk import CHUNK_ROWS, read_store_id, verify_segment, walk_segment
 from agentwatch.verify.worker import Worker, WorkerError
@@ -83,9 +86,11 @@ class VerifyResult:
     chain_version: int = CHAIN_VERSION
     erased: tuple[tuple[int, int], ...] = ()
     # Every finding: about the store as a whole (replaced, rolled_back, rewritten, schema_changed,
-    # a remembered truncation: verify/identity.py), then the chain's first break.
+    # a remembered truncation: verify/identity.py), then the chain's first break and each one the
+    # signed checkpoints and witnesses show (agentwatch.verify.evidence), by seq.
     findings: tuple[Finding, ...] = ()
     known_store: dict[str, Any] | None = None  # what is remembered about the path (verify/known_stores.py)
+    evidence: EvidenceReport | None = None
 
     @property
     def exit_code(self) -> int:
@@ -110,6 +115,7 @@ class VerifyResult:
             "erased": [{"seq": seq, "erasure_seq": by} for seq, by in self.erased],
             "findings": [f.to_json() for f in self.findings],
             "known_store": self.known_store,
+            "evidence": None if self.evidence is None else self.evidence.to_json(),
         }
 
 
@@ -122,11 +128,18 @@ def verify_store(
     update_anchor: bool = True,
     chunk_rows: int = CHUNK_ROWS,
     jobs: int | None = None,
+    witness_dirs: Iterable[Path] | None = None,
+    key: str | None = None,
+    evidence: bool = True,
+    evidence_dir: Path | None = None,
 ) -> VerifyResult:
     """Verify a store's chain; see the module docstring. progress(done, total) runs between chunks.
 
     `jobs` processes verify consecutive segments at once (None: one per CPU, at most
     PARALLEL_MAX, once there are PARALLEL_MIN_ROWS rows to check; 1: this process only).
+    With `evidence` (the default) the store is also compared with every signed checkpoint
+    kept outside it: the signer's record under `evidence_dir` (None: `state_dir`) and each
+    of `witness_dirs` (None: <state_dir>/witness); `key` overrides the store's verifier key.
     """
     path = Path(path)
     identity.check_missing(path, state_dir)  # a remembered path with no store: `replaced`, not just absent
@@ -154,6 +167,14 @@ def verify_store(
                                                                           total)
         if before is not None and not incremental:
             finding = _earlier(finding, _anchor_finding(conn, store_id, before))
+        report = None
+        if evidence:
+            dirs = witness_dirs if witness_dirs is not None else [Path(state_dir or paths.state_dir()) / "witness"]
+            resume = None
+            if incremental and before is not None and before.tree:
+                resume = CompactRange.from_bytes(before.seq, before.tree)
+            report = check_evidence(conn, path, store_id, state_dir=evidence_dir or state_dir, witness_dirs=dirs,
+                                    key=key, resume=resume, keep=last_seq)
     finally:
         conn.close()
     if incremental and finding is not None:
@@ -161,13 +182,22 @@ def verify_store(
         # verify does: a row deleted before the anchor and the rows renumbered show at the
         # anchor as an edit, and from genesis as the rows missing where they were deleted.
         from_genesis = verify_store(path, full=True, state_dir=state_dir, progress=progress,
-                                    update_anchor=update_anchor, chunk_rows=chunk_rows, jobs=jobs)
+                                    update_anchor=update_anchor, chunk_rows=chunk_rows, jobs=jobs,
+                                    witness_dirs=witness_dirs, key=key, evidence=evidence, evidence_dir=evidence_dir)
         return dataclasses.replace(from_genesis, mode="incremental")
     if update_anchor:
         known_stores.remember(path, store_id, head_seq, head_hash if isinstance(head_hash, bytes) else None,
                               state_dir)
 
-    findings = tuple(store_level) + ((finding,) if finding is not None else ())
+    broken = sorted([*([finding] if finding is not None else []), *(report.findings if report else [])],
+                    key=lambda f: (f.seq, f.kind))
+    if report is not None and report.findings:
+        first = min(report.findings, key=lambda f: (f.seq, f.kind not in SIGNED_VERDICTS))
+        # A signed checkpoint names a break the chain cannot see: at the same seq its verdict is
+        # the sharper one. The store's own tree state and witness bookkeeping are not.
+        if finding is None or first.seq < finding.seq or (first.seq == finding.seq and first.kind in SIGNED_VERDICTS):
+            finding = first
+    findings = tuple(store_level) + tuple(broken)
     chain_ok = finding is None
     ok = not findings
     finding = finding or (store_level[0] if store_level else None)
@@ -183,7 +213,9 @@ def verify_store(
         if current is not None and current.seq >= last_seq:
             after, status = current, "unchanged"
         else:
-            after = Anchor(store_id.hex(), last_seq, last_hash, time.time_ns(), os.path.abspath(path))
+            kept = report.kept if report is not None and report.kept is not None else None
+            after = Anchor(store_id.hex(), last_seq, last_hash, time.time_ns(), os.path.abspath(path),
+                           kept.to_bytes() if kept is not None and kept.size == last_seq else b"")
             write_anchor(apath, after)
             status = "advanced" if before else "created"
     return VerifyResult(
@@ -201,6 +233,7 @@ def verify_store(
         erased=tuple(sorted(set(erased))),
         findings=findings,
         known_store=known.to_json() if known is not None else None,
+        evidence=report,
     )
 
 
