@@ -55,7 +55,7 @@ def test_fleet_init_on_the_command_line_reports_what_it_applied(fleet):
     result = runner.invoke(app, ["fleet", "init", fleet.admin_url, "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert (doc["version"], doc["applied"], doc["roles_created"], doc["denials"]) == (1, [], [], "on")
+    assert (doc["version"], doc["applied"], doc["roles_created"], doc["denials"]) == (2, [], [], "on")
 
 
 def test_ship_once_then_reconcile_and_sql_on_the_fleet_server(fleet, tmp_path):
@@ -183,38 +183,107 @@ def test_the_daemon_reports_a_refusal_as_degraded(fleet, tmp_path):
         assert d2.stop() == 0
 
 
-TOOL_CALLS = ("SELECT first_seq, tool_name, paired_by, start_seq, end_seq, end_kind, duration_ms, outcome"
-              " FROM tool_calls ORDER BY first_seq")
+TOOL_CALL_COLUMNS = ("first_seq", "harness", "session_id", "turn_id", "tool_name", "tool_category", "mcp_server",
+                     "call_id", "paired_by", "started_at", "ended_at", "duration_ms", "duration_source", "outcome",
+                     "age_ms", "start_seq", "end_seq", "start_record_id", "end_record_id")
 
 
 def test_the_fleet_views_pair_tool_calls_as_the_local_store_does(fleet, tmp_path):
-    def doc(kind, name, call_id=None, n=0, error=False, ms=None):
-        tool = {"name": name, "input": {"command": f"cmd {n}"}}
-        if call_id:
-            tool["call_id"] = call_id
-        else:
-            tool["input_sha256"] = f"sha256:{n:064x}"
-        if error:
-            tool["is_error"] = True
-        if ms is not None:
-            tool["duration_ms"] = ms
-        return {"harness": "cursor" if call_id is None else "claude-code", "session_id": "s-9",
-                "event": {"name": kind, "kind": kind}, "tool": tool,
-                "client": {"ts_observed_ns": 1_000_000_000 + n * 1_000_000}}
+    """The same query over the local view and the fleet's: the same rows, column for column."""
+    import time
 
-    docs = [doc("tool_pre", "Bash", "c1", 1), doc("tool_pre", "Read", "c2", 2), doc("tool_post", "Read", "c2", 3),
-            doc("tool_error", "Bash", "c1", 4, error=True), doc("tool_pre", "Shell", None, 7),
-            doc("tool_pre", "Shell", None, 7), doc("tool_post", "Shell", None, 7, ms=12.5),
-            doc("tool_post", "Edit", None, 8), doc("tool_pre", "Shell", None, 9)]
+    from test_tool_calls import MS, fixture
+
+    from agentwatch.record import normalize
+
+    def claude(name, call_id, **changes):
+        return fixture("claude-code", name, tool_use_id=call_id, session_id="s-1", **changes)
+
+    def codex(name, turn, **changes):
+        return fixture("codex", name, session_id="cx-1", turn_id=turn, **changes)
+
+    def cursor(name, command="npm test"):
+        return fixture("cursor", name, command=command, conversation_id="conv-1")
+
+    gemini_error_args = fixture("gemini-cli", "AfterTool-error")["payload"]["tool_input"]
+    sequence = [  # (event, the client's clock in ms or None)
+        (claude("PreToolUse", "toolu_A"), 1_000),                              # by call id, ok, observed
+        (codex("PreToolUse", "t1", tool_use_id="call_1"), 1_100),               # open
+        (codex("PreToolUse", "t2", tool_use_id="call_2"), 1_200),               # interrupted by its turn
+        (claude("PostToolUse", "toolu_A"), 1_250),
+        (claude("PreToolUse", "toolu_01Deny"), None),                           # denied, recorded clock
+        (fixture("claude-code", "PermissionDenied", session_id="s-1"), None),
+        (claude("PreToolUse", "toolu_E"), 1_400),                               # error
+        (claude("PostToolUseFailure", "toolu_E"), 1_430),
+        (claude("PreToolUse", "toolu_01Intr"), 1_500),                          # interrupted by its end
+        (fixture("claude-code", "PostToolUseFailure-interrupt", session_id="s-1"), 1_510),
+        (cursor("beforeShellExecution"), 2_000),                                # FIFO: ok, ok, open
+        (cursor("beforeShellExecution"), 2_010),
+        (cursor("beforeShellExecution", "npm run lint"), 2_020),
+        (fixture("cursor", "afterShellExecution", command="npm test", conversation_id="conv-1", duration=40), 2_040),
+        (fixture("cursor", "afterShellExecution", command="npm test", conversation_id="conv-1", duration=70), 2_080),
+        (cursor("afterShellExecution", "make"), 2_090),                         # an end with no start
+        (fixture("openhands", "PostToolUse", tool_input={"command": "ls"}), 5_020),  # stored before its start
+        (fixture("openhands", "PreToolUse", tool_input={"command": "ls"}), 5_000),
+        (fixture("gemini-cli", "BeforeTool", tool_name="glob", tool_input={"pattern": "**/theme*"}), 6_000),
+        (fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "src/**/theme*"}), 6_007),
+        (fixture("gemini-cli", "BeforeTool", tool_name="read_file", tool_input=gemini_error_args), 6_100),
+        (fixture("gemini-cli", "AfterTool-error"), 6_103),
+        (codex("Interrupt", "t2"), 7_000),
+    ]
     store = tmp_path / "store.db"
     with Store(store) as s:
-        s.append([Append(f"t-{i}", "event", canonical_json(d)) for i, d in enumerate(docs)])
+        for i, (event, observed_ms) in enumerate(sequence, 1):
+            env = {"record_id": f"r-{i}", "harness": event["harness"], "payload": event["payload"]}
+            if event.get("event"):
+                env["event"] = event["event"]
+            if observed_ms is not None:
+                env["ts_observed_ns"] = observed_ms * MS
+            s.append([normalize.to_append(env)])
     assert runner.invoke(app, ["ship", "--to", fleet.ship_url, "--store", str(store), "--once"]).exit_code == 0
-    local = runner.invoke(app, ["sql", "--store", str(store), "--json", TOOL_CALLS])
-    central = runner.invoke(app, ["sql", "--pg", fleet.read_url, "--json", TOOL_CALLS])
-    assert local.exit_code == central.exit_code == 0, central.output
-    assert json.loads(central.stdout) == json.loads(local.stdout)
-    assert [r["outcome"] for r in json.loads(central.stdout)] == ["error", "ok", "ok", "unpaired", "unpaired", "unpaired"]
+
+    query = f"SELECT {', '.join(TOOL_CALL_COLUMNS)} FROM tool_calls ORDER BY first_seq"
+    answers = {}
+    for where, target in (("local", ["--store", str(store)]), ("central", ["--pg", fleet.read_url])):
+        before_ms = time.time_ns() // MS
+        result = runner.invoke(app, ["sql", *target, "--json", query])
+        answers[where] = (before_ms, time.time_ns() // MS, result)
+        assert result.exit_code == 0, result.output
+    local, central = (json.loads(answers[w][2].stdout) for w in ("local", "central"))
+    assert [list(r) for r in central] == [list(TOOL_CALL_COLUMNS)] * len(local)
+
+    # age_ms depends on when the query runs: now (in ms) minus the start, for an open call only.
+    # The local store's clock reads whole ms through a double, so it may land 1 ms low.
+    observed = {f"r-{i}": ms for i, (_, ms) in enumerate(sequence, 1)}
+    for where, rows in (("local", local), ("central", central)):
+        before_ms, after_ms, _ = answers[where]
+        for row in rows:
+            if row["outcome"] == "open":
+                start_ms = observed[row["start_record_id"]]
+                assert before_ms - start_ms - 1 <= row["age_ms"] <= after_ms - start_ms, (where, row)
+            else:
+                assert row["age_ms"] is None, (where, row)
+    drop_age = lambda rows: [{k: v for k, v in r.items() if k != "age_ms"} for r in rows]  # noqa: E731
+    assert drop_age(central) == drop_age(local)
+
+    recorded_ns = {row[0]: row[3] for row in local_rows(store)}
+    assert [(r["start_record_id"], r["end_record_id"], r["paired_by"], r["outcome"], r["duration_ms"],
+             r["duration_source"]) for r in central] == [
+        ("r-1", "r-4", "call_id", "ok", 250.0, "observed"),
+        ("r-2", None, "call_id", "open", None, None),
+        ("r-3", None, "call_id", "interrupted", None, None),
+        ("r-5", "r-6", "call_id", "denied", (recorded_ns[6] - recorded_ns[5]) / 1e6, "recorded"),
+        ("r-7", "r-8", "call_id", "error", 30.0, "observed"),
+        ("r-9", "r-10", "call_id", "interrupted", 91234, "harness"),
+        ("r-11", "r-14", "fifo", "ok", 40, "harness"),
+        ("r-12", "r-15", "fifo", "ok", 70, "harness"),
+        ("r-13", None, "fifo", "open", None, None),
+        (None, "r-16", "fifo", "ok", 5234, "harness"),   # the fixture's own duration
+        ("r-18", "r-17", "fifo", "ok", 20.0, "observed"),
+        ("r-19", "r-20", "fifo", "ok", 7.0, "observed"),
+        ("r-21", "r-22", "fifo", "error", 3.0, "observed"),
+    ]
+    assert (central[0]["started_at"], central[0]["ended_at"]) == ("1970-01-01T00:00:01.000Z", "1970-01-01T00:00:01.250Z")
 
 
 def _doc_queries() -> list[str]:
