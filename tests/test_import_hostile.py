@@ -47,6 +47,7 @@ def test_a_line_past_1_mib_is_a_numbered_gap_and_the_good_lines_go_on(tmp_path, 
     result = CliRunner().invoke(app, ["import", "--store", str(store_path), str(source), "--harness", "claude-code"])
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
+        "agentwatch: signed checkpoint 4",  # no daemon serves the store: import covers its rows itself
         f"agentwatch: line 2: line longer than {MAX} bytes ({MAX + 1} bytes); skipped unread",
         f"3 stored, 0 duplicates, 1 rejected (of 4 lines) into {store_path}",
     ]
