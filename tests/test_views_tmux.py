@@ -138,7 +138,7 @@ def test_the_worst_health_still_fits_one_screen(tmp_path):
     """Many long reasons, a long store path and a shipping error: still 80x24, the state on top."""
     reason = "the oldest spool file waits for 912 s (over 300 s): the drain is stuck " * 3
     doc = document(status="degraded", reasons=[reason] * 9,
-                   store="/home/a-rather-long-user-name/.local/share/agentwatch/stores/work/store.db",
+                   store="/home/a-rather-long-user-name/.local/share/agentwatch/stores/projects/store.db",
                    ship={"state": "backoff", "lag_rows": 120, "lag_s": 3.2,
                          "last_error": "could not connect to server: Connection refused (fleet.example.internal:5432)"})
     with FakeHealth(tmp_path / "d.sock", doc), tmux.Terminal(tmp_path, width=80, height=24,

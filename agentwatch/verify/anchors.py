@@ -12,14 +12,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentwatch import paths, platform_layer, safefs
+from agentwatch import paths, safefs
 from agentwatch.errors import UsageError
 from agentwatch.store.chain import CHAIN_VERSION, format_hash, parse_hash
+from agentwatch.verify.atomic import write_atomic
 
 ANCHOR_FORMAT = "agentwatch-anchor/1"
 
@@ -88,22 +88,4 @@ def read_anchor(path: Path, store_id: bytes) -> Anchor | None:
 def write_anchor(path: Path, anchor: Anchor) -> None:
     """Replace the anchor atomically (temp file, fsync, rename), owner-only."""
     safefs.private_dir(path.parent, "anchor directory")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)  # left by a crashed process that had our pid
-    data = (json.dumps(anchor.to_json(), indent=2, sort_keys=True) + "\n").encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            os.write(fd, data)
-            platform_layer.full_fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        platform_layer.full_fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomic(path, (json.dumps(anchor.to_json(), indent=2, sort_keys=True) + "\n").encode(), 0o600)

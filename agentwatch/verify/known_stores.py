@@ -41,9 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from agentwatch import paths, platform_layer, safefs
+from agentwatch import paths, safefs
 from agentwatch.errors import UsageError
 from agentwatch.store.chain import format_hash, parse_hash
+from agentwatch.verify.atomic import write_atomic
 from agentwatch.verify.findings import Finding
 
 FORMAT = "agentwatch-known-store/1"
@@ -169,26 +170,8 @@ def read_head(store: Path | str, state_dir: Path | None = None) -> Optional[tupl
 
 
 def _save(known: KnownStore, state_dir: Path | None) -> None:
-    path = record_path(known.path, state_dir)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
     data = (json.dumps(known.to_json(), indent=2, sort_keys=True) + "\n").encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        try:
-            os.write(fd, data)
-            platform_layer.full_fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        platform_layer.full_fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomic(record_path(known.path, state_dir), data, 0o600)
 
 
 def remember(store: Path | str, store_id: bytes, head_seq: int, head_hash: bytes | None,
