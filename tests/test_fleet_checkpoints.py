@@ -155,3 +155,71 @@ def test_the_daemon_ships_its_stop_checkpoint(fleet, tmp_path):
     assert (held_id, size, root, origin) == (store_id, signed.size, signed.root, signed.origin)
     assert split_note(note)[0] == split_note(final.note)[0]
     assert findings(fleet) == []
+
+
+# -- the fleet server as a witness with the notary's interface ------------------------------------
+
+
+def tree_head(store) -> tuple[int, bytes]:
+    import sqlite3
+
+    from agentwatch.verify.tree import roots_at
+
+    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        _, tree, _ = roots_at((h for (h,) in con.execute("SELECT hash FROM records ORDER BY seq")), [])
+    finally:
+        con.close()
+    return tree.size, tree.root()
+
+
+def ship_rows(fleet, store, tmp_path) -> None:
+    # Rows only: the signer's record is looked for in an empty directory.
+    status = ship.Shipper(store, fleet.ship_url, host="dev-1", state_dir=tmp_path / "none").run(follow=False)
+    assert (status.refused, status.checkpoints_sent) == (None, 0)
+
+
+def test_the_fleet_server_is_a_witness_for_the_notary(fleet, tmp_path):
+    from agentwatch.fleet.witness import PgWitness
+    from agentwatch.verify.note import Signer
+
+    store, state = tmp_path / "store.db", tmp_path / "state"
+    store_id = store_id_of_filled(store, 10)
+    raw_id = bytes.fromhex(store_id)
+    origin = checkpoints.origin_for(raw_id)
+    ship_rows(fleet, store, tmp_path)
+    signer = checkpoints.load_or_create_signer(raw_id, state)
+    witness = PgWitness(fleet.ship_url, host="dev-1", verifier=signer.verifier)
+    assert witness.held_size(origin) == 0
+
+    def sign():
+        head = tree_head(store)
+        return checkpoints.Notary(store, raw_id, lambda: head, state_dir=state, witnesses=[witness]).sign()
+
+    first = sign()
+    assert (first.checkpoint.size, first.witnesses) == (10, {witness.name: "accepted"})
+    fill(store, 6, tag="later")
+    ship_rows(fleet, store, tmp_path)
+    second = sign()  # from the held size 10, with a consistency proof to 16
+    assert (second.checkpoint.size, second.witnesses) == (16, {witness.name: "accepted"})
+    assert witness.held_size(origin) == 16
+    assert held(fleet) == [signed_row(store_id, first.note), signed_row(store_id, second.note)]
+
+    # The C2SP answers: the size it holds, a proof that does not verify, a key it does not trust.
+    assert witness.add_checkpoint(10, [], second.note).status == 409
+    assert witness.add_checkpoint(10, [], second.note).body == "16\n"
+    forged = signer.sign(Checkpoint(origin, 16, bytes(32)).text())
+    assert witness.add_checkpoint(16, [], forged).status == 422
+    stranger = Signer.generate(origin).sign(second.checkpoint.text())
+    assert witness.add_checkpoint(16, [], stranger).status == 403
+    # Rows not on the server yet: the rows come first.
+    fill(store, 4, tag="unshipped")
+    third = sign()
+    assert third.witnesses[witness.name].startswith("refused (503): not_yet: ")
+    # Another machine's host name for this store is a fork: refused, and a finding.
+    other = PgWitness(fleet.ship_url, host="dev-2")
+    assert other.held_size(origin) == 0
+    reply = other.add_checkpoint(0, [], second.note)
+    assert (reply.status, reply.reason.split(":")[0]) == (403, "fork")
+    assert findings(fleet) == [("fork", 16, "dev-2")]
+    assert held(fleet) == [signed_row(store_id, first.note), signed_row(store_id, second.note)]
