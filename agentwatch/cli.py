@@ -635,12 +635,13 @@ def ship_cmd(
         if not cfg["ship.url"]:
             fail("no fleet server: give --to URL or set ship.url (docs/fleet.md)", 2)
         shipper = ship.Shipper(cfg.store, cfg["ship.url"], host=cfg["ship.host"], batch_rows=cfg["ship.batch_rows"],
-                               on_status=None if json_out else render.ship_progress)
+                               on_status=None if json_out else render.ship_progress,
+                               state_dir=cfg["checkpoint.dir"])
         status = shipper.run(stop, follow=not once)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_ship(status, json_out)
-    if status.refused:
+    if status.refused or status.checkpoint_refused:
         raise typer.Exit(1)
     raise typer.Exit(3 if status.last_error and status.failing_since_ns else 0)
 

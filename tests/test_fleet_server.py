@@ -106,10 +106,10 @@ def test_the_vectors_ship_as_one_chain_and_verify_in_sql(fleet):
 def test_init_is_versioned_and_applies_only_what_is_pending(fleet):
     again = schema.init(fleet.admin_url)
     assert again.applied == [] and again.roles_created == []
-    assert again.version == len(schema.fleet_migrations()) == 2
+    assert again.version == len(schema.fleet_migrations()) == 3
     with fleet.admin() as conn:
         assert conn.execute("SELECT number, name FROM agentwatch._migrations ORDER BY number").fetchall() == [
-            (1, "0001_fleet"), (2, "0002_tool_calls_outcomes")]
+            (1, "0001_fleet"), (2, "0002_tool_calls_outcomes"), (3, "0003_witness")]
         owners = conn.execute("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'agentwatch'").fetchall()
         assert owners == [("agentwatch_owner",)]
         conn.execute("UPDATE agentwatch._migrations SET digest = 'sha256:00' WHERE number = 1")
@@ -130,7 +130,7 @@ def test_a_shipping_role_may_only_execute_ingest_and_head(fleet):
             "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
             " WHERE n.nspname = 'agentwatch' AND has_function_privilege(%s, p.oid, 'EXECUTE') ORDER BY 1",
             (fleet.ship.name,)).fetchall()
-        assert executable == [("head",), ("ingest",), ("ingest_checkpoint",)]
+        assert executable == [("head",), ("held_checkpoint",), ("ingest",), ("ingest_checkpoint",)]
         definer = conn.execute("SELECT prosecdef FROM pg_proc WHERE proname = 'ingest'").fetchone()
         assert definer == (True,)
 

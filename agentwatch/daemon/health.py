@@ -96,8 +96,8 @@ def assess(health: dict) -> tuple[str, list[str]]:
     `stopped`: the daemon is draining for exit. `degraded`: it records, but
     something needs the operator (failing commits, a chain break, a sweeper that
     cannot run, quarantined or stale spool files, a failed redaction self-test,
-    a fleet server that refused this store's rows or has been unreachable for 5 minutes,
-    checkpoints that cannot be signed).
+    a fleet server that refused this store's rows or a signed checkpoint or has
+    been unreachable for 5 minutes, checkpoints that cannot be signed).
     """
     reasons = []
     writer = health.get("writer", {})
@@ -128,6 +128,10 @@ def assess(health: dict) -> tuple[str, list[str]]:
         failures = self_test.get("failures") or []
         reasons.append(f"redaction self-test failed ({len(failures)} failure(s), first: {failures[:1]})")
     ship = health.get("ship", {})
+    if ship.get("checkpoint_refused"):
+        cp = ship["checkpoint_refused"]
+        reasons.append(f"the fleet server refused checkpoint {cp.get('size')} of this store ({cp.get('kind')}): "
+                       f"{cp.get('detail')}")
     if ship.get("state") == "refused":
         refused = ship.get("refused") or {}
         reasons.append(f"the fleet server refused seq {refused.get('seq')} of this store ({refused.get('kind')}): "

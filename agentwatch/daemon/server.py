@@ -139,7 +139,8 @@ class Server:
             if cfg.ship_url:
                 writer = self.writer
                 self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
-                                               batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq)
+                                               batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq,
+                                               state_dir=cfg.state_dir)
                 self.shipping.start()
             log.info("pid %d, store %s, socket %s, spool %s", self.pid, cfg.store, cfg.socket, cfg.spool)
             (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))

@@ -31,12 +31,13 @@ STOP_WAIT_S = 10.0
 
 class ShipSupervisor:
     def __init__(self, store: Path, target: str, *, host: Optional[str], batch_rows: int,
-                 head_seq: Callable[[], int], nice: int = 19):
+                 head_seq: Callable[[], int], nice: int = 19, state_dir: Optional[Path] = None):
         self.store = Path(store)
         self.target = target
         self.host = host
         self.batch_rows = batch_rows
         self.nice = nice
+        self.state_dir = state_dir  # the signed checkpoints the shipper sends after the rows
         self._head_seq = head_seq  # the writer's head, for a lag that is never staler than the child
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -50,6 +51,8 @@ class ShipSupervisor:
                "--batch-rows", str(self.batch_rows), "--nice", str(self.nice)]
         if self.host:
             cmd += ["--host", self.host]
+        if self.state_dir is not None:
+            cmd += ["--state-dir", str(self.state_dir)]
         return cmd
 
     def start(self) -> None:

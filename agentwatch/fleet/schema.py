@@ -4,8 +4,9 @@ The schema `agentwatch` and three roles (docs/fleet.md):
 
 - `agentwatch_owner` (no login) owns every table and function, so the ingest
   function runs with its rights and not a superuser's;
-- `agentwatch_ship` (no login) may call `agentwatch.ingest` and
-  `agentwatch.head`, nothing else: no SELECT, INSERT, UPDATE or DELETE on any table;
+- `agentwatch_ship` (no login) may call `agentwatch.ingest`, `agentwatch.head`,
+  `agentwatch.ingest_checkpoint` and `agentwatch.held_checkpoint`, nothing else:
+  no SELECT, INSERT, UPDATE or DELETE on any table;
 - `agentwatch_read` (no login) may read the tables and views.
 
 Machines log in as their own roles, members of `agentwatch_ship`; people and

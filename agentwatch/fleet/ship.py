@@ -17,10 +17,18 @@ so a busy recorder's rows travel in full batches rather than a few per call;
 and it backs off on errors (0.5 s doubling to 30 s; a refusal is retried every 60 s, recording
 nothing new: the server keeps one finding per refusal). Status is a
 `ShipStatus`, handed to `on_status` as it changes: the daemon's health shows it.
+
+After the rows, it sends the store's signed checkpoint (the signer's record,
+agentwatch.verify.checkpoints) through `agentwatch.ingest_checkpoint` once the
+server holds the rows it covers: the server keeps it only when its own rows
+reproduce the root, so it witnesses that each checkpoint extends the one before.
+Sending a held checkpoint again is accepted as such; a refused one is a finding
+on the server and `checkpoint_refused` here, and the rows go on shipping.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import threading
@@ -33,6 +41,8 @@ import apsw
 
 from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
 from agentwatch.store import db
+from agentwatch.verify import checkpoints
+from agentwatch.verify.note import Checkpoint, NoteError, split_note
 
 BATCH_ROWS = 1000
 MAX_BATCH_ROWS = 10_000  # the ingest function's own limit per call
@@ -48,6 +58,7 @@ _READ = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), pr
          " FROM records WHERE seq > ? ORDER BY seq LIMIT ?")
 _INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq, detail FROM agentwatch.ingest("
            "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[])")
+_INGEST_CHECKPOINT = "SELECT accepted, refused, detail FROM agentwatch.ingest_checkpoint(%s, %s, %s, %s, %s, %s)"
 
 
 def default_host() -> str:
@@ -72,6 +83,9 @@ class ShipStatus:
     last_error_at_ns: Optional[int] = None
     failing_since_ns: Optional[int] = None  # set while the last attempt failed
     refused: Optional[dict] = None  # {kind, seq, detail} while the server refuses the next row
+    checkpoint_size: Optional[int] = None  # the size of the last signed checkpoint the server holds
+    checkpoints_sent: int = 0  # checkpoints the server accepted from this shipper (held ones included)
+    checkpoint_refused: Optional[dict] = None  # {kind, size, detail}: the server refused the last one
     updated_at_ns: int = 0
 
     def to_json(self) -> dict:
@@ -88,6 +102,7 @@ class Shipper:
         batch_rows: int = BATCH_ROWS,
         linger_s: float = LINGER_S,
         on_status: Optional[Callable[[ShipStatus], None]] = None,
+        state_dir: Optional[Path | str] = None,
     ):
         if not 1 <= batch_rows <= MAX_BATCH_ROWS:
             raise ValueError(f"batch_rows must be 1..{MAX_BATCH_ROWS}")
@@ -100,6 +115,9 @@ class Shipper:
         self._last_emit = 0.0
         self._conn: Any = None  # a psycopg connection while connected
         self._overlap = False
+        self.state_dir = Path(state_dir) if state_dir is not None else None  # where the signer's record lives
+        self._checkpoint_stat: Optional[tuple] = None  # the signer's record as last read
+        self._checkpoint_done: Optional[str] = None  # the note the server last answered for (held or refused)
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -143,16 +161,23 @@ class Shipper:
                     continue
                 if not follow:
                     break
-                # Caught up: wait until another connection commits to the store.
+                # Caught up: wait until another connection commits to the store, or a new
+                # checkpoint is signed.
                 while not stop.is_set():
                     current = reader.pragma("data_version")
                     if current != version:
                         version = current
                         break
+                    if self._checkpoint_changed():
+                        break
                     stop.wait(idle)
                     idle = min(idle * 2, _IDLE_MAX_S)
             if flush_s > 0:
                 self._flush(reader, time.monotonic() + flush_s)
+                try:
+                    self._send_checkpoint()  # the daemon signs its last checkpoint at stop
+                except _Retry as exc:
+                    self._failed(str(exc))
         finally:
             reader.close()
             self._disconnect()
@@ -189,6 +214,7 @@ class Shipper:
             local_seq, local_ns = head if head else (0, 0)
             status.local_head_seq = local_seq
             if not rows and not self._overlap:
+                self._send_checkpoint()
                 self._settle(reader, "caught_up")
                 return 0
             columns = [list(c) for c in zip(*rows)] if rows else [[]] * 7
@@ -218,8 +244,73 @@ class Shipper:
             return 0
         status.refused = None
         status.failing_since_ns = None
+        self._send_checkpoint()
         self._settle(reader, "shipping")
         return accepted
+
+    # -- checkpoints ------------------------------------------------------------------
+
+    def _record_path(self) -> Path:
+        return checkpoints.state_path(bytes.fromhex(self.status.store_id), self.state_dir)
+
+    def _checkpoint_changed(self) -> bool:
+        try:
+            st = os.stat(self._record_path())
+            current: Optional[tuple] = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            current = None
+        return current != self._checkpoint_stat
+
+    def _send_checkpoint(self) -> None:
+        """Send the last signed checkpoint if the server holds its rows and has not answered for it yet.
+
+        The signer's record keeps the latest checkpoint only, so one signed and
+        replaced before the shipper saw it is not sent: the next one covers its rows.
+        """
+        import psycopg
+
+        status = self.status
+        try:
+            st = os.stat(self._record_path())
+            self._checkpoint_stat = (st.st_ino, st.st_mtime_ns, st.st_size)
+            record = checkpoints.read_state(bytes.fromhex(status.store_id), self.state_dir)
+        except FileNotFoundError:
+            self._checkpoint_stat = None
+            return
+        except (OSError, checkpoints.CheckpointError) as exc:
+            status.last_error, status.last_error_at_ns = f"the signed checkpoint cannot be read: {exc}", time.time_ns()
+            return
+        if record is None or record.note == self._checkpoint_done or self._conn is None:
+            return
+        try:
+            checkpoint = Checkpoint.parse(split_note(record.note)[0])
+        except NoteError as exc:
+            status.last_error = f"{self._record_path()}: not a signed checkpoint: {exc}"
+            status.last_error_at_ns = time.time_ns()
+            return
+        if checkpoint.size < 1 or checkpoint.size > (status.central_head_seq or 0):
+            return  # the rows first: the server checks the root against its own copy
+        try:
+            accepted, refused, detail = self._conn.execute(_INGEST_CHECKPOINT, (
+                status.store_id, status.host, checkpoint.origin, checkpoint.size, checkpoint.root,
+                record.note)).fetchone()
+        except psycopg.Error as exc:
+            self._disconnect()
+            self._checkpoint_stat = None  # read it again on the next attempt
+            raise _Retry(f"{status.target}: {first_line(exc)}") from None
+        if refused == "not_yet":
+            return
+        self._checkpoint_done = record.note
+        if accepted:
+            status.checkpoint_size = checkpoint.size
+            status.checkpoints_sent += 1
+            status.checkpoint_refused = None
+        else:
+            # Recorded by the server as a finding; the rows go on shipping, the operator is told.
+            status.checkpoint_refused = {"kind": refused, "size": checkpoint.size, "detail": detail}
+            status.last_error = f"the fleet server refused checkpoint {checkpoint.size}: {refused}: {detail}"
+            status.last_error_at_ns = time.time_ns()
+        self._emit(force=True)
 
     # -- status -----------------------------------------------------------------------
 

@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default=None)
     parser.add_argument("--batch-rows", type=int, default=BATCH_ROWS, choices=range(1, MAX_BATCH_ROWS + 1),
                         metavar="N")
+    parser.add_argument("--state-dir", default=None,
+                        help="where the signed checkpoints live (checkpoint.dir; default: the state directory)")
     parser.add_argument("--nice", type=int, default=19)
     parser.add_argument("--flush-s", type=float, default=5.0,
                         help="once told to stop, ship what the store holds for at most this long")
@@ -51,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
 
     try:
-        shipper = Shipper(args.store, args.to, host=args.host, batch_rows=args.batch_rows, on_status=emit)
+        shipper = Shipper(args.store, args.to, host=args.host, batch_rows=args.batch_rows, on_status=emit,
+                          state_dir=args.state_dir)
         shipper.run(stop, flush_s=args.flush_s)
     except (AgentwatchError, ValueError) as exc:
         emit(ShipStatus(state="error", last_error=str(exc)))

@@ -277,6 +277,10 @@ def emit_ship(status, as_json: bool) -> None:
               f"{status.refused['detail']}", file=sys.stderr)
     elif status.last_error and status.failing_since_ns:
         print(f"agentwatch: {status.last_error}", file=sys.stderr)
+    if status.checkpoint_refused:
+        refused = status.checkpoint_refused
+        print(f"agentwatch: refused: checkpoint {refused['size']}: {refused['kind']}: {refused['detail']}",
+              file=sys.stderr)
 
 
 def emit_fleet_init(result, as_json: bool) -> None:
