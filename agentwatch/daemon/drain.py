@@ -69,6 +69,7 @@ class SpoolDrainer:
 
     def prepare(self) -> None:
         self.spool.prepare()
+        self._stats = self.spool.stats().as_dict()  # health has the spool's counts from the start
 
     def stats(self) -> dict:
         return {**self._stats, "inflight": len(self.inflight)}
