@@ -273,3 +273,44 @@ def test_a_config_file_others_can_write_is_refused(isolated_env, how):
     err = proc.stderr.decode()
     assert (proc.returncode, proc.stdout, err.count("\n")) == (2, b"", 1), err
     assert said in err
+
+
+def _listening(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    return sock
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another account needs root")
+def test_a_socket_the_user_named_may_be_another_accounts_but_never_writable_by_all(tmp_path):
+    """AGENTWATCH_SOCKET (the service deployment): another owner is accepted, a directory its
+    group or everyone can write, or a socket everyone can write, is not; the default path
+    keeps the owner-only rule."""
+    from agentwatch import hookclient
+
+    other = 65534  # nobody
+    cases = {  # directory mode, socket mode -> accepted when named
+        (0o750, 0o660): True, (0o755, 0o600): True,
+        (0o770, 0o660): False, (0o757, 0o660): False, (0o750, 0o666): False,
+    }
+    got = {}
+    for (dir_mode, sock_mode) in cases:
+        d = tmp_path / f"run-{dir_mode:o}-{sock_mode:o}"
+        d.mkdir()
+        sock = _listening(d / "s.sock")
+        try:
+            os.chown(d, other, other)
+            os.chown(d / "s.sock", other, other)
+            os.chmod(d, dir_mode)
+            os.chmod(d / "s.sock", sock_mode)
+            path = os.fsencode(d / "s.sock")
+            try:
+                hookclient.check_socket(path, configured=True)
+                got[(dir_mode, sock_mode)] = True
+            except hookclient.Unsafe:
+                got[(dir_mode, sock_mode)] = False
+            with pytest.raises(hookclient.Unsafe, match="owned by uid 65534"):
+                hookclient.check_socket(path)  # not named: the owner-only rule
+        finally:
+            sock.close()
+    assert got == cases

@@ -41,12 +41,17 @@ def _b64(items: list[bytes]) -> list[str]:
     return [base64.b64encode(h).decode() for h in items]
 
 
-def _latest(store_id: bytes, state_dir: Path | None, verifier: Verifier):
+def _latest(conn, state_dir: Path | None):
+    """(store id, its verifier, the latest signed note, its checkpoint) for the store on `conn`."""
+    store_id = read_store_id(conn)
+    verifier = read_verifier(store_id, state_dir)
+    if verifier is None:
+        raise ProveError("this store has no checkpoint key yet (the daemon makes it when it first signs)")
     state = read_state(store_id, state_dir)
     if state is None:
         raise ProveError("no checkpoint has been signed for this store yet (the daemon signs them while it runs)")
     try:
-        return state.note, open_checkpoint(state.note, verifier)
+        return store_id, verifier, state.note, open_checkpoint(state.note, verifier)
     except NoteError as exc:
         raise ProveError(f"the latest checkpoint does not verify with the store's key: {exc}") from None
 
@@ -55,11 +60,7 @@ def prove_inclusion(path: Path, seq: int, *, state_dir: Path | None = None) -> d
     """The inclusion bundle of row `seq` against the latest signed checkpoint."""
     conn = db.open_reader(Path(path))
     try:
-        store_id = read_store_id(conn)
-        verifier = read_verifier(store_id, state_dir)
-        if verifier is None:
-            raise ProveError("this store has no checkpoint key yet (the daemon makes it when it first signs)")
-        note, checkpoint = _latest(store_id, state_dir, verifier)
+        store_id, verifier, note, checkpoint = _latest(conn, state_dir)
         if not 1 <= seq <= checkpoint.size:
             raise ProveError(f"seq {seq} is not covered by the latest signed checkpoint (rows 1..{checkpoint.size})")
         conn.execute("BEGIN")
@@ -106,11 +107,7 @@ def prove_consistency(path: Path, old_size: int, *, state_dir: Path | None = Non
     """The consistency bundle from tree size `old_size` to the latest signed checkpoint."""
     conn = db.open_reader(Path(path))
     try:
-        store_id = read_store_id(conn)
-        verifier = read_verifier(store_id, state_dir)
-        if verifier is None:
-            raise ProveError("this store has no checkpoint key yet (the daemon makes it when it first signs)")
-        note, checkpoint = _latest(store_id, state_dir, verifier)
+        store_id, verifier, note, checkpoint = _latest(conn, state_dir)
         if not 1 <= old_size <= checkpoint.size:
             raise ProveError(f"size {old_size} is not between 1 and the latest signed size {checkpoint.size}")
         conn.execute("BEGIN")
