@@ -27,6 +27,7 @@ import sqlite3
 import struct
 import sys
 import urllib.parse
+import zlib
 
 TAG = b"agentwatch/chain/v1\x00"
 ZERO_HASH = bytes(32)
@@ -46,9 +47,20 @@ SELECT = (
     " CASE WHEN typeof(recorded_at_ns) = 'integer' THEN recorded_at_ns END,"
     " CASE WHEN typeof(payload) = 'text' THEN CAST(payload AS BLOB) END,"
     " CASE WHEN typeof(prev_hash) = 'blob' THEN prev_hash END,"
-    " CASE WHEN typeof(hash) = 'blob' THEN hash END"
+    " CASE WHEN typeof(hash) = 'blob' THEN hash END,"
+    " {packed}"
     " FROM records"
 )
+# A packed row (docs/chain.md, "Packed payloads"): its dictionary's id and its deflated document.
+PACKED_COLUMNS = "payload_dict, payload_z"
+NOT_PACKED = "NULL, NULL"  # a store from before packing has no such columns
+# The paths of an event document that a packed row's payload holds, as docs/chain.md lists them.
+PROJECTED = """
+    client.delivery client.pid client.ts_observed_ns cwd decision.value event.kind event.name harness
+    interrupt model schema session_id tool.call_id tool.category tool.duration_ms tool.input_sha256
+    tool.is_error tool.mcp_server tool.name tool.outcome turn_id
+""".split()
+MAX_DOCUMENT = 64 << 20
 
 
 class Unreachable(Exception):
@@ -86,13 +98,34 @@ def show(digest):
 # --- reading ----------------------------------------------------------------------------
 
 
+class Store(sqlite3.Connection):
+    """A read-only connection to the store, which knows how to read its packed rows."""
+
+    select = SELECT.format(packed=NOT_PACKED)
+    dictionaries = None
+
+    def dictionary(self, dict_id):
+        """The preset dictionary stored under `dict_id`, or None."""
+        if self.dictionaries is None:
+            self.dictionaries = {}
+        if dict_id not in self.dictionaries:
+            found = self.execute(
+                "SELECT data FROM _agentwatch_dictionaries WHERE id = ? AND typeof(data) = 'blob'", (dict_id,)
+            ).fetchone()
+            self.dictionaries[dict_id] = found[0] if found and 0 < len(found[0]) <= 32768 else None
+        return self.dictionaries[dict_id]
+
+
 def connect(path):
     if not os.path.isfile(path):
         raise Unreachable(f"{path}: no such store file")
     uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, factory=Store)
         conn.text_factory = bytes
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(records)")}
+        if b"payload_z" in columns:
+            conn.select = SELECT.format(packed=PACKED_COLUMNS)
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         encoding = conn.execute("PRAGMA encoding").fetchone()[0]
         if app_id != APPLICATION_ID:
@@ -150,9 +183,54 @@ def erasure_of(conn, seq):
     return None
 
 
+def document_of(conn, stored, dict_id, packed):
+    """A packed row's document: `packed` inflated with its dictionary, when `stored` is its projection.
+
+    None when it is not: the row is then hashed as stored, which does not verify.
+    """
+    data = conn.dictionary(dict_id) if isinstance(dict_id, int) else None
+    if data is None or not isinstance(packed, bytes) or stored is None:
+        return None
+    inflater = zlib.decompressobj(-15, zdict=data)
+    try:
+        document = inflater.decompress(packed, MAX_DOCUMENT)
+    except zlib.error:
+        return None
+    if not inflater.eof or inflater.unused_data or inflater.unconsumed_tail:
+        return None
+    try:
+        doc = json.loads(document)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    projection = {}
+    for path in PROJECTED:
+        *parents, leaf = path.split(".")
+        source = doc
+        for name in parents:
+            source = source.get(name) if isinstance(source, dict) else None
+        if isinstance(source, dict) and leaf in source:
+            target = projection
+            for name in parents:
+                target = target.setdefault(name, {})
+            target[leaf] = source[leaf]
+    canonical = json.dumps(projection, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return document if canonical.encode("utf-8") == stored else None
+
+
 def with_erasure(conn, row):
-    """The row as read, its payload an Erased when it is ERASED and an erasure row names the row."""
-    if row is None or row[4] != ERASED or not isinstance(row[0], int):
+    """The row as read (its document in place for a packed row), its payload an Erased when it is
+    ERASED and an erasure row names the row."""
+    if row is None:
+        return None
+    row, (dict_id, packed) = row[:7], row[7:]
+    if packed is not None or dict_id is not None:
+        document = document_of(conn, row[4], dict_id, packed)
+        if document is not None:
+            row = row[:4] + (document,) + row[5:]
+        return row
+    if row[4] != ERASED or not isinstance(row[0], int):
         return row
     named = erasure_of(conn, row[0])
     if named is None:
@@ -161,11 +239,11 @@ def with_erasure(conn, row):
 
 
 def row_at(conn, seq):
-    return with_erasure(conn, conn.execute(SELECT + " WHERE seq = ?", (seq,)).fetchone())
+    return with_erasure(conn, conn.execute(conn.select + " WHERE seq = ?", (seq,)).fetchone())
 
 
 def row_after(conn, seq):
-    return with_erasure(conn, conn.execute(SELECT + " WHERE seq > ? ORDER BY seq LIMIT 1", (seq,)).fetchone())
+    return with_erasure(conn, conn.execute(conn.select + " WHERE seq > ? ORDER BY seq LIMIT 1", (seq,)).fetchone())
 
 
 def seq_of_hash(conn, digest):
@@ -329,7 +407,7 @@ def verify(path, anchor=None):
         good_seq, good_hash, checked, erased = 0, ZERO_HASH, 0, []
         while broken is None and good_seq < head_seq:
             rows = conn.execute(
-                SELECT + " WHERE seq > ? ORDER BY seq LIMIT ?", (good_seq, min(BATCH, head_seq - good_seq))
+                conn.select + " WHERE seq > ? ORDER BY seq LIMIT ?", (good_seq, min(BATCH, head_seq - good_seq))
             ).fetchall()
             if not rows:
                 broken = finding(good_seq + 1, "truncated", f"rows after seq {good_seq} vanished while verifying")

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-import zlib
 from pathlib import Path
 from typing import Callable
 
@@ -37,7 +36,9 @@ import pytest
 from adapter_cases import CASES, FIXTURES, envelope
 from support.ingest import post_tool_use
 
+import agentwatch
 from agentwatch.record import compact, normalize, redact
+from agentwatch.store import packing
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
 
@@ -48,14 +49,43 @@ BATCH = 50
 DICT_BYTES = 32768
 
 
+def source_slices() -> list[tuple[str, int, str]]:
+    """(path, first line, text of about 1.4 KB) from this repository's own source files, in order."""
+    root = Path(agentwatch.__file__).parent
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        at = 0
+        while at < len(lines):
+            chunk, end = "", at
+            while end < len(lines) and len(chunk) < 1400:
+                chunk += lines[end]
+                end += 1
+            out.append((str(path.relative_to(root.parent)), at + 1, chunk))
+            at = end
+    return out
+
+
+def varied_payload(i: int, slices: list[tuple[str, int, str]]) -> str:
+    """A Claude Code PostToolUse that read a different part of a real file each time."""
+    path, first, text = slices[(i * 7919) % len(slices)]
+    doc = json.loads(post_tool_use(f"{i:06d}"))
+    doc["tool_input"] = {"command": f"sed -n '{first},{first + text.count(chr(10))}p' {path}",
+                         "description": "Read part of a file"}
+    doc["tool_response"]["stdout"] = text
+    return json.dumps(doc)
+
+
 def mix_envelopes(mix: str) -> list[dict]:
     names = list(CASES)
     out = []
+    slices = source_slices() if mix == "varied" else []
     for i in range(MIX_ROWS):
         harness = names[i % len(names)]
         env = envelope(harness, CASES[harness])
-        if mix == "daemon":
-            env = dict(envelope("claude-code", CASES["claude-code"]), payload_text=post_tool_use(f"{i:06d}").decode())
+        if mix in ("daemon", "varied"):
+            text = post_tool_use(f"{i:06d}").decode() if mix == "daemon" else varied_payload(i, slices)
+            env = dict(envelope("claude-code", CASES["claude-code"]), payload_text=text)
             env["orig_bytes"] = len(env["payload_text"].encode())
         env["record_id"] = str(uuid.UUID(int=(0x0190F1C27A3B << 80) | (0x7 << 76) | i))
         env["ts_observed_ns"] = 1764460800000000000 + i * 1_234_567
@@ -93,8 +123,8 @@ def store_bytes(conn: apsw.Connection, path: Path) -> tuple[int, dict[str, int]]
     return path.stat().st_size, parts
 
 
-def ours(path: Path, payloads: list[bytes], rids: list[str]) -> tuple[int, dict[str, int]]:
-    with Store(path) as store:
+def ours(path: Path, payloads: list[bytes], rids: list[str], pack: bool = True) -> tuple[int, dict[str, int]]:
+    with Store(path, pack=pack) as store:
         for at in range(0, len(payloads), BATCH):
             store.append([Append(r, "event", p) for r, p in zip(rids[at : at + BATCH], payloads[at : at + BATCH])])
         return store_bytes(store.conn, path)
@@ -137,7 +167,7 @@ def plain_columns(path: Path, docs: list[bytes], rids: list[str],
         conn.close()
 
 
-@pytest.mark.parametrize("mix", ["adapters", "daemon"])
+@pytest.mark.parametrize("mix", ["adapters", "daemon", "varied"])
 def test_stored_bytes_per_tool_event(tmp_path, mix, monkeypatch):
     zstandard = pytest.importorskip("zstandard")
     policy = redact.default_policy()
@@ -151,34 +181,38 @@ def test_stored_bytes_per_tool_event(tmp_path, mix, monkeypatch):
         docs = [normalize.to_append(e, policy=policy).payload for e in envs]
     for full, small in zip(docs[:8], slim[:8]):
         assert compact.harness_payload(json.loads(small)) == json.loads(full)["raw"]
-    zdict = b"".join(training)[-DICT_BYTES:]
-
-    def zlib_pack(data: bytes) -> bytes:
-        c = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict)
-        return c.compress(data) + c.flush()
 
     trained = zstandard.train_dictionary(DICT_BYTES, training)
     zstd = zstandard.ZstdCompressor(level=19, dict_data=trained, write_content_size=False, write_checksum=False,
                                     write_dict_id=False)
     unzstd = zstandard.ZstdDecompressor(dict_data=trained)
     assert unzstd.decompressobj().decompress(zstd.compress(slim[0])) == slim[0]
-    inflate = zlib.decompressobj(-15, zdict)
-    assert inflate.decompress(zlib_pack(slim[0])) + inflate.flush() == slim[0]
 
+    packed_path = tmp_path / "packed.db"
     results = {
-        "schema 1": (ours(tmp_path / "schema1.db", docs, rids), sum(map(len, docs))),
-        "schema 2 (the store)": (ours(tmp_path / "schema2.db", slim, rids), sum(map(len, slim))),
-        "schema 2 + zlib+dict": (plain_columns(tmp_path / "zlib.db", slim, rids, zlib_pack),
-                                 sum(len(zlib_pack(d)) for d in slim)),
-        "schema 2 + zstd+dict": (plain_columns(tmp_path / "zstd.db", slim, rids, zstd.compress),
-                                 sum(len(zstd.compress(d)) for d in slim)),
+        "schema 1, plain": (ours(tmp_path / "schema1.db", docs, rids, pack=False), sum(map(len, docs))),
+        "schema 2, plain": (ours(tmp_path / "schema2.db", slim, rids, pack=False), sum(map(len, slim))),
+        "schema 2, packed (the store)": (ours(packed_path, slim, rids), None),
+        "zstd+dict, columns": (plain_columns(tmp_path / "zstd.db", slim, rids, zstd.compress),
+                               sum(len(zstd.compress(d)) for d in slim)),
     }
+    con = apsw.Connection(str(packed_path))
+    packed_rows, stored_payload, first_packed = con.execute(
+        "SELECT count(payload_z), sum(length(CAST(payload AS BLOB)) + coalesce(length(payload_z), 0)),"
+        " min(CASE WHEN payload_z IS NOT NULL THEN seq END) FROM records").fetchone()
+    steady = con.execute("SELECT avg(length(CAST(payload AS BLOB)) + length(payload_z)), avg(length(payload_z))"
+                         " FROM records WHERE payload_z IS NOT NULL").fetchone()
+    con.close()
+    results["schema 2, packed (the store)"] = (results["schema 2, packed (the store)"][0], stored_payload)
     n = len(envs)
     print(f"\n\nstored bytes per tool event, {n} events of the {mix} mix (db + indexes after a TRUNCATE "
           f"checkpoint); baseline: the payload's canonical size, mean {baseline:.0f} B")
-    print(f"{'layout':<22} {'file B/event':>12} {'ratio':>6} {'payload B':>9} {'table B':>8} {'indexes B':>9}")
+    print(f"{'layout':<30} {'file B/event':>12} {'ratio':>6} {'payload B':>9} {'table B':>8} {'indexes B':>9}")
     for name, ((size, parts), payload_total) in results.items():
         table = parts.get("records", 0)
         indexes = sum(v for k, v in parts.items() if k.startswith(("records_", "sqlite_autoindex_records")))
-        print(f"{name:<22} {size / n:>12.0f} {size / n / baseline:>6.2f} {payload_total / n:>9.0f}"
+        print(f"{name:<30} {size / n:>12.0f} {size / n / baseline:>6.2f} {payload_total / n:>9.0f}"
               f" {table / n:>8.0f} {indexes / n:>9.0f}")
+    print(f"packed rows: {packed_rows} of {n} (the first from seq {first_packed}: the dictionary is trained on "
+          f"the first {packing.TRAIN_SAMPLES} documents); a packed row's payload column + payload_z: "
+          f"{steady[0]:.0f} B, payload_z alone {steady[1]:.0f} B")

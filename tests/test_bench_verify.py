@@ -137,3 +137,42 @@ def test_full_verify_throughput(benchmark, big_store, tmp_path):
         f"\npeak RSS of a full verify in a fresh process: {int(rss_peak_kib) / 1024:.1f} MiB "
         f"({int(rss_before_kib) / 1024:.1f} MiB after imports and opening the store)"
     )
+
+
+PACKED_ROWS = 20_000
+
+
+def test_full_verify_of_packed_rows(tmp_path):
+    """verify --full over packed rows (docs/chain.md, "Packed rows") against the same rows stored plain.
+
+    The rows are the record-size benchmark's varied mix (Claude Code PostToolUse events that
+    read a different part of a real source file each, about 1.8 KB): a packed row costs the
+    walk an inflate, a parse and the projection's encoding besides the hash.
+    """
+    from test_bench_record_size import mix_envelopes
+
+    from agentwatch.record import normalize, redact
+
+    policy = redact.default_policy()
+    envs = (mix_envelopes("varied") * (PACKED_ROWS // 4000 + 1))[:PACKED_ROWS]
+    rows = []
+    for i, env in enumerate(envs):
+        env = dict(env, record_id=f"bench-packed-{i:08d}")
+        rows.append(normalize.to_append(env, policy=policy))
+    figures = {}
+    for name, pack in (("plain", False), ("packed", True)):
+        path = tmp_path / f"{name}.db"
+        with Store(path, pack=pack) as store:
+            for at in range(0, len(rows), 500):
+                store.append(rows[at : at + 500])
+            packed = store.conn.execute("SELECT count(payload_z) FROM records").fetchone()[0]
+        timings = []
+        for _ in range(3):
+            started = time.perf_counter()
+            result = verify_store(path, full=True, update_anchor=False, state_dir=tmp_path / name, jobs=1)
+            timings.append(time.perf_counter() - started)
+            assert (result.ok, result.rows_checked) == (True, PACKED_ROWS)
+        figures[name] = (PACKED_ROWS / sorted(timings)[1], packed)
+    print(f"\nverify --full, {PACKED_ROWS:,} varied-mix tool events, one process: plain {figures['plain'][0]:,.0f} rows/s;"
+          f" packed ({figures['packed'][1]:,} rows packed) {figures['packed'][0]:,.0f} rows/s;"
+          f" packed/plain {figures['packed'][0] / figures['plain'][0]:.2f}")

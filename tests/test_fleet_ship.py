@@ -89,6 +89,41 @@ def test_ship_once_then_reconcile_and_sql_on_the_fleet_server(fleet, tmp_path):
     assert json.loads(result.stdout) == [{"host": "dev-1", "n": 250}]
 
 
+def test_packed_rows_reach_the_server_as_their_documents(fleet, tmp_path, monkeypatch):
+    """The server recomputes each row's hash from what it receives: a packed row ships its document."""
+    from agentwatch.store import packing
+    from agentwatch.store.packing import Dictionaries
+
+    monkeypatch.setattr(packing, "TRAIN_SAMPLES", 20)
+    store = tmp_path / "store.db"
+    with Store(store) as s:
+        for first in range(0, 120, 30):
+            s.append([Append(f"big-{i}", "event", canonical_json(
+                {"harness": "claude-code", "session_id": "s-1", "event": {"name": "PostToolUse", "kind": "tool_post"},
+                 "tool": {"name": "Bash", "call_id": f"c-{i}", "input": {"command": f"cat notes/{i}.txt"},
+                          "response": {"stdout": f"line {i}\n" * 80}}})) for i in range(first, first + 30)])
+    con = sqlite3.connect(store)
+    assert con.execute("SELECT count(payload_z) FROM records").fetchone() == (90,)
+    con.close()
+    result = runner.invoke(app, ["ship", "--to", fleet.ship_url, "--store", str(store), "--host", "dev-2",
+                                 "--once", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rows_shipped"] == 120
+    from agentwatch.store import db
+
+    reader = db.open_reader(store)
+    document = Dictionaries.of(reader).document
+    local = [(*r[:4], document(r[4], r[7], r[8]), r[5], r[6]) for r in reader.execute(
+        "SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z"
+        " FROM records ORDER BY seq")]
+    reader.close()
+    assert central_rows(fleet, store_id_of(store)) == local
+    result = runner.invoke(app, ["reconcile", "--pg", fleet.read_url, "--source", store_id_of(store), "--json"])
+    assert result.exit_code == 0, result.output
+    (source,) = json.loads(result.stdout)["sources"]
+    assert (source["rows"], source["chain_ok"], source["findings"]) == (120, True, {})
+
+
 def test_sql_on_the_fleet_server_is_read_only_by_role(fleet, tmp_path):
     store = tmp_path / "store.db"
     fill(store, 3)

@@ -32,6 +32,7 @@ import apsw
 
 from agentwatch.store import db
 from agentwatch.store.chain import KINDS
+from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 
 if TYPE_CHECKING:
     from agentwatch.store.rows import TailRecord
@@ -76,7 +77,8 @@ def parse_request(request: dict) -> tuple[Optional[int], Optional[list[str]]]:
 
 def read_chunk(conn, after: int, upto: int, kinds: Optional[Sequence[str]]) -> tuple[list[bytes], int]:
     """Encoded rows in (after, upto], at most CHUNK_ROWS and about CHUNK_BYTES; and the seq scanned to."""
-    sql = "SELECT seq, record_id, kind, recorded_at_ns, hash, CAST(payload AS BLOB) FROM records WHERE seq > ? AND seq <= ?"
+    sql = (f"SELECT seq, record_id, kind, recorded_at_ns, hash, {DOCUMENT_COLUMNS} FROM records"
+           " WHERE seq > ? AND seq <= ?")
     args: list = [after, upto]
     if kinds:
         sql += f" AND kind IN ({','.join('?' * len(kinds))})"
@@ -87,10 +89,11 @@ def read_chunk(conn, after: int, upto: int, kinds: Optional[Sequence[str]]) -> t
     size = last = 0
     cursor = conn.execute(sql, args)
     try:
-        for row in cursor:
-            line = encode(*row)
+        document = Dictionaries.of(conn).document
+        for seq, record_id, kind, at, digest, payload, dict_id, z in cursor:
+            line = encode(seq, record_id, kind, at, digest, document(payload, dict_id, z))
             lines.append(line)
-            last = row[0]
+            last = seq
             size += len(line)
             if size >= CHUNK_BYTES:
                 return lines, last

@@ -41,6 +41,7 @@ import apsw
 
 from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
 from agentwatch.store import db
+from agentwatch.store.packing import Dictionaries
 from agentwatch.verify import checkpoints
 from agentwatch.verify.note import Checkpoint, NoteError, split_note
 
@@ -54,7 +55,7 @@ _IDLE_MIN_S = 0.005
 _IDLE_MAX_S = 0.25
 _STATUS_EVERY_S = 0.5  # at most this often while shipping, and at every change of state
 
-_READ = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash"
+_READ = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z"
          " FROM records WHERE seq > ? ORDER BY seq LIMIT ?")
 _INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq, detail FROM agentwatch.ingest("
            "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[])")
@@ -209,7 +210,9 @@ class Shipper:
                 # so the server compares it with this store's (and finds a rewrite or rollback).
                 self._overlap = status.central_head_seq > 0
             after = status.central_head_seq - 1 if self._overlap else status.central_head_seq
-            rows = reader.execute(_READ, (after, self.batch_rows)).fetchall()
+            document = Dictionaries.of(reader).document  # the server hashes a packed row's document
+            rows = [(*r[:4], document(r[4], r[7], r[8]), r[5], r[6])
+                    for r in reader.execute(_READ, (after, self.batch_rows))]
             head = reader.execute("SELECT seq, recorded_at_ns FROM records ORDER BY seq DESC LIMIT 1").fetchone()
             local_seq, local_ns = head if head else (0, 0)
             status.local_head_seq = local_seq

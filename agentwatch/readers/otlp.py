@@ -34,6 +34,7 @@ import apsw
 
 from agentwatch import __version__
 from agentwatch.readers import sessions
+from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 
 # Where a harness implies who serves the model (gen_ai.provider.name); others leave it out.
 PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini-cli": "gcp.gemini"}
@@ -155,11 +156,12 @@ class Mapper:
                 (session_id, harness),
             ).fetchone()[0]
         rows: list[Any] = self.conn.execute(
-            "SELECT seq, recorded_at_ns, event_kind, payload FROM records WHERE session_id = ? AND harness = ? "
+            f"SELECT seq, recorded_at_ns, event_kind, {DOCUMENT_COLUMNS} FROM records WHERE session_id = ? AND harness = ? "
             "AND kind = 'event' AND seq BETWEEN ? AND ? ORDER BY seq",
             (session_id, harness, first, last_seq),
         ).fetchall()
-        docs = [(seq, at, kind, json.loads(payload)) for seq, at, kind, payload in rows]
+        document = Dictionaries.of(self.conn).document
+        docs = [(seq, at, kind, json.loads(document(payload, dict_id, z))) for seq, at, kind, payload, dict_id, z in rows]
         start = _when(docs[0][3], docs[0][1])
         end = max(start, _when(docs[-1][3], docs[-1][1]))
         attrs: dict[str, Any] = {

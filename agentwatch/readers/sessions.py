@@ -25,6 +25,7 @@ import apsw
 
 from agentwatch.errors import UsageError
 from agentwatch.store import db
+from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 
 # Outcomes a tool call can have (the tool_calls view's `outcome`).
 OUTCOMES = ("ok", "error", "denied", "interrupted", "open")
@@ -266,13 +267,14 @@ def items(conn: apsw.Connection, harness: str, session_id: str, *, after_seq: in
     upto = _head(conn) if upto_seq is None else upto_seq
     findings = _findings(conn)
     out: list[Item] = []
-    for seq, at_ns, kind, name, payload in conn.execute(
-        "SELECT seq, recorded_at_ns, event_kind, event_name, payload FROM records "
+    document = Dictionaries.of(conn).document
+    for seq, at_ns, kind, name, payload, dict_id, z in conn.execute(
+        f"SELECT seq, recorded_at_ns, event_kind, event_name, {DOCUMENT_COLUMNS} FROM records "
         "WHERE session_id = ? AND harness = ? AND kind = 'event' AND seq > ? AND seq <= ? "
         f"AND event_kind IN ('prompt', {','.join(repr(k) for k in NOTABLE_KINDS)}) ORDER BY seq",
         (session_id, harness, after_seq, upto),
     ):
-        doc = json.loads(payload)
+        doc = json.loads(document(payload, dict_id, z))
         item = Item(kind, seq, at_ns, harness, name=name, summary=_event_summary(kind, doc))
         if kind == "permission":
             decision = doc.get("decision") or {}
@@ -365,8 +367,8 @@ def tool_name(tool: dict) -> Optional[str]:
 def _doc(conn: apsw.Connection, seq: Optional[int]) -> Optional[dict]:
     if seq is None:
         return None
-    row = conn.execute("SELECT payload FROM records WHERE seq = ?", (seq,)).fetchone()
-    return json.loads(row[0]) if row else None
+    row = conn.execute(f"SELECT {DOCUMENT_COLUMNS} FROM records WHERE seq = ?", (seq,)).fetchone()
+    return json.loads(Dictionaries.of(conn).document(*row)) if row else None
 
 
 def _findings(conn: apsw.Connection) -> dict[int, list[dict]]:

@@ -116,6 +116,34 @@ class _Guard:
         return QueryStopped("query interrupted (Ctrl-C); the rows printed are incomplete")
 
 
+# A packed row (docs/chain.md, "Packed payloads") stores its document deflated and, in `payload`,
+# only the fields the forensic columns read. Forensic SQL sees every row's whole document:
+# temporary views named `records` and `events` come first in name lookup and show it as
+# `payload`; the store's own views and the generated columns are untouched.
+_DOCUMENT = (
+    "CASE WHEN r.payload_z IS NULL THEN r.payload ELSE coalesce(CAST(agentwatch_inflate(r.payload, r.payload_z,"
+    " (SELECT d.data FROM main._agentwatch_dictionaries AS d WHERE d.id = r.payload_dict)) AS TEXT), r.payload) END"
+)
+_FULL_VIEWS = (
+    "CREATE TEMP VIEW records AS SELECT r.seq, r.record_id, r.kind, r.recorded_at_ns, "
+    f"{_DOCUMENT} AS payload, r.prev_hash, r.hash, r.harness, r.session_id, r.event_name, r.event_kind, r.tool_name,"
+    " r.erased_seq, r.payload_dict, r.payload_z FROM main.records AS r",
+    "CREATE TEMP VIEW events AS SELECT e.seq, e.record_id, e.recorded_at_ns, e.recorded_at, e.harness, e.session_id,"
+    " e.event_name, e.event_kind, e.tool_name, e.tool_category, e.turn_id, e.cwd, e.model, e.client_pid,"
+    f" e.observed_at_ns, {_DOCUMENT} AS payload FROM main.events AS e JOIN main.records AS r ON r.seq = e.seq",
+)
+
+
+def _documents_in_full(conn: apsw.Connection) -> None:
+    """Create the temporary views that show packed rows' documents (temp objects only; the store is read-only)."""
+    conn.pragma("query_only", False)
+    try:
+        for sql in _FULL_VIEWS:
+            conn.execute(sql)
+    finally:
+        conn.pragma("query_only", True)
+
+
 def run(
     path: Path, query: str, *, timeout: float = DEFAULT_TIMEOUT_S, max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
 ) -> tuple[list[str], Iterator[tuple]]:
@@ -132,6 +160,11 @@ def run(
     if max_memory_mb < 1:
         raise UsageError("--max-memory must be at least 1 MB")
     conn = db.open_reader(path)
+    try:
+        _documents_in_full(conn)
+    except BaseException:
+        conn.close()
+        raise
     conn.authorizer = _authorizer
     guard = _Guard(conn, timeout, max_memory_mb << 20)
 
@@ -171,7 +204,7 @@ def _translate(exc: BaseException, query: str, guard: _Guard) -> BaseException:
     if isinstance(exc, (apsw.InterruptError, apsw.NoMemError, KeyboardInterrupt)):
         return guard.stopped(exc)
     if isinstance(exc, (apsw.AuthError, apsw.ReadOnlyError)) or (
-        isinstance(exc, apsw.SQLError) and "not authorized" in str(exc)
+        isinstance(exc, apsw.SQLError) and ("not authorized" in str(exc) or "because it is a view" in str(exc))
     ):
         return ReadOnlyViolation(_describe_denied(query))
     if isinstance(exc, apsw.SQLError):

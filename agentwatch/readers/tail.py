@@ -29,6 +29,7 @@ from agentwatch import safefs
 from agentwatch.errors import UsageError
 from agentwatch.store import db
 from agentwatch.store.chain import KINDS, canonical_json
+from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 from agentwatch.store.rows import TailRecord
 
 BATCH_ROWS = 1000
@@ -46,14 +47,16 @@ def check_kinds(kinds: Sequence[str] | None) -> list[str] | None:
 
 
 def read_after(conn: apsw.Connection, after_seq: int, limit: int, kinds: Sequence[str] | None = None) -> list[TailRecord]:
-    sql = "SELECT seq, record_id, kind, recorded_at_ns, hash, CAST(payload AS BLOB) FROM records WHERE seq > ?"
+    sql = f"SELECT seq, record_id, kind, recorded_at_ns, hash, {DOCUMENT_COLUMNS} FROM records WHERE seq > ?"
     args: list = [after_seq]
     if kinds:
         sql += f" AND kind IN ({','.join('?' * len(kinds))})"
         args.extend(kinds)
     sql += " ORDER BY seq LIMIT ?"
     args.append(limit)
-    return [TailRecord(*row) for row in conn.execute(sql, args)]
+    document = Dictionaries.of(conn).document
+    return [TailRecord(seq, rid, kind, at, digest, document(payload, dict_id, z))
+            for seq, rid, kind, at, digest, payload, dict_id, z in conn.execute(sql, args)]
 
 
 def head_seq(conn: apsw.Connection) -> int:

@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple, Optional, Sequence
 
 import apsw
 
-from agentwatch.store import db, schema_check
+from agentwatch.store import db, packing, schema_check
 from agentwatch.store import tree as store_tree
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
 from agentwatch.store.merkle import CompactRange
@@ -26,12 +26,14 @@ from agentwatch.store.tree import TILE_HEIGHT
 # switch interval while the daemon's event loop is busy, so fewer steps per batch keep
 # the commit short under load. A multi-row VALUES binds the values as they are (no JSON
 # round trip) and steps once per chunk.
-_COLUMNS = "INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash) VALUES "
+_COLUMNS = ("INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash, payload_dict,"
+            " payload_z) VALUES ")
+_WIDTH = 9  # values per row
 _CHUNKS = (1000, 100, 10)
 # The chunk shapes, and every remainder below the smallest: a group of a few rows (the daemon's
 # usual group when hooks arrive one by one) is one statement, not one per row. apsw releases
 # the GIL around each SQLite call, and under a busy event loop each re-acquire can wait.
-_INSERT = {n: _COLUMNS + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * n) for n in (*_CHUNKS, *range(1, _CHUNKS[-1]))}
+_INSERT = {n: _COLUMNS + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * n) for n in (*_CHUNKS, *range(1, _CHUNKS[-1]))}
 _EXISTING = "SELECT record_id, seq, kind FROM records WHERE record_id IN (SELECT value FROM json_each(?))"
 
 # The schema's generated columns read every payload with SQLite's JSON functions,
@@ -150,7 +152,7 @@ class Store:
     """
 
     def __init__(self, path: Path | str, *, vfs: str | None = None, create: bool = True,
-                 group_readable: bool = False):
+                 group_readable: bool = False, pack: bool = True):
         self.path = Path(path)
         self.conn = db.open_writer(self.path, vfs=vfs, create=create, group_readable=group_readable)
         try:
@@ -158,6 +160,8 @@ class Store:
             self.committed_head = self.head()
             self._schema_cookie = self.conn.pragma("schema_version")
             self._files = _file_ids(self.path)
+            # Which event documents are stored packed, and with which dictionary (store/packing.py).
+            self.packer = packing.Packer(self.conn) if pack else None
         except BaseException:
             self.conn.close()
             raise
@@ -261,6 +265,15 @@ class Store:
         if not batch:
             return []
         conn = self.conn
+        # Packing happens before the write lock is taken: it is the costliest step per row.
+        packer = self.packer
+        if packer is None:
+            packed: list = [None] * len(batch)
+            new_dictionary = dictionary = None
+        else:
+            new_dictionary = packer.pending
+            dictionary = packer.current
+            packed = packer.pack_batch([a.payload if a.kind == "event" else None for a in batch])
         conn.execute("BEGIN IMMEDIATE")
         try:
             self._check_schema()
@@ -270,11 +283,19 @@ class Store:
             stored = {rid: (seq_, kind) for rid, seq_, kind in
                       conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),))}
             now = time.time_ns()
+            dict_id = None
+            if any(packed):
+                assert dictionary is not None
+                dict_id = dictionary.id
+                if new_dictionary is not None:
+                    conn.execute("INSERT INTO _agentwatch_dictionaries (data, created_at_ns) VALUES (?, ?)",
+                                 (new_dictionary.data, now))
+                    dict_id = conn.last_insert_rowid()
             rows: list = []
             results = []
             leaves: list[bytes] = []
             prefix = DOMAIN_TAG + self.store_id
-            for a in batch:
+            for a, pack in zip(batch, packed):
                 earlier = stored.get(a.record_id)
                 if earlier is not None:
                     if earlier[1] != a.kind:
@@ -289,7 +310,10 @@ class Store:
                     text = a.payload.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise RowRefused(f"payload of {a.record_id!r} is not UTF-8 (byte {exc.start})") from exc
-                rows.extend((seq, a.record_id, a.kind, now, text, prev, digest))
+                if pack is None:
+                    rows.extend((seq, a.record_id, a.kind, now, text, prev, digest, None, None))
+                else:
+                    rows.extend((seq, a.record_id, a.kind, now, pack[0].decode("utf-8"), prev, digest, dict_id, pack[1]))
                 stored[a.record_id] = (seq, a.kind)
                 prev = digest
                 leaves.append(digest)
@@ -300,9 +324,9 @@ class Store:
                 if _row_fault(exc):
                     raise RowRefused(f"{type(exc).__name__}: {exc}") from exc
                 raise
-            if rows and (inserted != len(rows) // 7 or self.head() != (seq, prev)):
+            if rows and (inserted != len(rows) // _WIDTH or self.head() != (seq, prev)):
                 raise StoreIntegrityError(
-                    "not_stored", f"the store took {inserted} of {len(rows) // 7} rows or moved its head "
+                    "not_stored", f"the store took {inserted} of {len(rows) // _WIDTH} rows or moved its head "
                     "(a trigger or another schema change acts on inserts); nothing was committed")
             if before_commit is not None:
                 before_commit(conn, results)
@@ -312,6 +336,8 @@ class Store:
             if not conn.getautocommit():
                 conn.execute("ROLLBACK")
             raise
+        if new_dictionary is not None and dict_id is not None:
+            new_dictionary.id = dict_id  # committed: later batches refer to it by id
         self.tree, self.tree_head = tree, (tree.size, root)
         self.committed_head = (seq, prev)
         changed = self.files_changed()
@@ -332,19 +358,19 @@ class Store:
 
 
 def _insert(conn: apsw.Connection, values: list) -> int:
-    """Insert flattened rows (7 values each) in chunks of the prepared shapes, then the rest at once.
+    """Insert flattened rows (_WIDTH values each) in chunks of the prepared shapes, then the rest at once.
 
     Returns how many rows SQLite reports inserted (a trigger's RAISE(IGNORE) skips rows silently).
     """
     at, end, inserted = 0, len(values), 0
     for size in _CHUNKS:
-        width = size * 7
+        width = size * _WIDTH
         while end - at >= width:
             conn.execute(_INSERT[size], values[at : at + width])
             inserted += conn.changes()
             at += width
     if at < end:
-        conn.execute(_INSERT[(end - at) // 7], values[at:])
+        conn.execute(_INSERT[(end - at) // _WIDTH], values[at:])
         inserted += conn.changes()
     return inserted
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ import apsw
 
 from agentwatch import platform_layer, safefs
 from agentwatch.errors import SchemaError, StoreUnreachable
-from agentwatch.store import migrations, schema_check
+from agentwatch.store import migrations, packing, schema_check
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -27,6 +28,8 @@ def _configure(conn: apsw.Connection) -> None:
     conn.pragma("foreign_keys", True)
     # The erasure trigger (migrations/0004_erasure.sql) checks a payload's digest in SQL.
     conn.create_scalar_function("agentwatch_sha256", _sha256, 1, deterministic=True, flags=apsw.SQLITE_INNOCUOUS)
+    # And a packed row's document (migrations/0006_packed_payloads.sql).
+    conn.create_scalar_function("agentwatch_inflate", _inflate, 3, deterministic=True, flags=apsw.SQLITE_INNOCUOUS)
 
 
 def _sha256(*args: Any) -> bytes | None:
@@ -34,6 +37,24 @@ def _sha256(*args: Any) -> bytes | None:
     if isinstance(data, str):
         data = data.encode("utf-8")
     return hashlib.sha256(data).digest() if isinstance(data, bytes) else None
+
+
+@functools.lru_cache(maxsize=8)
+def _dictionary(data: bytes) -> packing.Dictionary | None:
+    try:
+        return packing.Dictionary(data)
+    except ValueError:
+        return None
+
+
+def _inflate(*args: Any) -> bytes | None:
+    """(projection, payload_z, dictionary data) -> the packed row's document, or NULL."""
+    stored, z, data = args
+    if isinstance(stored, str):
+        stored = stored.encode("utf-8")
+    if not isinstance(data, bytes):
+        return None
+    return packing.unpacked(stored, _dictionary(data), z)
 
 
 def _refuse_symlink(path: Path) -> None:

@@ -29,7 +29,7 @@ import apsw
 
 from agentwatch import __version__
 from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
-from agentwatch.store import db
+from agentwatch.store import db, packing
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import DOMAIN_TAG, canonical_json, format_hash, framed_identity, row_hash_framed
 
@@ -44,7 +44,7 @@ QUOTE_CHARS = 12  # a reason may not repeat this many consecutive characters of 
 _NAMED_SQL = "SELECT seq, kind, CAST(payload AS BLOB) FROM records WHERE erased_seq = ? ORDER BY seq"
 _ROW_SQL = (
     "SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), typeof(payload), prev_hash, hash,"
-    " harness, session_id, event_name, tool_name FROM records WHERE seq = ?"
+    " harness, session_id, event_name, tool_name, payload_dict, payload_z FROM records WHERE seq = ?"
 )
 
 
@@ -226,7 +226,8 @@ def _plan(store: Store, seq: int, reason: str) -> _Plan | Erasure:
     row = store.conn.execute(_ROW_SQL, (seq,)).fetchone()
     if row is None:
         raise UsageError(f"seq {seq}: no such row in {store.path}")
-    _, record_id, kind, at, payload, payload_type, prev, stored, harness, session_id, event_name, tool_name = row
+    (_, record_id, kind, at, payload, payload_type, prev, stored, harness, session_id, event_name, tool_name,
+     dict_id, z) = row
     if kind not in ("event", "gap"):
         raise UsageError(f"seq {seq} is an {kind} row: only event and gap payloads can be erased")
     if payload_type != "text":
@@ -236,6 +237,8 @@ def _plan(store: Store, seq: int, reason: str) -> _Plan | Erasure:
         if named is None:
             raise EraseRefused(f"seq {seq}: payload is null, but no erasure row names it; run agentwatch verify")
         return Erasure(seq, record_id, kind, named.payload_sha256, named.erasure_seq, "already_erased")
+    if z is not None:  # a packed row: the chain covers its document (store/packing.py)
+        payload = packing.unpacked(payload, packing.Dictionaries(store.conn).get(dict_id), z) or payload
     digest = hashlib.sha256(payload).digest()
     recomputed = row_hash_framed(DOMAIN_TAG + store.store_id, seq, at, framed_identity(kind, record_id), prev, digest)
     if recomputed != stored:
@@ -272,7 +275,8 @@ def _erase_one(store: Store, plan: _Plan, reason: str, who: dict) -> Erasure:
         if appended[0].duplicate:
             raise EraseRefused(f"seq {plan.seq}: an erasure row for it exists already (seq {appended[0].seq})")
         # The trigger lets exactly this through: the head is the erasure row naming this seq and digest.
-        conn.execute("UPDATE records SET payload = 'null' WHERE seq = ?", (plan.seq,))
+        conn.execute("UPDATE records SET payload = 'null', payload_dict = NULL, payload_z = NULL WHERE seq = ?",
+                     (plan.seq,))
 
     (appended,) = store.append([row], before_commit=clear)
     return Erasure(plan.seq, plan.record_id, plan.kind, plan.payload_sha256, appended.seq, "erased")

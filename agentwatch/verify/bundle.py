@@ -19,6 +19,7 @@ from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
 from agentwatch.store import db
 from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, parse_hash, row_hash_framed
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
+from agentwatch.store.packing import Dictionaries
 from agentwatch.verify.checkpoints import origin_for, read_state, read_verifier
 from agentwatch.verify.cosign import CosignerKey
 from agentwatch.verify.note import NoteError, Verifier, open_checkpoint
@@ -27,7 +28,7 @@ from agentwatch.verify.walk import read_store_id
 
 BUNDLE_FORMAT = "agentwatch-proof/1"
 
-_ROW_SQL = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash"
+_ROW_SQL = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z"
             " FROM records WHERE seq = ?")
 
 
@@ -68,6 +69,7 @@ def prove_inclusion(path: Path, seq: int, *, state_dir: Path | None = None) -> d
             row = conn.execute(_ROW_SQL, (seq,)).fetchone()
             if row is None:
                 raise ProveError(f"seq {seq} is not in the store")
+            row = (*row[:4], Dictionaries.of(conn).document(row[4], row[7], row[8]), *row[5:7])
             proof = StoredTree(conn).inclusion(seq - 1, checkpoint.size)
         except TreeReadError as exc:
             raise ProveError(f"the store cannot give the proof: {exc}") from None

@@ -18,6 +18,7 @@ import apsw
 
 from agentwatch.store.chain import GENESIS, KINDS, row_hash_framed
 from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
+from agentwatch.store.packing import Dictionaries, unpacked
 
 # How far from its position a displaced row is looked for when classifying a break.
 MAX_SHIFT = 4096
@@ -48,7 +49,7 @@ _COLUMNS = (
     " CASE typeof(kind) WHEN 'text' THEN CAST(kind AS BLOB) END,"
     " recorded_at_ns,"
     " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END,"
-    " prev_hash, hash"
+    " prev_hash, hash, {packed}"
 )
 _ROW_SQL = f"SELECT {_COLUMNS} FROM records WHERE seq = ?"
 _NEXT_SQL = f"SELECT {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq LIMIT 1"
@@ -112,11 +113,21 @@ def _malformed(row: Row) -> str | None:
 
 
 def _row(conn: apsw.Connection, sql: str, seq: int) -> Row | None:
-    """The row with its payload's digest in place of the payload: for an erased row, the named one."""
-    row = conn.execute(sql, (seq,)).fetchone()
-    if row is None or row[4] is None:
+    """The row with its payload's digest in place of the payload: for an erased row, the named one.
+
+    A packed row's digest is its document's (store/packing.py), or the stored bytes' when they
+    do not unpack to a document whose projection they are.
+    """
+    dictionaries = Dictionaries.of(conn)
+    found = conn.execute(sql.format(packed=dictionaries.columns), (seq,)).fetchone()
+    if found is None:
+        return None
+    row, (dict_id, z) = found[:7], found[7:]
+    if row[4] is None:
         return row
     payload = row[4]
+    if z is not None:
+        return (*row[:4], _sha256(unpacked(payload, dictionaries.get(dict_id), z) or payload).digest(), *row[5:])
     if payload == ERASED_PAYLOAD and type(row[0]) is int:
         named = erasure_named(conn, row[0])
         if named is not None:

@@ -36,6 +36,7 @@ import apsw
 
 from agentwatch.errors import SchemaError
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, KINDS
+from agentwatch.store.packing import Dictionaries, unpacked
 from agentwatch.verify.findings import (
     Finding,
     check_erasure,
@@ -51,7 +52,7 @@ CHUNK_ROWS = 20_000
 # that is not UTF-8, stops the walk and the slow path re-reads the row as bytes).
 _CHUNK_SQL = (
     "SELECT seq, record_id, kind, recorded_at_ns,"
-    " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END, prev_hash, hash"
+    " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END, prev_hash, hash, {packed}"
     " FROM records WHERE seq > ? ORDER BY seq LIMIT ?"
 )
 _BELOW_ONE_SQL = "SELECT seq FROM records WHERE seq < 1 ORDER BY seq LIMIT 1"
@@ -106,17 +107,23 @@ def read_store_id(conn: apsw.Connection) -> bytes:
 # --- the walk -----------------------------------------------------------------------------
 
 
-def _walk(rows, prefix: bytes, seq: int, last: bytes) -> tuple[int, int, bytes, bool]:
-    """The hot loop: link and hash each row. Returns (rows ok, last seq, last hash, broke)."""
+def _walk(rows, prefix: bytes, seq: int, last: bytes, dictionaries: Dictionaries) -> tuple[int, int, bytes, bool]:
+    """The hot loop: link and hash each row. Returns (rows ok, last seq, last hash, broke).
+
+    A packed row (store/packing.py) is hashed as its document, when it inflates to one whose
+    projection is the stored payload; otherwise as what is stored, which breaks.
+    """
     sha = _sha256
     join = b"".join
     frames = _FRAMES
     expect = seq + 1
     count = 0
     try:
-        for seq_, rid, kind, at, payload, prev, stored in rows:
+        for seq_, rid, kind, at, payload, prev, stored, dict_id, z in rows:
             if seq_ != expect or prev != last:
                 return count, expect - 1, last, True
+            if z is not None:
+                payload = unpacked(payload, dictionaries.get(dict_id), z) or payload
             rid = rid.encode()
             klen, kbytes, pack = frames[kind]
             framed = join((prefix, pack(seq_, at, klen, kbytes, len(rid)), rid, prev, sha(payload).digest()))
@@ -151,10 +158,12 @@ def verify_range(conn: apsw.Connection, store_id: bytes, after_seq: int, after_h
                 return RangeResult(after_seq, after_hash, 0, finding)
         count, last_seq, last_hash, finding = 0, after_seq, after_hash, None
         erased: dict[int, int] = {}
+        dictionaries = Dictionaries.of(conn)
+        chunk_sql = _CHUNK_SQL.format(packed=dictionaries.columns)
         while count < limit:
-            cursor = conn.execute(_CHUNK_SQL, (last_seq, limit - count))
+            cursor = conn.execute(chunk_sql, (last_seq, limit - count))
             try:
-                walked, last_seq, last_hash, broke = _walk(cursor, prefix, last_seq, last_hash)
+                walked, last_seq, last_hash, broke = _walk(cursor, prefix, last_seq, last_hash, dictionaries)
             finally:
                 cursor.close()
             count += walked
