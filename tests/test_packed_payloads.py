@@ -424,7 +424,8 @@ def test_the_guard_refuses_an_erasure_that_leaves_the_packed_document(tmp_path, 
 _KEYS = st.sampled_from(["client", "tool", "event", "decision", "name", "pid", "value", "kind", "harness",
                          "cwd", "other", "delivery", "call_id", "schema", "turn_id"])
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.text(max_size=5),
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.text(max_size=5)
+    | st.floats(allow_nan=False, allow_infinity=False),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4),
     max_leaves=12,
 )
@@ -433,6 +434,8 @@ _JSON = st.recursive(
 @given(st.dictionaries(_KEYS, _JSON, max_size=6))
 @example({"tool": {"name": "Bash", "input": {"name": "x"}}, "event": "not an object", "client": {}})
 @example({"decision": {"value": {"nested": [1, 2]}}, "tool": []})
+@example({"tool": {"duration_ms": 1e16, "is_error": -0.0}, "client": {"pid": 2**64}})  # orjson reads 2**64 as a float
+@example({"client": {"pid": -(2**63) - 1}, "turn_id": 1e-07})
 def test_both_verifiers_project_a_document_alike(doc):
     document = canonical_json(doc)
     ours = packing.projected(document)

@@ -20,22 +20,13 @@ dictionary lets even a single small document refer to.
 
 from __future__ import annotations
 
-import json
 import weakref
 import zlib
 from typing import Any, Iterable
 
 import apsw
 
-try:
-    import orjson
-
-    _loads: Any = orjson.loads
-    _LOAD_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError)
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    _loads = json.loads
-    _LOAD_ERRORS = (ValueError,)
-
+from agentwatch.store.canonical import loads
 from agentwatch.store.chain import canonical_json
 
 # The fields the schema's generated columns, its views and agentwatch's readers read from an
@@ -72,6 +63,7 @@ WBITS = -15  # raw DEFLATE, 32 KiB window: no zlib header or checksum (the chain
 PACK_MIN_BYTES = 512  # below this a document, its projection and the row's own cost leave little to win
 MAX_DOCUMENT_BYTES = 64 << 20  # an inflated document beyond this is refused, never built (a crafted stream)
 TRAIN_SAMPLES = 256  # documents seen before the first dictionary is trained
+SAMPLE_MAX_BYTES = 16384  # larger documents are packed but not kept as samples (bounds the writer's memory)
 RETRAIN_ROWS = 16384  # packed rows between two trials of a fresher dictionary
 RETRAIN_GAIN = 0.9  # a new dictionary is kept when it packs the recent documents to this share or less
 
@@ -96,12 +88,9 @@ def projection(doc: dict) -> dict:
 def projected(document: bytes) -> bytes | None:
     """The canonical JSON of `document`'s projection; None when it is not a JSON object."""
     try:
-        doc = _loads(document)
-    except _LOAD_ERRORS:
-        try:
-            doc = json.loads(document)  # what orjson refuses (integers beyond 64 bits) the reference reads
-        except ValueError:
-            return None
+        doc = loads(document)  # json.loads's values, at orjson's speed where they agree
+    except (ValueError, RecursionError):
+        return None
     if not isinstance(doc, dict):
         return None
     try:
@@ -234,8 +223,8 @@ def train(documents: Iterable[bytes]) -> bytes:
 
 def _shape(document: bytes) -> tuple:
     try:
-        doc = _loads(document)
-    except _LOAD_ERRORS:
+        doc = loads(document)
+    except (ValueError, RecursionError):
         return ("", "")
     event = doc.get("event") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not isinstance(event, dict):
@@ -275,7 +264,7 @@ class Packer:
         for document in documents:
             out.append(None if current is None or document is None else self._pack(current, document))
         for document in documents:
-            if document is not None and len(document) >= PACK_MIN_BYTES:
+            if document is not None and PACK_MIN_BYTES <= len(document) <= SAMPLE_MAX_BYTES:
                 self._sample(document)
         return out
 
