@@ -485,3 +485,22 @@ def test_sessions_timelines_subscriptions_and_otlp_read_packed_rows_as_plain_one
     plain, packed = seen["plain"], seen["packed"]
     assert plain[0] == 0 and packed[0] == sum(len(v) for v in fixture_sessions.SESSIONS.values()) - 8
     assert packed[1:] == plain[1:]
+
+
+def test_a_proof_bundle_of_a_packed_row_carries_its_document(tmp_path, documents):
+    from agentwatch.verify import bundle as bundles
+    from agentwatch.verify.checkpoints import Notary
+
+    path = tmp_path / "s.db"
+    state = tmp_path / "state"
+    with Store(path) as store:
+        for at in range(0, len(documents), 25):
+            store.append(documents[at : at + 25])
+        notary = Notary(path, store.store_id, lambda: store.tree_head, state_dir=state)
+        notary.sign()
+    seq = _packed_seqs(path)[0]
+    doc = bundles.prove_inclusion(path, seq, state_dir=state)
+    assert doc["record"]["payload"].encode() == documents[seq - 1].payload
+    assert bundles.verify_bundle(doc, notary.verifier).seq == seq
+    assert standalone.check_bundle(doc, notary.verifier.encode()) == \
+        f"seq {seq} is in the signed tree of {len(documents)} rows"
