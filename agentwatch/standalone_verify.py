@@ -200,8 +200,8 @@ def document_of(conn, stored, dict_id, packed):
         return None
     try:
         doc = json.loads(document)
-    except ValueError:
-        return None
+    except (ValueError, RecursionError):
+        return None  # the recorder packs no document nested deeper than 100 levels
     if not isinstance(doc, dict):
         return None
     projection = {}
@@ -215,8 +215,11 @@ def document_of(conn, stored, dict_id, packed):
             for name in parents:
                 target = target.setdefault(name, {})
             target[leaf] = source[leaf]
-    canonical = json.dumps(projection, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return document if canonical.encode("utf-8") == stored else None
+    try:
+        canonical = json.dumps(projection, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return document if canonical.encode("utf-8") == stored else None
+    except (ValueError, RecursionError, UnicodeEncodeError):
+        return None
 
 
 def with_erasure(conn, row):

@@ -504,3 +504,16 @@ def test_a_proof_bundle_of_a_packed_row_carries_its_document(tmp_path, documents
     assert bundles.verify_bundle(doc, notary.verifier).seq == seq
     assert standalone.check_bundle(doc, notary.verifier.encode()) == \
         f"seq {seq} is in the signed tree of {len(documents)} rows"
+
+
+@pytest.mark.parametrize(("depth", "packed"), [(packing.PACK_MAX_DEPTH - 2, True), (packing.PACK_MAX_DEPTH - 1, False),
+                                               (990, False)])
+def test_a_deeply_nested_document_is_stored_plain(tmp_path, depth, packed):
+    """Every verifier parses a packed document; one nested past PACK_MAX_DEPTH stays plain (depth + 2 levels)."""
+    deep = b'{"value":' * depth + b'"bottom"' + b"}" * depth  # canonical JSON, built as text
+    document = (b'{"decision":{"value":' + deep + b'},"event":{"kind":"permission","name":"x"},"harness":"codex",'
+                b'"pad":"' + b"p" * 600 + b'"}')
+    rows = [Append(f"d-{i}", "event", document) for i in range(TRAIN + 30)]
+    path = store_of(tmp_path / "s.db", rows)
+    assert _packed_seqs(path) == (list(range(26, TRAIN + 31)) if packed else [])
+    assert ours(path).ok and standalone_verify(path)["ok"] is True

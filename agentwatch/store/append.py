@@ -5,10 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
-from itertools import accumulate
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence
 
@@ -16,6 +14,7 @@ import apsw
 
 from agentwatch.store import db, packing, schema_check
 from agentwatch.store import tree as store_tree
+from agentwatch.store.canonical import json_nesting_exceeds
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
 from agentwatch.store.merkle import CompactRange
 from agentwatch.store.tree import TILE_HEIGHT
@@ -40,17 +39,6 @@ _EXISTING = "SELECT record_id, seq, kind FROM records WHERE record_id IN (SELECT
 # which refuse nesting deeper than this (JSON_MAX_DEPTH). Such a row would fail
 # the INSERT and with it every other row of its batch, so it is refused up front.
 MAX_JSON_DEPTH = 1000
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
-_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
-
-
-def json_nesting_exceeds(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether JSON text nests arrays and objects more than `limit` deep (strings ignored)."""
-    if data.count(b"[") + data.count(b"{") <= limit:
-        return False  # the common case: too few brackets to nest that deep
-    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +65,7 @@ class Append:
             raise ValueError(f"record_id longer than {MAX_RECORD_ID_BYTES} bytes")
         if not self.record_id.isprintable():
             raise ValueError("record_id must be printable text")
-        if json_nesting_exceeds(self.payload):
+        if json_nesting_exceeds(self.payload, MAX_JSON_DEPTH):
             raise ValueError(f"payload is nested too deeply to store (more than {MAX_JSON_DEPTH} levels)")
         object.__setattr__(self, "payload_sha256", hashlib.sha256(self.payload).digest())
         object.__setattr__(self, "identity", framed_identity(self.kind, self.record_id))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Any, Callable
 
 try:
@@ -90,6 +91,19 @@ def loads(text: str | bytes) -> Any:
         except orjson.JSONDecodeError:
             pass  # NaN, Infinity, lone surrogates, nesting deeper than orjson reads: json.loads decides
     return json.loads(text)
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def json_nesting_exceeds(data: bytes, limit: int) -> bool:
+    """Whether JSON text nests arrays and objects more than `limit` deep (strings ignored)."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False  # the common case: too few brackets to nest that deep
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
 def compiled() -> bool:

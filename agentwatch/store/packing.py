@@ -26,7 +26,12 @@ from typing import Any, Iterable
 
 import apsw
 
-from agentwatch.store.canonical import loads
+try:
+    import orjson
+except ImportError:  # the reference codec alone
+    orjson = None  # type: ignore[assignment]
+
+from agentwatch.store.canonical import json_nesting_exceeds, loads
 from agentwatch.store.chain import canonical_json
 
 # The fields the schema's generated columns, its views and agentwatch's readers read from an
@@ -61,6 +66,7 @@ LEVEL = 4  # measured: within 6 % of level 9's size at a fifth of its time per e
 MEM_LEVEL = 6
 WBITS = -15  # raw DEFLATE, 32 KiB window: no zlib header or checksum (the chain is the checksum)
 PACK_MIN_BYTES = 512  # below this a document, its projection and the row's own cost leave little to win
+PACK_MAX_DEPTH = 100  # deeper documents stay plain: every verifier parses a packed one without deep recursion
 MAX_DOCUMENT_BYTES = 64 << 20  # an inflated document beyond this is refused, never built (a crafted stream)
 TRAIN_SAMPLES = 256  # documents seen before the first dictionary is trained
 SAMPLE_MAX_BYTES = 16384  # larger documents are packed but not kept as samples (bounds the writer's memory)
@@ -68,35 +74,68 @@ RETRAIN_ROWS = 16384  # packed rows between two trials of a fresher dictionary
 RETRAIN_GAIN = 0.9  # a new dictionary is kept when it packs the recent documents to this share or less
 
 
+# PROJECTION as the two loops of `projection` walk it: top-level fields, then (parent, fields).
+_TOP = tuple(path[0] for path in PROJECTION if len(path) == 1)
+_NESTED = tuple((parent, tuple(p[1] for p in PROJECTION if len(p) == 2 and p[0] == parent))
+                for parent in dict.fromkeys(p[0] for p in PROJECTION if len(p) == 2))
+assert all(len(path) <= 2 for path in PROJECTION)
+
+
 def projection(doc: dict) -> dict:
     """The fields of `doc` at PROJECTION's paths, at the same paths, values as they are."""
-    out: dict = {}
-    for path in PROJECTION:
-        node: Any = doc
-        for key in path:
-            if not isinstance(node, dict) or key not in node:
-                break
-            node = node[key]
-        else:
-            place = out
-            for key in path[:-1]:
-                place = place.setdefault(key, {})
-            place[path[-1]] = node
+    out = {key: doc[key] for key in _TOP if key in doc}
+    for parent, keys in _NESTED:
+        node = doc.get(parent)
+        if isinstance(node, dict):
+            inner = {key: node[key] for key in keys if key in node}
+            if inner:
+                out[parent] = inner
     return out
 
 
 def projected(document: bytes) -> bytes | None:
-    """The canonical JSON of `document`'s projection; None when it is not a JSON object."""
+    """The canonical JSON of `document`'s projection; None when it is not a JSON object.
+
+    orjson parses and encodes where that gives the reference's bytes: it reads an integer
+    beyond 64 bits as a float, and its float text can differ from the canonical one, so a
+    projection holding a float (rare: a duration) goes through the reference codec.
+    """
+    if orjson is not None:
+        try:
+            doc = orjson.loads(document)
+        except orjson.JSONDecodeError:
+            doc = None  # NaN, lone surrogates, deep nesting, not JSON: the reference decides
+        if isinstance(doc, dict):
+            proj = projection(doc)
+            try:
+                exact = not _has_float(proj)
+            except RecursionError:
+                exact = False
+            if exact:
+                try:
+                    return orjson.dumps(proj, option=orjson.OPT_SORT_KEYS)
+                except orjson.JSONEncodeError:
+                    pass
     try:
-        doc = loads(document)  # json.loads's values, at orjson's speed where they agree
+        doc = loads(document)  # json.loads's values
     except (ValueError, RecursionError):
         return None
     if not isinstance(doc, dict):
         return None
     try:
         return canonical_json(projection(doc))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_float(v) for v in value)
+    return False
 
 
 class Dictionary:
@@ -269,7 +308,7 @@ class Packer:
         return out
 
     def _pack(self, current: Dictionary, document: bytes) -> tuple[bytes, bytes] | None:
-        if len(document) < PACK_MIN_BYTES:
+        if len(document) < PACK_MIN_BYTES or json_nesting_exceeds(document, PACK_MAX_DEPTH):
             return None
         proj = projected(document)
         if proj is None:
