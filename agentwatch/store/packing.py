@@ -1,6 +1,6 @@
 """Packed payloads: an event's document stored deflated, with a dictionary trained on the store's records.
 
-A packed row (docs/chain.md, "Packed payloads") keeps three things:
+A packed row (docs/chain.md, "Packed rows") keeps three things:
 
 - `payload_z`: the canonical JSON document, raw DEFLATE with a preset dictionary;
 - `payload_dict`: the id of that dictionary in `_agentwatch_dictionaries`;
@@ -170,7 +170,8 @@ class Dictionary:
 def unpacked(stored: bytes | None, dictionary: Dictionary | None, z: Any) -> bytes | None:
     """A packed row's document, when `z` inflates with `dictionary` and `stored` is its projection.
 
-    None otherwise: the verifiers then hash what is stored, which cannot match the row's hash.
+    None otherwise: the verifiers then hash what is stored, which matches the row's hash only
+    when the stored payload is the document itself.
     """
     if dictionary is None or not isinstance(z, bytes) or stored is None:
         return None
@@ -283,7 +284,12 @@ class Packer:
 
     def __init__(self, conn: apsw.Connection):
         row = conn.execute("SELECT id, data FROM _agentwatch_dictionaries ORDER BY id DESC LIMIT 1").fetchone()
-        self.current: Dictionary | None = Dictionary(row[1], row[0]) if row else None
+        self.current: Dictionary | None = None
+        if row is not None and isinstance(row[1], bytes):
+            try:
+                self.current = Dictionary(row[1], row[0])
+            except ValueError:
+                pass  # not a dictionary (a changed store; verify names its rows): train a new one
         self.samples: list[bytes] = []
         self.since_trained = 0
 
