@@ -517,3 +517,23 @@ def test_a_deeply_nested_document_is_stored_plain(tmp_path, depth, packed):
     path = store_of(tmp_path / "s.db", rows)
     assert _packed_seqs(path) == (list(range(26, TRAIN + 31)) if packed else [])
     assert ours(path).ok and standalone_verify(path)["ok"] is True
+
+
+def test_a_writer_opens_a_store_whose_dictionary_is_not_one_and_trains_its_own(tmp_path, packed_template):
+    template, packed = packed_template
+    path = _copy(template, tmp_path / "s.db")
+    with tamper(path) as con:
+        (trigger,) = con.execute("SELECT sql FROM sqlite_schema WHERE name = '_agentwatch_dictionaries_no_update'"
+                                 ).fetchone()
+        con.execute("DROP TRIGGER _agentwatch_dictionaries_no_update")
+        con.execute("UPDATE _agentwatch_dictionaries SET data = zeroblob(40000) WHERE id = 1")
+        con.execute(trigger)
+    with Store(path) as store:
+        assert store.packer.current is None
+        head = store.head()[0]
+        store.append(fixture_documents(rounds=1)[:TRAIN])
+        store.append([Append(f"new-{a.record_id}", "event", a.payload) for a in fixture_documents(rounds=1)[:40]])
+        used = store.conn.execute("SELECT DISTINCT payload_dict FROM records WHERE seq > ? AND payload_z IS NOT NULL",
+                                  (head,)).fetchall()
+    assert used == [(2,)]
+    _both_name(path, packed[0], "payload_edited")
