@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -41,6 +40,8 @@ from pathlib import Path
 
 from agentwatch.fleet import reconcile as fleet_reconcile
 from agentwatch.readers.reconcile import reconcile as local_reconcile
+from agentwatch.store import db
+from agentwatch.store.packing import Dictionaries
 from support import postgres
 from support.ingest import ServeProcess, _settled, hook_cmd, post_tool_use, wait_until
 
@@ -266,11 +267,14 @@ def _count(rec: RecorderReport, daemon: ServeProcess, read_url: str, by_source: 
     local = local_reconcile(daemon.store, ledger=ledger)
     rec.local_within_bounds = local.within_bounds
     rec.local_detail = "; ".join(f"{p.name}: {p.detail}" for p in local.predicates if p.ok is False)
-    con = sqlite3.connect(f"file:{daemon.store}?mode=ro", uri=True)
+    con = db.open_reader(daemon.store)
     try:
         rec.store_id = con.execute("SELECT value FROM _agentwatch_meta WHERE key = 'store_id'").fetchone()[0]
-        local_rows = con.execute("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash"
-                                 " FROM records ORDER BY seq").fetchall()
+        # The rows as the chain covers them: a packed row's document, not its stored projection.
+        document = Dictionaries.of(con).document
+        local_rows = [(*r[:4], document(r[4], r[7], r[8]), r[5], r[6]) for r in con.execute(
+            "SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict,"
+            " payload_z FROM records ORDER BY seq")]
     finally:
         con.close()
     rec.local_rows = len(local_rows)
