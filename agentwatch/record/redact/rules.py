@@ -302,6 +302,7 @@ class RuleSet:
                     continue  # `"Authorization": headers()["Authorization"]`: code, not a credential
                 spans.append((start, end, rule.kind))
         if spans:
+            spans += _repeats(s, spans)
             if MASK_PREFIX in s:
                 masks = [m.span() for m in MASK_RE.finditer(s)]
                 spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
@@ -593,6 +594,33 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
     if identifier_like(tok):
         return False
     return shannon(tok) >= rule.bits_factor * math.log2(min(n, 64))
+
+
+REPEAT_MIN = 8  # shorter values are words too often to mask wherever they recur
+
+
+def _repeats(s: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Other whole occurrences of a value a rule masked in s: a secret found once is a secret everywhere.
+
+    `token = 'k' | 'k'` or a key echoed after its assignment; only where a rule
+    already masks something, so the fast path's answer is unchanged.
+    """
+    taken = [(a, b) for a, b, _ in spans]
+    out: list[tuple[int, int, str]] = []
+    for start, end, kind in spans:
+        value = s[start:end]
+        if len(value) < REPEAT_MIN:
+            continue
+        i = s.find(value)
+        while i >= 0:
+            j = i + len(value)
+            if (not (i and s[i - 1].isalnum() and value[0].isalnum())
+                    and not (j < len(s) and s[j].isalnum() and value[-1].isalnum())
+                    and not any(a < j and i < b for a, b in taken)):
+                out.append((i, j, kind))
+                taken.append((i, j))
+            i = s.find(value, i + 1)
+    return out
 
 
 def _splice(s: str, spans: list[tuple[int, int, str]], mask: Masker) -> str:
