@@ -69,6 +69,8 @@ class EntropyRule:
     min_len: int
     max_len: int
     bits_factor: float
+    single_case_min_len: int = 0  # 0: a run in one case never masks
+    single_case_bits: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,8 @@ class RuleSet:
         self.NAMES = len(self.rules)  # the rule id the name keywords map to
         table.extend((kw, False, (self.NAMES,)) for kw in self.names.keywords)
         e = data["entropy"]
-        self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"])
+        self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"],
+                                   e.get("single_case_min_len", 0), e.get("single_case_bits", 0.0))
         self.index = KeywordIndex(table, backend=backend)
         self._clean_runs: set[bytes] = set()  # runs seen not to mask (never a secret)
         self._secret_chunk = lru_cache(maxsize=8192)(self._secret_chunk_uncached)
@@ -580,6 +583,8 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
     n = len(tok.rstrip("="))
     if n < rule.min_len or n > rule.max_len:
         return False
+    if (tok.islower() or tok.isupper()) and tok.isalnum() and tok.isascii():
+        return _single_case_random(tok, rule)
     if tok.islower() or tok.isupper() or tok.isalpha() or not tok.isascii():
         return False  # hex digests, UUIDs, ULIDs, lower-case paths, plain words
     if not any(c.isdigit() for c in tok):
@@ -594,6 +599,26 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
     if identifier_like(tok):
         return False
     return shannon(tok) >= rule.bits_factor * math.log2(min(n, 64))
+
+
+_SEQUENCE = re.compile(r"(?i)abcde|bcdef|cdefg|defgh|efghi|fghij|ghijk|hijkl|ijklm|jklmn|klmno|lmnop|mnopq|nopqr|opqrs|"
+                       r"pqrst|qrstu|rstuv|stuvw|tuvwx|uvwxy|vwxyz|01234|12345|23456|34567|45678|56789")  # an alphabet
+_NOT_HEX = frozenset("ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _single_case_random(tok: str, rule: EntropyRule) -> bool:
+    """A long base-36 key in one case (`jeqozza8xili4i96pc1x1ww67lmvrw27`): letters beyond hex, digits, varied.
+
+    Hex digests and ids stay (no letter past f); so do words and names (too few digits or bits)
+    and alphabets written out in code (`abcdefghijklmnopqrstuvwxyz0123456789`).
+    """
+    n = len(tok)
+    if not rule.single_case_min_len or n < rule.single_case_min_len:
+        return False
+    digits = sum(c.isdigit() for c in tok)
+    if digits < 4 or n - digits < 8 or _NOT_HEX.isdisjoint(tok) or _SEQUENCE.search(tok):
+        return False
+    return shannon(tok) >= rule.single_case_bits
 
 
 REPEAT_MIN = 8  # shorter values are words too often to mask wherever they recur
