@@ -438,7 +438,7 @@ def _minimal_substrings(words: Iterable[str]) -> set[str]:
 # [quote] name [quote] [blanks] operator [blanks] value: .env, YAML, TOML, INI, HCL, shell, JSON in text, code
 ASSIGN_RE = re.compile(
     r"(?P<jq>\\{0,2}[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?(jq)\\{0,2}[\"'])"
-    r"[ \t]{0,3}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:))[ \t]*[@]?"
+    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:))[ \t]*[@]?"
     r"(?:[bfru]{1,2}(?=\\{0,2}[\"']))?"
     r"(?:(?P<q>\\{0,2}[\"'`])(?P<qv>[^\"'`\\\n]*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
 )
