@@ -471,6 +471,7 @@ _PLACEHOLDERS = frozenset({
 })
 _COMPARED = re.compile(r"(?i)pass|pwd|secret|key")
 _LABEL_RE = re.compile(r"[a-z][a-z0-9]*(?:[._:/ -][a-z0-9]+)*")
+_STRING_GLUE = re.compile(r"^(?:[+,;)]|\.\$)|[+(\[]$")
 _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[,;]?")
 _NUMBER_RE = re.compile(r"[0-9_]{1,12}(?:\.[0-9]+)?[,;]?")
 _TYPES = (r"(?:str|string|int|integer|float|number|bool|boolean|bytes|any|unknown|object|none|null|undefined|void|"
@@ -512,6 +513,10 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     value = value.strip()
     if not value or _placeholder(value):
         return True
+    if quoted and _STRING_GLUE.search(value):
+        return True  # `"Password: " + getPassword() + ","`: quotes that close and open strings around code
+    if value.startswith("arn:aws"):
+        return True  # an Amazon Resource Name names a secret (arn:aws:secretsmanager:...), it is not one
     low = value.lower().strip("\"'`")
     words = name_words(name)
     if low in (name.lower(), name.rsplit(".", 1)[-1].lower()) or low.replace("-", "_") == name.lower():
@@ -558,6 +563,7 @@ def shannon(s: str) -> float:
 ID_PREFIXES = (
     "toolu_", "srvtoolu_", "msg_", "msgbatch_", "req_", "call_", "chatcmpl-", "resp_", "run_",
     "thread_", "asst_", "file-", "file_", "batch_", "ftjob-", "org-",
+    "age1",  # an age recipient: an X25519 public key in bech32 (age-encryption.org/v1)
 )
 INTEGRITY_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
 _ID_BOUNDARY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -583,13 +589,13 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
     n = len(tok.rstrip("="))
     if n < rule.min_len or n > rule.max_len:
         return False
+    if tok.startswith(ID_PREFIXES) and _ID_BOUNDARY.issuperset(tok) or tok.startswith(INTEGRITY_PREFIXES):
+        return False
     if (tok.islower() or tok.isupper()) and tok.isalnum() and tok.isascii():
         return _single_case_random(tok, rule)
     if tok.islower() or tok.isupper() or tok.isalpha() or not tok.isascii():
         return False  # hex digests, UUIDs, ULIDs, lower-case paths, plain words
     if not any(c.isdigit() for c in tok):
-        return False
-    if tok.startswith(ID_PREFIXES) and _ID_BOUNDARY.issuperset(tok) or tok.startswith(INTEGRITY_PREFIXES):
         return False
     if "/" in tok:
         if tok[0] == "/":
