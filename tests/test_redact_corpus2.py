@@ -51,7 +51,7 @@ def test_recorded_figures_before_and_after_the_rules_learned_from_the_corpus():
     assert corpus2.totals(before) == {"upstream-positive": (1312, 1877), "upstream-negative": (618, 1261),
                                       "not-secret": (30, 37)}
     assert corpus2.totals(after) == {"upstream-positive": (1561, 1877), "upstream-negative": (511, 1261),
-                                     "not-secret": (30, 37)}
+                                     "not-secret": (33, 37)}
     assert corpus2.totals(before, "noseyparker:")["upstream-positive"] == (292, 391)
     assert corpus2.totals(after, "noseyparker:")["upstream-positive"] == (329, 391)
 
@@ -113,6 +113,7 @@ def test_forms_the_held_out_corpus_showed_are_caught(text, secret):
     "recipient age1zvkyg2lqzraa2lnjvqej32nkuu0ues2s82hzrye869xeexvn73equnujwj",  # a public key
     "the password is required",  # prose without a quoted value
     "PsExec -accepteula -s cmd",  # no -p
+    "REACT_APP_AUTH_USER=postgres",  # a user name under an auth-named variable
 ])
 def test_code_and_names_near_the_new_rules_stay_intact(text):
     assert stored_text(POLICY, text) == text
