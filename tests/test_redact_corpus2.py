@@ -117,3 +117,17 @@ def test_forms_the_held_out_corpus_showed_are_caught(text, secret):
 ])
 def test_code_and_names_near_the_new_rules_stay_intact(text):
     assert stored_text(POLICY, text) == text
+
+
+def test_a_masked_value_is_masked_again_only_where_it_recurs_whole():
+    out = POLICY.redact_text(f"token = '{PASSWORD}' then {PASSWORD}, not x{PASSWORD}")
+    assert out.count("[REDACTED:assignment:") == 2
+    assert out.endswith(f", not x{PASSWORD}")  # inside a longer word: another value
+
+
+def test_only_the_first_64_distinct_values_of_a_string_are_looked_for_again():
+    values = [fake(f"repeat-{i}", ALNUM, 12) for i in range(70)]
+    text = " ".join(f"password{i}='{v}'" for i, v in enumerate(values)) + "\n" + " ".join(values)
+    out = POLICY.redact_text(text)
+    assert out.count("[REDACTED:assignment:") == 70 + rules.REPEAT_MAX_VALUES
+    assert out.split("\n")[1].split(" ")[rules.REPEAT_MAX_VALUES:] == values[rules.REPEAT_MAX_VALUES:]

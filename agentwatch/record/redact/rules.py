@@ -21,6 +21,7 @@ citing its upstream source); this module compiles them into:
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import tomllib
@@ -628,28 +629,42 @@ def _single_case_random(tok: str, rule: EntropyRule) -> bool:
 
 
 REPEAT_MIN = 8  # shorter values are words too often to mask wherever they recur
+REPEAT_MAX_VALUES = 64  # each value is searched in the whole string: a bound on the work per string
 
 
 def _repeats(s: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """Other whole occurrences of a value a rule masked in s: a secret found once is a secret everywhere.
 
     `token = 'k' | 'k'` or a key echoed after its assignment; only where a rule
-    already masks something, so the fast path's answer is unchanged.
+    already masks something, so the fast path's answer is unchanged. An occurrence
+    that overlaps a masked span is left to that span.
     """
-    taken = [(a, b) for a, b, _ in spans]
+    taken: list[list[int]] = []  # the masked spans, merged: sorted and disjoint
+    for a, b, _ in sorted(spans):
+        if taken and a < taken[-1][1]:
+            taken[-1][1] = max(taken[-1][1], b)
+        else:
+            taken.append([a, b])
+    starts = [a for a, _ in taken]
     out: list[tuple[int, int, str]] = []
+    seen: set[str] = set()
     for start, end, kind in spans:
         value = s[start:end]
-        if len(value) < REPEAT_MIN:
+        if len(value) < REPEAT_MIN or value in seen:
             continue
+        if len(seen) >= REPEAT_MAX_VALUES:
+            break
+        seen.add(value)
         i = s.find(value)
         while i >= 0:
             j = i + len(value)
+            k = bisect.bisect_left(starts, j) - 1  # the last masked span starting before j
             if (not (i and s[i - 1].isalnum() and value[0].isalnum())
                     and not (j < len(s) and s[j].isalnum() and value[-1].isalnum())
-                    and not any(a < j and i < b for a, b in taken)):
+                    and not (k >= 0 and taken[k][1] > i)):
                 out.append((i, j, kind))
-                taken.append((i, j))
+                taken.insert(k + 1, [i, j])
+                starts.insert(k + 1, i)
             i = s.find(value, i + 1)
     return out
 
