@@ -105,7 +105,7 @@ def _sql_only_rows_per_s(conn, rows_per_txn: int, total: int, first_seq: int, pa
     for _ in range(total // rows_per_txn):
         values = []
         for _ in range(rows_per_txn):
-            values.extend((seq, new_record_id(), "event", time.time_ns(), text, bytes(32), bytes(32)))
+            values.extend((seq, new_record_id(), "event", time.time_ns(), text, bytes(32), bytes(32), None, None))
             seq += 1
         batches.append(values)
     start = time.perf_counter()
