@@ -393,6 +393,9 @@ def test_missing_salt_without_create_is_an_error(tmp_path):
 FRAGMENTS = [text for _, _, text in CORPUS[::3]] + list(BENIGN[::2]) + [
     "\n", "\t", '"', "'", "\\", "\\n", "=", ":", " ", "@", "://", "~", ".", "-", "_", "é", "\u2028", "\x00",
     "password", "TOKEN", "key", "sk-", "AKIA", "eyJ", "--token ", "-u ", "-----BEGIN", "Q~", "SG.", "ya29.",
+    # keywords and shapes of the rules the held-out corpus added (tests/test_redact_corpus2.py)
+    "psexec -p ", "-Password ", '<add key="pw" value="', "$2b$12$", "NRAL", "AZDO", " is '", "key-",
+    fake("base36-fragment", "abcdefghijklmnopqrstuvwxyz0123456789", 32),
 ]
 text_st = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=8), max_size=8).map("".join)
 long_text_st = st.tuples(text_st, st.text(min_size=520, max_size=600), text_st).map("".join)

@@ -21,6 +21,7 @@ citing its upstream source); this module compiles them into:
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import tomllib
@@ -69,6 +70,8 @@ class EntropyRule:
     min_len: int
     max_len: int
     bits_factor: float
+    single_case_min_len: int = 0  # 0: a run in one case never masks
+    single_case_bits: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -160,7 +163,8 @@ class RuleSet:
         self.NAMES = len(self.rules)  # the rule id the name keywords map to
         table.extend((kw, False, (self.NAMES,)) for kw in self.names.keywords)
         e = data["entropy"]
-        self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"])
+        self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"],
+                                   e.get("single_case_min_len", 0), e.get("single_case_bits", 0.0))
         self.index = KeywordIndex(table, backend=backend)
         self._clean_runs: set[bytes] = set()  # runs seen not to mask (never a secret)
         self._secret_chunk = lru_cache(maxsize=8192)(self._secret_chunk_uncached)
@@ -302,6 +306,7 @@ class RuleSet:
                     continue  # `"Authorization": headers()["Authorization"]`: code, not a credential
                 spans.append((start, end, rule.kind))
         if spans:
+            spans += _repeats(s, spans)
             if MASK_PREFIX in s:
                 masks = [m.span() for m in MASK_RE.finditer(s)]
                 spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
@@ -434,7 +439,7 @@ def _minimal_substrings(words: Iterable[str]) -> set[str]:
 # [quote] name [quote] [blanks] operator [blanks] value: .env, YAML, TOML, INI, HCL, shell, JSON in text, code
 ASSIGN_RE = re.compile(
     r"(?P<jq>\\{0,2}[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?(jq)\\{0,2}[\"'])"
-    r"[ \t]{0,3}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:))[ \t]*[@]?"
+    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:))[ \t]*[@]?"
     r"(?:[bfru]{1,2}(?=\\{0,2}[\"']))?"
     r"(?:(?P<q>\\{0,2}[\"'`])(?P<qv>[^\"'`\\\n]*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
 )
@@ -467,6 +472,7 @@ _PLACEHOLDERS = frozenset({
 })
 _COMPARED = re.compile(r"(?i)pass|pwd|secret|key")
 _LABEL_RE = re.compile(r"[a-z][a-z0-9]*(?:[._:/ -][a-z0-9]+)*")
+_STRING_GLUE = re.compile(r"^(?:[+,;)]|\.\$)|[+(\[]$")
 _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[,;]?")
 _NUMBER_RE = re.compile(r"[0-9_]{1,12}(?:\.[0-9]+)?[,;]?")
 _TYPES = (r"(?:str|string|int|integer|float|number|bool|boolean|bytes|any|unknown|object|none|null|undefined|void|"
@@ -508,6 +514,10 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     value = value.strip()
     if not value or _placeholder(value):
         return True
+    if quoted and _STRING_GLUE.search(value):
+        return True  # `"Password: " + getPassword() + ","`: quotes that close and open strings around code
+    if value.startswith("arn:aws"):
+        return True  # an Amazon Resource Name names a secret (arn:aws:secretsmanager:...), it is not one
     low = value.lower().strip("\"'`")
     words = name_words(name)
     if low in (name.lower(), name.rsplit(".", 1)[-1].lower()) or low.replace("-", "_") == name.lower():
@@ -554,6 +564,7 @@ def shannon(s: str) -> float:
 ID_PREFIXES = (
     "toolu_", "srvtoolu_", "msg_", "msgbatch_", "req_", "call_", "chatcmpl-", "resp_", "run_",
     "thread_", "asst_", "file-", "file_", "batch_", "ftjob-", "org-",
+    "age1",  # an age recipient: an X25519 public key in bech32 (age-encryption.org/v1)
 )
 INTEGRITY_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
 _ID_BOUNDARY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -579,11 +590,13 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
     n = len(tok.rstrip("="))
     if n < rule.min_len or n > rule.max_len:
         return False
+    if tok.startswith(ID_PREFIXES) and _ID_BOUNDARY.issuperset(tok) or tok.startswith(INTEGRITY_PREFIXES):
+        return False
+    if (tok.islower() or tok.isupper()) and tok.isalnum() and tok.isascii():
+        return _single_case_random(tok, rule)
     if tok.islower() or tok.isupper() or tok.isalpha() or not tok.isascii():
         return False  # hex digests, UUIDs, ULIDs, lower-case paths, plain words
     if not any(c.isdigit() for c in tok):
-        return False
-    if tok.startswith(ID_PREFIXES) and _ID_BOUNDARY.issuperset(tok) or tok.startswith(INTEGRITY_PREFIXES):
         return False
     if "/" in tok:
         if tok[0] == "/":
@@ -593,6 +606,67 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
     if identifier_like(tok):
         return False
     return shannon(tok) >= rule.bits_factor * math.log2(min(n, 64))
+
+
+_SEQUENCE = re.compile(r"(?i)abcde|bcdef|cdefg|defgh|efghi|fghij|ghijk|hijkl|ijklm|jklmn|klmno|lmnop|mnopq|nopqr|opqrs|"
+                       r"pqrst|qrstu|rstuv|stuvw|tuvwx|uvwxy|vwxyz|01234|12345|23456|34567|45678|56789")  # an alphabet
+_NOT_HEX = frozenset("ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _single_case_random(tok: str, rule: EntropyRule) -> bool:
+    """A long base-36 key in one case (`jeqozza8xili4i96pc1x1ww67lmvrw27`): letters beyond hex, digits, varied.
+
+    Hex digests and ids stay (no letter past f); so do words and names (too few digits or bits)
+    and alphabets written out in code (`abcdefghijklmnopqrstuvwxyz0123456789`).
+    """
+    n = len(tok)
+    if not rule.single_case_min_len or n < rule.single_case_min_len:
+        return False
+    digits = sum(c.isdigit() for c in tok)
+    if digits < 4 or n - digits < 8 or _NOT_HEX.isdisjoint(tok) or _SEQUENCE.search(tok):
+        return False
+    return shannon(tok) >= rule.single_case_bits
+
+
+REPEAT_MIN = 8  # shorter values are words too often to mask wherever they recur
+REPEAT_MAX_VALUES = 64  # each value is searched in the whole string: a bound on the work per string
+
+
+def _repeats(s: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Other whole occurrences of a value a rule masked in s: a secret found once is a secret everywhere.
+
+    `token = 'k' | 'k'` or a key echoed after its assignment; only where a rule
+    already masks something, so the fast path's answer is unchanged. An occurrence
+    that overlaps a masked span is left to that span.
+    """
+    taken: list[list[int]] = []  # the masked spans, merged: sorted and disjoint
+    for a, b, _ in sorted(spans):
+        if taken and a < taken[-1][1]:
+            taken[-1][1] = max(taken[-1][1], b)
+        else:
+            taken.append([a, b])
+    starts = [a for a, _ in taken]
+    out: list[tuple[int, int, str]] = []
+    seen: set[str] = set()
+    for start, end, kind in spans:
+        value = s[start:end]
+        if len(value) < REPEAT_MIN or value in seen:
+            continue
+        if len(seen) >= REPEAT_MAX_VALUES:
+            break
+        seen.add(value)
+        i = s.find(value)
+        while i >= 0:
+            j = i + len(value)
+            k = bisect.bisect_left(starts, j) - 1  # the last masked span starting before j
+            if (not (i and s[i - 1].isalnum() and value[0].isalnum())
+                    and not (j < len(s) and s[j].isalnum() and value[-1].isalnum())
+                    and not (k >= 0 and taken[k][1] > i)):
+                out.append((i, j, kind))
+                taken.insert(k + 1, [i, j])
+                starts.insert(k + 1, i)
+            i = s.find(value, i + 1)
+    return out
 
 
 def _splice(s: str, spans: list[tuple[int, int, str]], mask: Masker) -> str:
