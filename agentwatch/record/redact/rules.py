@@ -416,6 +416,9 @@ class RuleSet:
         if m is None and at != lo:
             m = ASSIGN_RE.match(s, lo)
             at = lo
+        if m is None and _line_start(s, lo):
+            m = DSL_RE.match(s, lo)
+            at = lo
         if m is None:
             return None
         name = m.group("name")
@@ -447,6 +450,8 @@ class RuleSet:
             return None
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
             return None  # a key name's value counts only when it has a key's shape
+        if op == "," and not self.key_shaped(value, True):
+            return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
 
     # -- high-entropy runs --------------------------------------------------------------------------
@@ -518,9 +523,14 @@ def _minimal_substrings(words: Iterable[str]) -> set[str]:
 # [quote] name [quote] [blanks] operator [blanks] value: .env, YAML, TOML, INI, HCL, shell, JSON in text, code
 ASSIGN_RE = re.compile(
     r"(?P<jq>\\{0,2}[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?(jq)\\{0,2}[\"'])"
-    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:))[ \t]*[@]?"
+    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:)|(?(jq),|(?!)))[ \t]*[@]?"
     r"(?:[bfru]{1,2}(?=\\{0,2}[\"']))?"
     r"(?:(?P<q>\\{0,2}[\"'`])(?P<qv>[^\"'`\\\n]*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
+)
+# A DSL's `name "value"` on a line of its own (Gradle `password "..."`, Ruby, nginx): no operator.
+DSL_RE = re.compile(
+    r"(?P<jq>(?!))?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<op>[ \t]+)(?P<q>[\"'])(?P<qv>[^\"'\\\n]*)(?P=q)"
+    r"(?P<v>(?!))?(?=[ \t]*[;,]?[ \t]*(?:$|[\r\n]|\\[nr]|#|//))",
 )
 XML_RE = re.compile(r"<(?P<name>[A-Za-z_][A-Za-z0-9_.:-]{0,80})(?:[ \t][^<>]*)?>\s*(?P<v>[^<\s][^<]{0,1024}?)\s*</(?P=name)>")
 _EOL = re.compile(r"[ \t]+(?:#|//)|\\[nr]|[\r\n]")
