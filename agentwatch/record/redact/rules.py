@@ -663,9 +663,19 @@ _SEGMENT_SEP = re.compile(r"[_./=+-]+")
 _SIMPLE_SEGMENT = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[A-Za-z]{0,2}|[A-Za-z]{1,2}")
 
 
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CONSONANT_RUN = re.compile(r"[^aeiouyAEIOUY]{5}")
+
+
+def _speakable(word: str) -> bool:
+    """A word a person wrote: a vowel in every few letters (`Settings`, `getUser`), not `ngrsz` or `uilpkk`."""
+    vowels = sum(c in _VOWELS for c in word)
+    return vowels * 5 >= len(word) and not _CONSONANT_RUN.search(word)
+
+
 def identifier_like(tok: str) -> bool:
     """Made of words: camelCase (`getUserAccountSettings2`) or separated (`test_2D_vs_RGI`)."""
-    if sum(map(len, _WORD.findall(tok))) >= 0.6 * len(tok):
+    if sum(len(w) for w in _WORD.findall(tok) if _speakable(w)) >= 0.6 * len(tok):
         return True
     segments = _SEGMENT_SEP.split(tok)
     if len(segments) >= 3:
@@ -692,8 +702,10 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
             return False  # an absolute path
         if all(_WORDLIKE_SEGMENT.fullmatch(seg) for seg in tok.split("/")):
             return False  # a relative path of words
-    if identifier_like(tok):
-        return False
+    if identifier_like(tok) or "EXAMPLE" in tok or "example" in tok:
+        return False  # words, or a documentation example (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`)
+    if sum(len(m) for m in _SEQUENCES.findall(tok)) >= 0.5 * n:
+        return False  # an alphabet written out (`ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789`)
     return shannon(tok) >= rule.bits_factor * math.log2(min(n, 64))
 
 
