@@ -274,8 +274,8 @@ def _sensitive_key(key: str) -> bool:
 
 def _key_value(key: str, value: Any) -> bool:
     """{"amplitude_key": "<key>"}: a name that says key (or names a known service) over a key-shaped string."""
-    if not isinstance(value, str) or len(key) > 256:
-        return False
+    if not isinstance(value, str) or not rules.KEY_VALUE_MIN <= len(value) <= rules.KEY_VALUE_MAX:
+        return False  # most values: not a string, or too short or long to be a key (checked first: it is cheap)
     ruleset = rules.builtin()
     keyed = ruleset.key_name(key)
     return bool(keyed) and ruleset.key_shaped(value, keyed == 2)

@@ -179,6 +179,7 @@ class RuleSet:
         self._clean_runs: set[bytes] = set()  # runs seen not to mask (never a secret)
         self._secret_chunk = lru_cache(maxsize=8192)(self._secret_chunk_uncached)
         self._key_chunk = lru_cache(maxsize=8192)(self._key_chunk_uncached)
+        self._key_name = lru_cache(maxsize=8192)(self._key_name_uncached)
 
     # -- names ------------------------------------------------------------------------------------
     def secret_name(self, name: str) -> bool:
@@ -209,6 +210,9 @@ class RuleSet:
 
         Such a name makes its value secret only when the value has the shape of a key (`key_shaped`).
         """
+        return self._key_name(name)
+
+    def _key_name_uncached(self, name: str) -> int:
         if len(name) > 256:
             return 0
         return max((self._key_chunk(chunk) for chunk in _IDENT_RUN.findall(name)), default=0)
@@ -232,7 +236,7 @@ class RuleSet:
     def key_shaped(self, value: str, qualified: bool) -> bool:
         """A value that looks like a key: letters and digits, varied, not words or a path; past hex after a lone key."""
         n = self.names
-        if not n.key_min_len <= len(value) <= KEY_VALUE_MAX or not _KEY_VALUE.fullmatch(value):
+        if not max(n.key_min_len, KEY_VALUE_MIN) <= len(value) <= KEY_VALUE_MAX or not _KEY_VALUE.fullmatch(value):
             return False
         digits = sum(c.isdigit() for c in value)
         if digits < 2 or sum(c.isalpha() for c in value) < 2 or value[0] in "/.~":
@@ -482,6 +486,7 @@ class RuleSet:
         return mask(self.entropy.kind, run) if looks_random(run, self.entropy) else run
 
 
+KEY_VALUE_MIN = 16  # the shortest value a key name's rule takes (rules.toml may ask for more)
 KEY_VALUE_MAX = 256  # longer runs are data, not a key under a name
 KEY_VALUE_REACH = 40  # characters from a key name's end to its value's start (quotes, blanks, operator)
 KEY_VALUE_REACH_BYTES = 96  # the same reach in the fast path's bytes, with room for JSON escapes
