@@ -37,6 +37,7 @@ def test_every_sample_names_its_source_and_its_secret():
     assert DATA["upstream"] == ["mongodb/kingfisher@ee7c0db3ef87", "semgrep/semgrep-rules@157ae4706d7f",
                                 "sirwart/ripsecrets@416e9d04d6ba"]
     assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
+    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
     positives = [s for s in SAMPLES if s["set"] == "upstream-positive"]
     assert all(s["secrets"] and all(secret in s["text"] for secret in s["secrets"]) for s in positives)
     assert all(s["reason"] for s in SAMPLES if s["set"] == "not-secret")
@@ -68,11 +69,13 @@ def test_recorded_figures_before_and_after_the_rules_changed_without_this_corpus
         (549, 931), (72, 91), (29, 33)]
     assert [corpus3.totals(after, p + ":")["upstream-positive"] for p in corpus3.SOURCES] == [
         (566, 931), (72, 91), (30, 33)]
-    # Sample by sample: 27 caught that were not, 10 fake keys written as counting runs no longer
-    # caught (alphabets written out are not keys), one upstream negative (a SAMPLE key) masked.
+    # Sample by sample (every source names one sample): 34 caught that were not; 16 fake keys
+    # written as counting runs (`abcd1234ABCD5678efgh...`) no longer caught, since alphabets written
+    # out are not keys; one upstream negative (a key marked SAMPLE) masked.
     was, now = set(before["failures"]), set(after["failures"])
-    assert Counter(f.split(" ")[0] for f in was - now) == {"upstream-positive": 27}
-    assert Counter(f.split(" ")[0] for f in now - was) == {"upstream-positive": 10, "upstream-negative": 1}
+    assert len(was) == len(before["failures"]) and len(now) == len(after["failures"])
+    assert Counter(f.split(" ")[0] for f in was - now) == {"upstream-positive": 34}
+    assert Counter(f.split(" ")[0] for f in now - was) == {"upstream-positive": 16, "upstream-negative": 1}
 
 
 def test_fast_path_rule_walk_and_every_keyword_index_agree_on_the_corpus():

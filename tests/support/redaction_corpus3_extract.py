@@ -29,7 +29,7 @@ longest path segment of a URL or run of key characters (letters, digits,
 A sample whose text, or a positive one of whose secrets, occurs in the first or
 the second corpus is left out (counted): the corpus holds only what the rules
 have not been measured on. Each sample records its source as
-`owner/repo@commit:path#rule-or-case`. Samples are token strings and the text
+`owner/repo@commit:path#rule/example-n` (kingfisher) or `...:path#line-n`. Samples are token strings and the text
 around them, which are facts; nothing else of the upstream files is kept.
 
 Usage (needs PyYAML; not part of the test suite, which reads the built file):
@@ -154,7 +154,7 @@ def kingfisher(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
                     rule.get("examples") or [])
                 continue
             hidden = rule.get("visible") is False and rule["id"] not in KF_SECRET_DESPITE_HIDDEN
-            for text in rule.get("examples") or []:
+            for n, text in enumerate(rule.get("examples") or [], 1):
                 secrets = _kf_secrets([g for m in rx.finditer(text) for g in ([g for g in m.groups() if g] or [m.group(0)])])
                 if not secrets:
                     left_out["kingfisher example its own pattern does not match under Python re"] += 1
@@ -162,12 +162,14 @@ def kingfisher(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
                 if all(re.fullmatch(r"\S+@[\w-]+(\.[\w-]+)+", x) for x in secrets):
                     left_out["kingfisher example whose capture holds no key (an e-mail address)"] += 1
                     continue
-                sample = {"set": "upstream-positive", "type": typ, "text": text, "secrets": secrets, "source": source}
+                sample = {"set": "upstream-positive", "type": typ, "text": text, "secrets": secrets,
+                          "source": f"{source}/example-{n}"}
                 if hidden:
                     sample |= {"set": "not-secret", "reason": _not_secret_reason(rule["name"])}
                 samples.append(sample)
-            for text in rule.get("negative_examples") or []:
-                samples.append({"set": "upstream-negative", "type": typ, "text": text, "source": source})
+            for n, text in enumerate(rule.get("negative_examples") or [], 1):
+                samples.append({"set": "upstream-negative", "type": typ, "text": text,
+                                "source": f"{source}/negative-{n}"})
     return name, samples
 
 
