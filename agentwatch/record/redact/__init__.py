@@ -181,7 +181,7 @@ class Policy:
                     pair = _secret_pair_values(value)
                     for k, v in value.items():
                         name = self.redact_text(k) if len(k) >= _MIN_LEN else k
-                        done[name] = self._walk(v, k in pair or _sensitive_key(k), seen)
+                        done[name] = self._walk(v, k in pair or _sensitive_key(k) or _key_value(k, v), seen)
                         if done[name] is v and _NUMERIC_NAME.search(k) and type(v) in (int, float) and (
                                 k in pair or _sensitive_key(k)):
                             done[name] = self._walk(v, _NUMERIC, seen)
@@ -270,6 +270,15 @@ _PAIR_VALUE_KEYS = frozenset({"value", "parametervalue", "default", "defaultvalu
 
 def _sensitive_key(key: str) -> bool:
     return rules.builtin().secret_name(key)
+
+
+def _key_value(key: str, value: Any) -> bool:
+    """{"amplitude_key": "<key>"}: a name that says key (or names a known service) over a key-shaped string."""
+    if not isinstance(value, str) or not rules.KEY_VALUE_MIN <= len(value) <= rules.KEY_VALUE_MAX:
+        return False  # most values: not a string, or too short or long to be a key (checked first: it is cheap)
+    ruleset = rules.builtin()
+    keyed = ruleset.key_name(key)
+    return bool(keyed) and ruleset.key_shaped(value, keyed == 2)
 
 
 def _secret_pair_values(obj: dict) -> frozenset:

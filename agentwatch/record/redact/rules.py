@@ -82,6 +82,10 @@ class NameRule:
     key_qualifiers: frozenset[str]
     not_secret: tuple[re.Pattern, ...]
     keywords: tuple[str, ...]
+    key_words: frozenset[str] = frozenset()  # "a key" without "secret": only a key-shaped value counts
+    service_words: tuple[str, ...] = ()  # services the context rules name, found inside a name
+    key_min_len: int = 16
+    key_bits: float = 3.0
 
 
 _OPERATOR = r"(?:=|:=|::=|:::=|\?=|=>|:|,|>)"
@@ -159,15 +163,23 @@ class RuleSet:
             key_qualifiers=frozenset(names["key_qualifiers"]),
             not_secret=tuple(re.compile(p) for p in names["not_secret"]),
             keywords=tuple(sorted(_minimal_substrings(words | {"key"}))),
+            key_words=frozenset(names.get("key_words", ())),
+            service_words=tuple(sorted({n.lower() for spec in data.get("context", ()) for n in spec["names"]
+                                        if len(n) >= 4 and n.isascii()})),
+            key_min_len=names.get("key_value_min_len", 16),
+            key_bits=names.get("key_value_bits", 3.0),
         )
         self.NAMES = len(self.rules)  # the rule id the name keywords map to
         table.extend((kw, False, (self.NAMES,)) for kw in self.names.keywords)
+        table.extend((kw, False, (self.NAMES,)) for kw in (*self.names.key_words, *self.names.service_words))
         e = data["entropy"]
         self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"],
                                    e.get("single_case_min_len", 0), e.get("single_case_bits", 0.0))
         self.index = KeywordIndex(table, backend=backend)
         self._clean_runs: set[bytes] = set()  # runs seen not to mask (never a secret)
         self._secret_chunk = lru_cache(maxsize=8192)(self._secret_chunk_uncached)
+        self._key_chunk = lru_cache(maxsize=8192)(self._key_chunk_uncached)
+        self._key_name = lru_cache(maxsize=8192)(self._key_name_uncached)
 
     # -- names ------------------------------------------------------------------------------------
     def secret_name(self, name: str) -> bool:
@@ -190,6 +202,64 @@ class RuleSet:
             if w in ("key", "keys") and i and words[i - 1] in n.key_qualifiers:
                 return True
             if len(w) > 5 and w.endswith(n.suffix_words) or w[-1:] == "s" and w[:-1].endswith(n.suffix_words):
+                return True
+        return False
+
+    def key_name(self, name: str) -> int:
+        """A name that says "a key" or names a known service, without a secret word: 2 qualified, 1 a lone key, 0 not.
+
+        Such a name makes its value secret only when the value has the shape of a key (`key_shaped`).
+        """
+        return self._key_name(name)
+
+    def _key_name_uncached(self, name: str) -> int:
+        if len(name) > 256:
+            return 0
+        return max((self._key_chunk(chunk) for chunk in _IDENT_RUN.findall(name)), default=0)
+
+    def _key_chunk_uncached(self, chunk: str) -> int:
+        words = name_words(chunk)
+        if not words:
+            return 0
+        n = self.names
+        if any(p.search("-".join(words)) for p in n.not_secret):
+            return 0
+        low = chunk.lower()
+        if any(w in low for w in n.service_words):
+            return 2
+        while len(words) > 1 and words[-1].isdigit():
+            words.pop()  # key2, KEY_1
+        if words[-1] in n.key_words:  # the last word: `keyStr`, `issuerKeyHash` name something else
+            return 2 if len(words) > 1 else 1
+        return 0
+
+    def key_shaped(self, value: str, qualified: bool) -> bool:
+        """A value that looks like a key: letters and digits, varied, not words or a path; past hex after a lone key."""
+        n = self.names
+        if not max(n.key_min_len, KEY_VALUE_MIN) <= len(value) <= KEY_VALUE_MAX or not _KEY_VALUE.fullmatch(value):
+            return False
+        digits = sum(c.isdigit() for c in value)
+        if digits < 2 or sum(c.isalpha() for c in value) < 2 or value[0] in "/.~":
+            return False
+        if not qualified and _NOT_HEX.isdisjoint(value) and (len(value) < 32 or not value.isalnum()):
+            return False  # `key = <uuid>` after a lone key: an id as often as a credential
+        if sum(len(m) for m in _SEQUENCES.findall(value)) >= 0.5 * len(value):
+            return False  # an alphabet written out (`0123456789abcdefghijklmnopqrstuvwxyz`), not a key
+        if _placeholder(value) or identifier_like(value) and digits < 4:
+            return False  # words (`getUserSettings2`), not a key; random letters often read as words too
+        segments = _SEGMENT_SEP.split(value)
+        if len(segments) >= 2 and all(_SIMPLE_SEGMENT.fullmatch(seg) for seg in segments if seg):
+            return False  # `feature_flag_2024_v2`, `app.v1.settings`: words and numbers
+        if "/" in value and all(_WORDLIKE_SEGMENT.fullmatch(seg) for seg in value.split("/")):
+            return False  # a relative path of words (an object key)
+        return shannon(value) >= n.key_bits
+
+    def _key_value_after(self, data: bytes, hi: int) -> bool:
+        """Fast path: a key-shaped run starting within reach after a key name ending at data[hi]."""
+        for m in _KEY_RUN_B.finditer(data, hi, hi + KEY_VALUE_REACH_BYTES + KEY_VALUE_MAX + 1):
+            if m.start() - hi > KEY_VALUE_REACH_BYTES:
+                return False
+            if self.key_shaped(m.group().decode("ascii"), True):
                 return True
         return False
 
@@ -240,7 +310,8 @@ class RuleSet:
         hi = start + n
         while hi < len(data) and data[hi] in _IDENT_BYTES:
             hi += 1
-        return self._secret_chunk(data[lo:hi].decode("ascii"))
+        chunk = data[lo:hi].decode("ascii")
+        return self._secret_chunk(chunk) or bool(self._key_chunk(chunk)) and self._key_value_after(data, hi)
 
     def _entropy_hit(self, data: bytes) -> bool:
         """Would the entropy rule mask a run in this text? Runs are found in C (translate, a literal search)."""
@@ -349,11 +420,17 @@ class RuleSet:
         if m is None and at != lo:
             m = ASSIGN_RE.match(s, lo)
             at = lo
+        if m is None and _line_start(s, lo):
+            m = DSL_RE.match(s, lo)
+            at = lo
         if m is None:
             return None
         name = m.group("name")
+        keyed = 0
         if not self.secret_name(name):
-            return None
+            keyed = self.key_name(name)
+            if not keyed:
+                return None
         op = m.group("op")
         quoted = m.group("q") is not None
         if op in ("==", "===", "!=", "!==") and not quoted:
@@ -375,6 +452,10 @@ class RuleSet:
             return None  # `token === "--flag"`: parsers compare tokens; passwords and keys are secrets
         if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted):
             return None
+        if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
+            return None  # a key name's value counts only when it has a key's shape
+        if op == "," and not self.key_shaped(value, True):
+            return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
 
     # -- high-entropy runs --------------------------------------------------------------------------
@@ -403,6 +484,14 @@ class RuleSet:
         if "=" in run.rstrip("="):  # name=value inside one run: judge the parts, keep the names
             return "".join(p if p[:1] == "=" else self._mask_run(p, mask) for p in _EQ_SPLIT.split(run))
         return mask(self.entropy.kind, run) if looks_random(run, self.entropy) else run
+
+
+KEY_VALUE_MIN = 16  # the shortest value a key name's rule takes (rules.toml may ask for more)
+KEY_VALUE_MAX = 256  # longer runs are data, not a key under a name
+KEY_VALUE_REACH = 40  # characters from a key name's end to its value's start (quotes, blanks, operator)
+KEY_VALUE_REACH_BYTES = 96  # the same reach in the fast path's bytes, with room for JSON escapes
+_KEY_VALUE = re.compile(r"[A-Za-z0-9_+/=.~-]+")
+_KEY_RUN_B = re.compile(rb"[A-Za-z0-9_+/=.~-]{16,}")
 
 
 _DIGEST_LABELS = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "sha256=", "sha384=", "sha512=")
@@ -439,9 +528,14 @@ def _minimal_substrings(words: Iterable[str]) -> set[str]:
 # [quote] name [quote] [blanks] operator [blanks] value: .env, YAML, TOML, INI, HCL, shell, JSON in text, code
 ASSIGN_RE = re.compile(
     r"(?P<jq>\\{0,2}[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?(jq)\\{0,2}[\"'])"
-    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:))[ \t]*[@]?"
+    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:)|(?(jq),|(?!)))[ \t]*[@]?"
     r"(?:[bfru]{1,2}(?=\\{0,2}[\"']))?"
     r"(?:(?P<q>\\{0,2}[\"'`])(?P<qv>[^\"'`\\\n]*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
+)
+# A DSL's `name "value"` on a line of its own (Gradle `password "..."`, Ruby, nginx): no operator.
+DSL_RE = re.compile(
+    r"(?P<jq>(?!))?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<op>[ \t]+)(?P<q>[\"'])(?P<qv>[^\"'\\\n]*)(?P=q)"
+    r"(?P<v>(?!))?(?=[ \t]*[;,]?[ \t]*(?:$|[\r\n]|\\[nr]|#|//))",
 )
 XML_RE = re.compile(r"<(?P<name>[A-Za-z_][A-Za-z0-9_.:-]{0,80})(?:[ \t][^<>]*)?>\s*(?P<v>[^<\s][^<]{0,1024}?)\s*</(?P=name)>")
 _EOL = re.compile(r"[ \t]+(?:#|//)|\\[nr]|[\r\n]")
@@ -574,9 +668,19 @@ _SEGMENT_SEP = re.compile(r"[_./=+-]+")
 _SIMPLE_SEGMENT = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[A-Za-z]{0,2}|[A-Za-z]{1,2}")
 
 
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CONSONANT_RUN = re.compile(r"[^aeiouyAEIOUY]{5}")
+
+
+def _speakable(word: str) -> bool:
+    """A word a person wrote: a vowel in every few letters (`Settings`, `getUser`), not `ngrsz` or `uilpkk`."""
+    vowels = sum(c in _VOWELS for c in word)
+    return vowels * 5 >= len(word) and not _CONSONANT_RUN.search(word)
+
+
 def identifier_like(tok: str) -> bool:
     """Made of words: camelCase (`getUserAccountSettings2`) or separated (`test_2D_vs_RGI`)."""
-    if sum(map(len, _WORD.findall(tok))) >= 0.6 * len(tok):
+    if sum(len(w) for w in _WORD.findall(tok) if _speakable(w)) >= 0.6 * len(tok):
         return True
     segments = _SEGMENT_SEP.split(tok)
     if len(segments) >= 3:
@@ -603,13 +707,18 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
             return False  # an absolute path
         if all(_WORDLIKE_SEGMENT.fullmatch(seg) for seg in tok.split("/")):
             return False  # a relative path of words
-    if identifier_like(tok):
-        return False
+    if identifier_like(tok) or "EXAMPLE" in tok or "example" in tok:
+        return False  # words, or a documentation example (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`)
+    if sum(len(m) for m in _SEQUENCES.findall(tok)) >= 0.5 * n:
+        return False  # an alphabet written out (`ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789`)
     return shannon(tok) >= rule.bits_factor * math.log2(min(n, 64))
 
 
 _SEQUENCE = re.compile(r"(?i)abcde|bcdef|cdefg|defgh|efghi|fghij|ghijk|hijkl|ijklm|jklmn|klmno|lmnop|mnopq|nopqr|opqrs|"
                        r"pqrst|qrstu|rstuv|stuvw|tuvwx|uvwxy|vwxyz|01234|12345|23456|34567|45678|56789")  # an alphabet
+_SEQUENCES = re.compile(r"(?i)(?:a(?=b)|b(?=c)|c(?=d)|d(?=e)|e(?=f)|f(?=g)|g(?=h)|h(?=i)|i(?=j)|j(?=k)|k(?=l)|l(?=m)|"
+                        r"m(?=n)|n(?=o)|o(?=p)|p(?=q)|q(?=r)|r(?=s)|s(?=t)|t(?=u)|u(?=v)|v(?=w)|w(?=x)|x(?=y)|y(?=z)|"
+                        r"0(?=1)|1(?=2)|2(?=3)|3(?=4)|4(?=5)|5(?=6)|6(?=7)|7(?=8)|8(?=9)){3,}.")  # 4+ in order
 _NOT_HEX = frozenset("ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ")
 
 
