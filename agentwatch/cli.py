@@ -143,7 +143,7 @@ def import_cmd(
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store, "write"), render.progress("importing", enabled=not json_out) as update:
             report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size,
-                                           policy=cfg.policy(), progress=update)
+                                           policy=cfg.policy(), progress=update, pack=cfg["packing"])
     except AgentwatchError as exc:
         fail(exc)
     if report.stored and cfg["checkpoint.enabled"]:
@@ -170,7 +170,7 @@ def setting_option(name: str) -> Any:
 SERVE_SETTINGS = (
     "serve.attest_interval_s", "serve.batch_max", "serve.idle_timeout_s", "serve.verify_interval_s",
     "serve.full_verify_interval_s", "serve.log_level", "serve.log_format", "ship.url",
-    "checkpoint.interval_s", "checkpoint.enabled",
+    "checkpoint.interval_s", "checkpoint.enabled", "packing",
 )
 
 
@@ -206,6 +206,7 @@ def serve_cmd(
     ship_url: Optional[str] = setting_option("ship.url"),
     checkpoint_interval: Optional[float] = setting_option("checkpoint.interval_s"),
     checkpoints: Optional[bool] = setting_option("checkpoint.enabled"),
+    packing: Optional[bool] = setting_option("packing"),
 ) -> None:
     """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -228,7 +229,7 @@ def serve_cmd(
     from agentwatch.daemon.settings import ServeConfig
 
     given = (attest_interval, batch_max, idle_timeout, verify_interval, full_verify_interval, log_level, log_format,
-             ship_url, checkpoint_interval, checkpoints)
+             ship_url, checkpoint_interval, checkpoints, packing)
     try:
         cfg = config.load({"store": store, "socket": socket_path, "spool": spool, **dict(zip(SERVE_SETTINGS, given))})
         code = serve(ServeConfig.from_config(cfg))

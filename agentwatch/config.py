@@ -206,6 +206,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "full | redacted | hashed | metadata-only (docs/redaction.md)", project="tighten"),
     Key("durability", _durability, lambda: "full", "only 'full': the commit before an ack is durable",
         project="tighten"),
+    Key("packing", _switch, lambda: True,
+        "store event documents of 512 bytes or more deflated with a dictionary trained on the store's records, "
+        "their forensic fields kept queryable (docs/schema.md, \"Packed rows\")", flag="--packing/--no-packing"),
     Key("redaction.salt_file", _path, lambda: _redact().default_salt_file(), "per-install salt for masks and hashes (0600)"),
     Key("redaction.extra_patterns", _patterns, tuple, "more regular expressions to mask", project="add"),
     Key("serve.attest_interval_s", _number(0, 86400, integer=False), lambda: 60.0,

@@ -32,7 +32,8 @@ from agentwatch.store.append import Append, RowRefused, Store
 from agentwatch.store.chain import canonical_json
 from agentwatch.verify.check import verify_store
 
-TRAIN = 16  # documents before the first dictionary, in these tests (the shipped value is packing.TRAIN_SAMPLES)
+TRAIN = 16  # documents before the first dictionary, in these tests
+SHIPPED_TRAIN = packing.TRAIN_SAMPLES  # what a daemon started by a test uses
 
 
 @pytest.fixture(autouse=True)
@@ -537,3 +538,55 @@ def test_a_writer_opens_a_store_whose_dictionary_is_not_one_and_trains_its_own(t
                                   (head,)).fetchall()
     assert used == [(2,)]
     _both_name(path, packed[0], "payload_edited")
+
+
+# --- the setting ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--packing", "--no-packing"])
+def test_serve_packs_large_events_unless_told_not_to(tmp_path, flag):
+    """A real daemon, 300 events of about 1 KB each. Packing starts with the group commit after
+    the one that holds the TRAIN_SAMPLES-th event (rows of one commit share recorded_at_ns)."""
+    from daemon import Daemon, append_many
+
+    d = Daemon(tmp_path, extra_args=[flag]).start()
+    try:
+        # In two rounds, so the second lands in commits after the dictionary is trained.
+        append_many(d, 260, prefix="big", tool_input={"command": "cat notes.txt", "note": "n" * 900})
+        append_many(d, 40, prefix="more", tool_input={"command": "cat notes.txt", "note": "m" * 900})
+    finally:
+        assert d.stop() == 0
+    con = sqlite3.connect(d.store)
+    rows = con.execute("SELECT recorded_at_ns, payload_z IS NOT NULL FROM records WHERE kind = 'event' ORDER BY seq"
+                       ).fetchall()
+    con.close()
+    assert len(rows) == 300
+    packed = [i for i, (_, z) in enumerate(rows) if z]
+    if flag == "--no-packing":
+        assert packed == []
+        return
+    trained_in = rows[SHIPPED_TRAIN - 1][0]  # the commit holding the last sample it needs
+    first = next(i for i, (at, _) in enumerate(rows) if at > trained_in)
+    assert packed == list(range(first, 300))
+    assert ours(d.store).ok
+
+
+def test_import_reads_the_packing_setting(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agentwatch.cli import app
+
+    lines = tmp_path / "in.jsonl"
+    lines.write_text("".join(json.dumps({"record_id": f"imp-{i}", "harness": "claude-code",
+                                         "payload": {"hook_event_name": "PostToolUse", "tool_name": "Bash",
+                                                     "session_id": "s", "tool_response": {"stdout": "x" * 900}}})
+                             + "\n" for i in range(TRAIN + 40)))
+    packed = {}
+    for setting in ("true", "false"):
+        monkeypatch.setenv("AGENTWATCH_PACKING", setting)
+        store = tmp_path / f"{setting}.db"
+        result = CliRunner().invoke(app, ["import", "--store", str(store), "--batch-size", "20", str(lines)])
+        assert result.exit_code == 0, result.output
+        packed[setting] = _packed_seqs(store)
+    # Batches of 20: the first (TRAIN = 16 samples) trains the dictionary, the rest are packed.
+    assert packed == {"true": list(range(21, TRAIN + 41)), "false": []}

@@ -116,7 +116,7 @@ class Server:
             # A path that held a store is never silently given a new one (docs/reliability.md).
             identity.check_missing(cfg.store)
             try:
-                store = Store(cfg.store) if gid is None else Store(cfg.store, group_readable=True)
+                store = Store(cfg.store, group_readable=gid is not None, pack=cfg.packing)
             except apsw.Error as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
             self.known_findings = identity.check_serving(cfg.store, store.conn)

@@ -37,6 +37,7 @@ class ServeConfig:
     log_level: str = _default("serve.log_level")
     log_format: str = _default("serve.log_format")
     durability: str = _default("durability")
+    packing: bool = _default("packing")  # large event documents stored packed (store/packing.py)
     # Records read but not yet answered: across all connections, and per connection,
     # so one bulk client cannot hold every slot while a hook waits behind it.
     max_inflight: int = 2048
@@ -87,6 +88,7 @@ class ServeConfig:
             log_level=cfg["serve.log_level"],
             log_format=cfg["serve.log_format"],
             durability=cfg["durability"],
+            packing=cfg["packing"],
             settings=cfg.as_dict(),
             policy=cfg.policy(),
             ship_url=cfg["ship.url"],

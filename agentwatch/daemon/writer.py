@@ -129,7 +129,8 @@ class Writer:
         self.store: Optional[Store] = store
         self._deliver = deliver
         # A reopen never creates a store: a missing file is not the store this writer had.
-        self._reopen = reopen or (lambda: Store(Path(store.path), create=False))
+        pack = getattr(store, "packer", None) is not None
+        self._reopen = reopen or (lambda: Store(Path(store.path), create=False, pack=pack))
         self.store_id = store.store_id
         self._store_file = store.files_ids()[0]
         # Called after every commit, before its acknowledgements go out (the remembered head),

@@ -151,17 +151,18 @@ def _size(stream: IO[bytes]) -> int | None:
 
 def import_lines(
     store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000, policy=None,
-    progress: Callable[[int, int | None], None] | None = None,
+    progress: Callable[[int, int | None], None] | None = None, pack: bool = True,
 ) -> ImportReport:
     """`policy` is the redaction policy (config.Config.policy()); None means the default mode.
 
-    `progress(bytes_read, total_bytes)` runs after each batch (total None for a pipe)."""
+    `progress(bytes_read, total_bytes)` runs after each batch (total None for a pipe); `pack`
+    stores large event documents packed (config packing; store/packing.py)."""
     if batch_size < 1:
         raise UsageError("batch size must be at least 1")
     stream = _open(source)
     report = ImportReport(store=Path(store_path))
     try:
-        store = Store(store_path)
+        store = Store(store_path, pack=pack)
     except BaseException:
         if stream is not sys.stdin.buffer:
             stream.close()
