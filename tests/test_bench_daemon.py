@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -333,6 +334,37 @@ def test_ingestion_with_and_without_the_sweeper(tmp_path):
     print(f"\nsweeper cost, pipelined ingestion of {EVENTS:,} events, {rounds} rounds of both, order alternating ({_load()}):")
     print(f"  sweeper every 0.05 s {sorted(on)[rounds // 2]:>8,.0f} events/s   sweeper off {sorted(off)[rounds // 2]:>8,.0f} events/s (medians)")
     print(f"  ratio on/off per round {', '.join(f'{x:.2f}' for x in ratios)}; median {ratios[rounds // 2]:.2f}")
+
+
+def test_ingestion_with_packing_on_and_off(tmp_path):
+    # Packed payloads (store/packing.py) cost the writer thread a deflate and a projection per
+    # large event, before it takes the write lock. Rounds pair both arms back to back, in
+    # alternating order, for (a) pipelined and (b) one event per connection; medians of the
+    # rounds' own ratios. Each daemon first stores enough events to train its dictionary.
+    rounds = 5
+    arms = (("packing on", "--packing"), ("packing off", "--no-packing"))
+    figures: dict[tuple[str, str], list[float]] = {(label, m): [] for label, _ in arms for m in ("a", "b")}
+    packed: dict[str, int] = {}
+    for r in range(rounds):
+        for label, flag in arms if r % 2 == 0 else arms[::-1]:
+            d = Daemon(tmp_path / f"p{r}-{flag}", verify_interval=0.0, extra_args=[flag]).start()
+            try:
+                pipelined(d.socket, _lines(300))  # trains the dictionary when packing is on
+                figures[(label, "a")].append(pipelined(d.socket, _lines(EVENTS)))
+                figures[(label, "b")].append(one_per_connection(d.socket, _lines(max(EVENTS // 10, 500))))
+            finally:
+                _stop(d)
+            con = sqlite3.connect(d.store)
+            packed[label] = con.execute("SELECT count(payload_z) FROM records").fetchone()[0]
+            con.close()
+    assert packed["packing off"] == 0 and packed["packing on"] > EVENTS
+    print(f"\npacking cost, {rounds} rounds of both arms, order alternating ({_load()}):")
+    for m, what in (("a", f"(a) pipelined, {EVENTS:,} events"), ("b", "(b) one event per connection")):
+        on, off = figures[("packing on", m)], figures[("packing off", m)]
+        ratios = sorted(x / y for x, y in zip(on, off))
+        print(f"  {what}: packing on {sorted(on)[rounds // 2]:>8,.0f} events/s   off {sorted(off)[rounds // 2]:>8,.0f}"
+              f" events/s (medians); ratio on/off per round {', '.join(f'{x:.2f}' for x in ratios)};"
+              f" median {ratios[rounds // 2]:.2f}")
 
 
 def test_ingestion_with_checkpoints_every_second_and_off(tmp_path, monkeypatch):
