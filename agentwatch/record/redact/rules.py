@@ -62,6 +62,7 @@ class Rule:
     source: str
     case_sensitive: bool  # keywords matched as written (token prefixes) or on lower-cased text
     neighbours: str = ""  # a separator that must stand next to the match (";" in connection strings)
+    distinctive: tuple[str, ...] = ()  # prefixes no code writes: a match starting so is masked whatever its entropy
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,45 @@ def _token_regex(spec: dict, *, bounded: bool) -> str:
     return f"(?<![{before}])(?P<v>{core})(?![{after}])"
 
 
+_SEPARATORS = "_-.~:="
+_CODE_BODY = re.compile(r"\[[A-Z0-9-]+\]\{[0-9]+\}")
+
+
+def _min_width(pattern: str) -> int:
+    try:
+        import re._parser as sre  # type: ignore[import-not-found]
+    except ImportError:  # Python < 3.11
+        import sre_parse as sre  # type: ignore[no-redef]
+    return sre.parse(pattern).getwidth()[0]
+
+
+def distinctive_prefixes(spec: dict) -> tuple[str, ...]:
+    """The prefixes of a token rule that no identifier, word, path or digest an ordinary program writes can start.
+
+    A prefix is distinctive when the rule is found by its prefixes (not keyed on a service
+    name because the prefix is common), nothing of the token stands before it, the
+    token it starts is 12 or more characters, and either
+    - it is 4 or more characters with a separator (`_ - . ~ : =`) after its first
+      (`ghp_`, `xoxb-`, `glpat-`, `sk_live_`, `shippo_live_`, `hvs.`), or
+    - it is a code of 4 upper-case letters followed by a fixed number of upper-case
+      letters and digits (`AKIA` and 16 of `[A-Z2-7]`).
+    A placeholder in such a format (`ghp_xxxx...`, `sk_live_aaaa...`) is still masked: it
+    cannot be told from a key by its look, and it is not code.
+    """
+    if spec.get("keywords") or spec.get("lead") or spec.get("distinctive") is False:
+        return ()
+    body = _min_width(spec["body"])
+    out = []
+    for p in spec["prefixes"]:
+        if len(p) + body < 12:
+            continue
+        if len(p) >= 4 and any(c in _SEPARATORS for c in p[1:]):
+            out.append(p)
+        elif len(p) == 4 and p.isalpha() and p.isupper() and _CODE_BODY.fullmatch(spec["body"]):
+            out.append(p)
+    return tuple(out)
+
+
 def _context_regex(spec: dict) -> str:
     names = "|".join(map(re.escape, spec["names"]))
     return (
@@ -144,7 +184,8 @@ class RuleSet:
             keywords = spec.get("keywords")
             verify = None if spec.get("fast_path") == "keyword" else _verify(_token_regex(spec, bounded=False))
             add(Rule(spec["id"], spec["kind"], re.compile(_token_regex(spec, bounded=True), re.ASCII), verify,
-                     spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None),
+                     spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None,
+                     distinctive=distinctive_prefixes(spec)),
                 keywords or spec["prefixes"])
         for spec in data.get("context", ()):
             add(Rule(spec["id"], spec["kind"], re.compile(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
@@ -362,9 +403,11 @@ class RuleSet:
                 value = m.group(group)
                 if not value or any(a.search(value) for a in rule.allow):
                     continue
-                if _FILLER.search(value) or not rule.case_sensitive and _placeholder(value):
+                if rule.distinctive and value.startswith(rule.distinctive):
+                    pass  # a format no code writes: its placeholders too (the allow list still holds)
+                elif _FILLER.search(value) or not rule.case_sensitive and _placeholder(value):
                     continue
-                if rule.entropy is not None and shannon(value) < rule.entropy:
+                elif rule.entropy is not None and shannon(value) < rule.entropy:
                     continue
                 if rule.id == "url-credentials" and not _url_credentials_ok(m):
                     continue
