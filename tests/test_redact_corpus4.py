@@ -148,3 +148,38 @@ def test_code_digests_ids_and_short_prefixes_stay_intact(text):
 def test_a_random_key_in_a_distinctive_format_is_masked_as_before():
     token = "ghp_" + fake("distinctive", ALNUM, 36)
     assert not leaked(stored_text(POLICY, f"use {token} here"), token)
+
+
+# -- a label with no operator -----------------------------------------------------------------------
+
+KEY = fake("label-key", ALNUM, 32)
+UUID = "-".join(fake(f"label-uuid-{i}", HEX, n) for i, n in enumerate((8, 4, 4, 4, 12)))
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    (f"acme SECRET {KEY}", KEY),
+    (f"widgetTOKEN {KEY}\n", KEY),
+    (f"log: using api_key {KEY} for the upload", KEY),
+    (f"acme token {UUID}", UUID),  # a secret word: a UUID too
+    (f"Key {KEY}", KEY),  # a lone key: a value past hex
+])
+def test_a_key_shaped_value_after_a_label_without_an_operator_is_masked(text, secret):
+    assert not leaked(stored_text(POLICY, text), secret)
+    assert rules.builtin().suspicious(canonical_json({"k": text}))
+
+
+@pytest.mark.parametrize("text", [
+    "Token refresh failed after 3 retries",  # prose
+    "the password reset_instructions_for_users page",  # words
+    "Refreshing token for user_1234567890abcdef",
+    f"key {UUID}",  # a lone key before a UUID or hex: an id as often as a credential
+    "key 3bdaacfbb85ee2febeb2b82f37a11d0935992abe",
+    "primary key user_account_id_2024",  # a key that names something else
+    "cache_key user_settings_v2_2024",
+    "token ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",  # an alphabet
+    "secret src/config/settings/production.yaml",  # a path
+    "String apiKey;",  # code
+    "var token string",
+])
+def test_prose_code_ids_and_paths_after_a_label_stay_intact(text):
+    assert stored_text(POLICY, text) == text

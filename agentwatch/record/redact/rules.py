@@ -467,7 +467,7 @@ class RuleSet:
             m = DSL_RE.match(s, lo)
             at = lo
         if m is None:
-            return None
+            return self._label_at(s, lo)
         name = m.group("name")
         keyed = 0
         if not self.secret_name(name):
@@ -499,6 +499,32 @@ class RuleSet:
             return None  # a key name's value counts only when it has a key's shape
         if op == "," and not self.key_shaped(value, True):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
+        return start, end, "assignment"
+
+    def _label_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
+        """`acme SECRET <key>`: a label and a value with blanks between, no operator.
+
+        Prose and code put words after a name, so only a value with the shape of a key counts
+        (`key_shaped`: letters and digits, varied, not words, a path or an alphabet), and after
+        a lone `key` only one with a letter past `f` (never hex: `key <commit sha>` in prose).
+        """
+        m = LABEL_RE.match(s, lo)
+        if m is None:
+            return None
+        name = m.group("name")
+        if self.secret_name(name):
+            qualified = True
+        else:
+            keyed = self.key_name(name)
+            if not keyed:
+                return None
+            qualified = keyed == 2
+        value = m.group("v")
+        if not qualified and _NOT_HEX.isdisjoint(value):
+            return None
+        if not self.key_shaped(value, qualified):
+            return None
+        start, end = m.span("v")
         return start, end, "assignment"
 
     # -- high-entropy runs --------------------------------------------------------------------------
@@ -580,6 +606,9 @@ DSL_RE = re.compile(
     r"(?P<jq>(?!))?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<op>[ \t]+)(?P<q>[\"'])(?P<qv>[^\"'\\\n]*)(?P=q)"
     r"(?P<v>(?!))?(?=[ \t]*[;,]?[ \t]*(?:$|[\r\n]|\\[nr]|#|//))",
 )
+# A label and a key-shaped value with blanks between (`acme SECRET <key>`, `TOKEN <key>`): no operator.
+# The blanks stay within the fast path's reach after a key name (KEY_VALUE_REACH_BYTES).
+LABEL_RE = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})[ \t]{1,8}(?P<v>[A-Za-z0-9_+/=.~-]{16,256})(?![^\s\"'`,;)}\]])")
 XML_RE = re.compile(r"<(?P<name>[A-Za-z_][A-Za-z0-9_.:-]{0,80})(?:[ \t][^<>]*)?>\s*(?P<v>[^<\s][^<]{0,1024}?)\s*</(?P=name)>")
 _EOL = re.compile(r"[ \t]+(?:#|//)|\\[nr]|[\r\n]")
 MASK_RE = re.compile(r"\[REDACTED:[a-z0-9_]+:hmac-sha256:[0-9a-f]+\]")
