@@ -19,10 +19,17 @@ at a named commit:
 - secretlint/secretlint: every rule package's snapshot tests
   (packages/@secretlint/secretlint-rule-*/test/snapshots/<case>/), whose
   output.json holds the input text (`sourceContent`) and each finding's range
-  in it. A case with findings is a positive whose secrets are the ranges' text
-  (a `scheme://user:password@` range gives its password); a case without
-  findings is a negative, unless the case sets options of its own
+  in it and `data` (the value the rule reports, under KEY, TOKEN, SECRET, ID,
+  CREDENTIAL, URI or URL). A case with findings is a positive whose secrets are
+  the reported values found in the text (else the ranges' text), cut down to the
+  key where they hold more (`_sl_secret`: a URL's password, else what follows its
+  scheme when that is one run, else its path (a webhook's key); a `name=` before
+  the value; a PEM block's body, as in a service account file's private key). A case
+  without findings is a negative, unless the case sets options of its own
   (.secretlintrc.json: an allow list or a rule switched off), which is left out.
+  Findings of AWS account ids and Azure client and tenant ids are not secrets by
+  this project's threat model (as in the second and third corpora): such a case
+  is scored as text to leave intact.
   The presets' snapshots repeat the rules' and are not read; neither are rules
   that judge files or paths rather than text (no-dotenv, no-homedir,
   filter-comments, pattern, example, the internal test rules).
@@ -143,6 +150,36 @@ def trivy(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
 
 
 _URL_PASSWORD = re.compile(r"://[^/:@\s]*:([^@\s/]+)@")
+_NAME_VALUE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*[\"']?(.+?)[\"']?$")
+_PEM_BODY = re.compile(r"-----BEGIN [A-Z ]*-----(?:\s|\\n)*(.*?)(?:\s|\\n)*-----END", re.S)
+_SCHEME_ONLY = re.compile(r"^[a-z][a-z0-9+.-]*://([^/:@\s]+)$")
+_SCHEME_HOST = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s]+/")
+SL_DATA_KEYS = ("KEY", "TOKEN", "SECRET", "ID", "CREDENTIAL", "URI", "URL")
+SL_NOT_SECRET = {
+    "AWSAccountID": "an AWS account id names an account; AWS documents it as not secret",
+    "AzureClientId": "an OAuth client id is sent in the clear in every authorization request",
+    "AzureTenantId": "a tenant id names a directory; it grants nothing alone",
+}
+
+
+def _sl_secret(text: str, found: str) -> str:
+    """The key in what a secretlint rule reports: cut down where the report holds more."""
+    pem = _PEM_BODY.search(found)
+    if pem:
+        return max(re.split(r"\s|\\n", pem.group(1)), key=len)
+    url = _URL_PASSWORD.search(found)
+    if url:
+        return url.group(1)
+    bare = _SCHEME_ONLY.match(found)
+    if bare:
+        return bare.group(1)
+    host = _SCHEME_HOST.match(found)
+    if host:
+        return found[host.end():]
+    pair = _NAME_VALUE.match(found)
+    if pair and len(pair.group(1)) >= 8:
+        return pair.group(1)
+    return found
 
 
 def _utf16_slice(text: str, start: int, end: int) -> str:
@@ -171,12 +208,16 @@ def secretlint(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
         label = case.rsplit("/", 1)[-1]
         source = f"{name}:{case}#{label}"
         messages = out.get("messages") or []
-        if messages:
+        if messages and all(m.get("messageId") in SL_NOT_SECRET for m in messages):
+            samples.append({"set": "not-secret", "type": "secretlint:" + rule, "text": text, "source": source,
+                            "reason": SL_NOT_SECRET[messages[0]["messageId"]]})
+        elif messages:
             secrets = set()
             for msg in messages:
-                s = _utf16_slice(text, *msg["range"])
-                url = _URL_PASSWORD.search(s)
-                secrets.add(url.group(1) if url else s)
+                data = msg.get("data") or {}
+                reported = [data[k] for k in SL_DATA_KEYS if isinstance(data.get(k), str) and data[k] in text]
+                found = reported[0] if reported else _utf16_slice(text, *msg["range"])
+                secrets.add(_sl_secret(text, found))
             samples.append({"set": "upstream-positive", "type": "secretlint:" + rule, "text": text,
                             "secrets": sorted(x for x in secrets if x.strip()), "source": source})
         elif case in options:
