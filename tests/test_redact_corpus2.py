@@ -50,10 +50,10 @@ def test_recorded_figures_before_and_after_the_rules_learned_from_the_corpus():
     after = json.loads(corpus2.FIGURES.read_text())
     assert corpus2.totals(before) == {"upstream-positive": (1312, 1877), "upstream-negative": (618, 1261),
                                       "not-secret": (30, 37)}
-    assert corpus2.totals(after) == {"upstream-positive": (1594, 1877), "upstream-negative": (473, 1261),
+    assert corpus2.totals(after) == {"upstream-positive": (1608, 1877), "upstream-negative": (471, 1261),
                                      "not-secret": (33, 37)}
     assert corpus2.totals(before, "noseyparker:")["upstream-positive"] == (292, 391)
-    assert corpus2.totals(after, "noseyparker:")["upstream-positive"] == (330, 391)
+    assert corpus2.totals(after, "noseyparker:")["upstream-positive"] == (332, 391)
 
 
 def test_fast_path_rule_walk_and_every_keyword_index_agree_on_the_corpus():

@@ -135,6 +135,11 @@ def secrets_corpus() -> tuple[tuple[str, str, str], ...]:
     add("connection_string", short_pw, "Server=db;Database=app;User Id=sa;Password={s};")
     add("high_entropy", fake("entropy", ALNUM, 40), "the value is {s} in the log")
     add("high_entropy", fake("entropy64", B64, 64), "blob {s}")
+    # A placeholder in a format with a distinctive prefix is masked whatever its entropy.
+    add("github_token", "gh" + "p_" + "x" * 36, "{s}", "GH_TOKEN={s}")
+    add("stripe_key", "sk" + "_live_" + "A" * 24, "{s}")
+    # A key-shaped value after a label with no operator.
+    add("assignment", fake("label", ALNUM, 32), "acme SECRET {s}", "widgetTOKEN {s} end")
     return tuple(s)
 
 
@@ -186,6 +191,9 @@ def benign_corpus() -> tuple[str, ...]:
         "github.com/spf13/pflag v1.0.6/go.mod h1:" + base64.b64encode(hashlib.sha256(b"go.mod").digest()).decode(),
         "npm:lodash@4.17.21",
         "The quick brown fox jumps over the lazy dog; nothing secret here.",
+        "signing key " + digest[:40],  # a commit SHA after a lone key label
+        "Token refresh failed after 3 retries",
+        "the password reset_instructions_for_users page",
     )
 
 

@@ -62,6 +62,7 @@ class Rule:
     source: str
     case_sensitive: bool  # keywords matched as written (token prefixes) or on lower-cased text
     neighbours: str = ""  # a separator that must stand next to the match (";" in connection strings)
+    distinctive: tuple[str, ...] = ()  # prefixes no code writes: a match starting so is masked whatever its entropy
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,45 @@ def _token_regex(spec: dict, *, bounded: bool) -> str:
     return f"(?<![{before}])(?P<v>{core})(?![{after}])"
 
 
+_SEPARATORS = "_-.~:="
+_CODE_BODY = re.compile(r"\[[A-Z0-9-]+\]\{[0-9]+\}")
+
+
+def _min_width(pattern: str) -> int:
+    try:
+        import re._parser as sre  # type: ignore[import-not-found]
+    except ImportError:  # Python < 3.11
+        import sre_parse as sre  # type: ignore[no-redef]
+    return sre.parse(pattern).getwidth()[0]
+
+
+def distinctive_prefixes(spec: dict) -> tuple[str, ...]:
+    """The prefixes of a token rule that no identifier, word, path or digest an ordinary program writes can start.
+
+    A prefix is distinctive when the rule is found by its prefixes (not keyed on a service
+    name because the prefix is common), nothing of the token stands before it, the
+    token it starts is 12 or more characters, and either
+    - it is 4 or more characters with a separator (`_ - . ~ : =`) after its first
+      (`ghp_`, `xoxb-`, `glpat-`, `sk_live_`, `shippo_live_`, `hvs.`), or
+    - it is a code of 4 upper-case letters followed by a fixed number of upper-case
+      letters and digits (`AKIA` and 16 of `[A-Z2-7]`).
+    A placeholder in such a format (`ghp_xxxx...`, `sk_live_aaaa...`) is still masked: it
+    cannot be told from a key by its look, and it is not code.
+    """
+    if spec.get("keywords") or spec.get("lead") or spec.get("distinctive") is False:
+        return ()
+    body = _min_width(spec["body"])
+    out = []
+    for p in spec["prefixes"]:
+        if len(p) + body < 12:
+            continue
+        if len(p) >= 4 and any(c in _SEPARATORS for c in p[1:]):
+            out.append(p)
+        elif len(p) == 4 and p.isalpha() and p.isupper() and _CODE_BODY.fullmatch(spec["body"]):
+            out.append(p)
+    return tuple(out)
+
+
 def _context_regex(spec: dict) -> str:
     names = "|".join(map(re.escape, spec["names"]))
     return (
@@ -144,7 +184,8 @@ class RuleSet:
             keywords = spec.get("keywords")
             verify = None if spec.get("fast_path") == "keyword" else _verify(_token_regex(spec, bounded=False))
             add(Rule(spec["id"], spec["kind"], re.compile(_token_regex(spec, bounded=True), re.ASCII), verify,
-                     spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None),
+                     spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None,
+                     distinctive=distinctive_prefixes(spec)),
                 keywords or spec["prefixes"])
         for spec in data.get("context", ()):
             add(Rule(spec["id"], spec["kind"], re.compile(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
@@ -362,9 +403,11 @@ class RuleSet:
                 value = m.group(group)
                 if not value or any(a.search(value) for a in rule.allow):
                     continue
-                if _FILLER.search(value) or not rule.case_sensitive and _placeholder(value):
+                if rule.distinctive and value.startswith(rule.distinctive):
+                    pass  # a format no code writes: its placeholders too (the allow list still holds)
+                elif _FILLER.search(value) or not rule.case_sensitive and _placeholder(value):
                     continue
-                if rule.entropy is not None and shannon(value) < rule.entropy:
+                elif rule.entropy is not None and shannon(value) < rule.entropy:
                     continue
                 if rule.id == "url-credentials" and not _url_credentials_ok(m):
                     continue
@@ -424,7 +467,7 @@ class RuleSet:
             m = DSL_RE.match(s, lo)
             at = lo
         if m is None:
-            return None
+            return self._label_at(s, lo)
         name = m.group("name")
         keyed = 0
         if not self.secret_name(name):
@@ -456,6 +499,32 @@ class RuleSet:
             return None  # a key name's value counts only when it has a key's shape
         if op == "," and not self.key_shaped(value, True):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
+        return start, end, "assignment"
+
+    def _label_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
+        """`acme SECRET <key>`: a label and a value with blanks between, no operator.
+
+        Prose and code put words after a name, so only a value with the shape of a key counts
+        (`key_shaped`: letters and digits, varied, not words, a path or an alphabet), and after
+        a lone `key` only one with a letter past `f` (never hex: `key <commit sha>` in prose).
+        """
+        m = LABEL_RE.match(s, lo)
+        if m is None:
+            return None
+        name = m.group("name")
+        if self.secret_name(name):
+            qualified = True
+        else:
+            keyed = self.key_name(name)
+            if not keyed:
+                return None
+            qualified = keyed == 2
+        value = m.group("v")
+        if not qualified and _NOT_HEX.isdisjoint(value):
+            return None
+        if not self.key_shaped(value, qualified):
+            return None
+        start, end = m.span("v")
         return start, end, "assignment"
 
     # -- high-entropy runs --------------------------------------------------------------------------
@@ -537,6 +606,9 @@ DSL_RE = re.compile(
     r"(?P<jq>(?!))?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<op>[ \t]+)(?P<q>[\"'])(?P<qv>[^\"'\\\n]*)(?P=q)"
     r"(?P<v>(?!))?(?=[ \t]*[;,]?[ \t]*(?:$|[\r\n]|\\[nr]|#|//))",
 )
+# A label and a key-shaped value with blanks between (`acme SECRET <key>`, `TOKEN <key>`): no operator.
+# The blanks stay within the fast path's reach after a key name (KEY_VALUE_REACH_BYTES).
+LABEL_RE = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})[ \t]{1,8}(?P<v>[A-Za-z0-9_+/=.~-]{16,256})(?![^\s\"'`,;)}\]])")
 XML_RE = re.compile(r"<(?P<name>[A-Za-z_][A-Za-z0-9_.:-]{0,80})(?:[ \t][^<>]*)?>\s*(?P<v>[^<\s][^<]{0,1024}?)\s*</(?P=name)>")
 _EOL = re.compile(r"[ \t]+(?:#|//)|\\[nr]|[\r\n]")
 MASK_RE = re.compile(r"\[REDACTED:[a-z0-9_]+:hmac-sha256:[0-9a-f]+\]")
