@@ -292,8 +292,8 @@ from support.faultvfs import FaultVFS
 
 vfs = FaultVFS(sync_failure=sys.argv[5], real_sync=True)
 Store = store_mod.Store
-def faulty_store(path, *, vfs_name=None, create=True):
-    return Store(path, vfs=vfs.name, create=create)
+def faulty_store(path, *, vfs_name=None, **options):
+    return Store(path, vfs=vfs.name, **options)
 server.Store = writer.Store = faulty_store
 
 def control():
@@ -337,15 +337,26 @@ class FaultyDaemon(Daemon):
         assert reply and reply[0] == b"ok", reply
         return int(reply[1])
 
+    def start(self) -> "FaultyDaemon":
+        try:
+            super().start()
+        except BaseException:
+            self._close_pipes()  # a daemon that never served leaves no pipe for the garbage collector
+            raise
+        return self
+
     def stop(self, sig: int = signal.SIGTERM) -> int:
         code = super().stop(sig)
+        self._close_pipes()
+        return code
+
+    def _close_pipes(self) -> None:
         for pipe in (self.proc.stdin, self.proc.stdout):
             if pipe is not None:
                 try:
                     pipe.close()
                 except OSError:
                     pass
-        return code
 
 
 @pytest.fixture(autouse=False)
