@@ -1,104 +1,22 @@
 """Score the redaction rules on the held-out corpus (tests/fixtures/redaction/corpus2.json.gz).
 
-The rules were written from gitleaks and detect-secrets; this corpus comes from
-noseyparker's rule examples and trufflehog's detector pattern tests
-(tests/support/redaction_corpus2_extract.py builds it; every sample names its
-source). The scoring is the first corpus's (tests/support/redaction_corpus.py):
-a positive is caught when no 12-character piece of any of its secrets is left in
-the stored record; a negative or a not-secret sample is intact when it is stored
-unchanged. `python tests/support/redaction_corpus2.py --write` records the
-figures (figures2.json) and prints the tables for docs/redaction.md;
-`--before FILE` adds a column of figures recorded earlier.
+It comes from noseyparker's rule examples and trufflehog's detector pattern tests (tests/support/redaction_corpus2_extract.py builds it; every sample names its
+source). Scoring and the command line are tests/support/heldout_corpus.py's:
+`python tests/support/redaction_corpus2.py --write` records figures2.json.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from redaction_corpus import leaked, stored_text  # noqa: E402
+from heldout_corpus import HERE, SETS, HeldOut, outcome, totals  # noqa: E402,F401
 
-HERE = Path(__file__).resolve().parent.parent / "fixtures" / "redaction"
-CORPUS = HERE / "corpus2.json.gz"
-FIGURES = HERE / "figures2.json"
-SETS = {"upstream-positive": "recall", "upstream-negative": "upstream negatives left intact",
-        "not-secret": "not secrets by this project's threat model, left intact"}
-
-
-def load() -> dict:
-    with gzip.open(CORPUS, "rb") as f:
-        return json.loads(f.read())
-
-
-def outcome(policy, sample: dict) -> bool:
-    out = stored_text(policy, sample["text"])
-    if sample["set"] == "upstream-positive":
-        return not any(leaked(out, secret) for secret in sample["secrets"])
-    return out == sample["text"]
-
-
-def score(policy) -> dict:
-    """{set: {type: [ok, total]}} and the failing samples, each as set, type and source."""
-    counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    failures: list[str] = []
-    for sample in load()["samples"]:
-        ok = outcome(policy, sample)
-        cell = counts[sample["set"]][sample["type"]]
-        cell[0] += ok
-        cell[1] += 1
-        if not ok:
-            failures.append(f"{sample['set']} {sample['type']} {sample['source']}")
-    return {"counts": {s: dict(sorted(t.items())) for s, t in sorted(counts.items())}, "failures": sorted(failures)}
-
-
-def totals(figures: dict, prefix: str = "") -> dict[str, tuple[int, int]]:
-    return {s: (sum(c[0] for k, c in t.items() if k.startswith(prefix)),
-                sum(c[1] for k, c in t.items() if k.startswith(prefix)))
-            for s, t in figures["counts"].items()}
-
-
-def _cell(c) -> str:
-    return f"{c[0]} / {c[1]} ({c[0] / c[1]:.1%})" if c and c[1] else "-"
-
-
-def table(figures: dict, before: dict | None = None) -> str:
-    """Markdown: totals by source, then every type below 100% (before or after)."""
-    cols = ["before", "after"] if before else ["figure"]
-    runs = [before, figures] if before else [figures]
-    lines = ["| set | source | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
-    for s in SETS:
-        for prefix, name in (("noseyparker:", "noseyparker"), ("trufflehog:", "trufflehog"), ("", "both")):
-            cells = [_cell(totals(r, prefix).get(s)) for r in runs]
-            if cells[-1] != "-":
-                lines.append(f"| {SETS[s]} | {name} | " + " | ".join(cells) + " |")
-    for s in SETS:
-        rows = []
-        for t in sorted(set().union(*(r["counts"].get(s, {}) for r in runs))):
-            cells = [r["counts"].get(s, {}).get(t) for r in runs]
-            if any(c and c[0] < c[1] for c in cells):
-                rows.append(f"| `{t}` | " + " | ".join(_cell(c) for c in cells) + " |")
-        n = len(figures["counts"].get(s, {}))
-        lines += ["", f"**{SETS[s]}: the types below 100% ({len(rows)} of {n})**", "",
-                  "| type | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols), *rows]
-    return "\n".join(lines)
-
-
-def main(argv: list[str]) -> int:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from agentwatch.record import redact
-
-    figures = score(redact.Policy(redact.REDACTED, bytes(range(32))))
-    if "--write" in argv:
-        FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
-    before = json.loads(Path(argv[argv.index("--before") + 1]).read_text()) if "--before" in argv else None
-    print(table(figures, before))
-    return 0
-
+CORPUS_2 = HeldOut(2, sources=("noseyparker", "trufflehog"), total_label="both")
+CORPUS, FIGURES, BEFORE, SOURCES = CORPUS_2.corpus, CORPUS_2.figures, CORPUS_2.before, CORPUS_2.sources
+load, score, table = CORPUS_2.load, CORPUS_2.score, CORPUS_2.table
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(CORPUS_2.main(sys.argv[1:]))
