@@ -339,13 +339,18 @@ def test_a_document_unpacked_in_place_of_its_projection_is_named(tmp_path, packe
 def test_a_changed_dictionary_is_named_at_its_first_row(tmp_path, packed_template):
     template, packed = packed_template
     path = _copy(template, tmp_path / "s.db")
+    replace_dictionary(path, 32768)
+    _both_name(path, packed[0], "payload_edited")
+
+
+def replace_dictionary(path: Path, size: int) -> None:
+    """Dictionary 1 becomes `size` zero bytes, through its append-only trigger (dropped and put back)."""
     with tamper(path) as con:
         (trigger,) = con.execute("SELECT sql FROM sqlite_schema WHERE name = '_agentwatch_dictionaries_no_update'"
                                  ).fetchone()
         con.execute("DROP TRIGGER _agentwatch_dictionaries_no_update")
-        con.execute("UPDATE _agentwatch_dictionaries SET data = zeroblob(32768) WHERE id = 1")
+        con.execute("UPDATE _agentwatch_dictionaries SET data = zeroblob(?) WHERE id = 1", (size,))
         con.execute(trigger)
-    _both_name(path, packed[0], "payload_edited")
 
 
 def test_a_decompression_bomb_is_refused_not_inflated(tmp_path, packed_template, monkeypatch):
@@ -523,12 +528,7 @@ def test_a_deeply_nested_document_is_stored_plain(tmp_path, depth, packed):
 def test_a_writer_opens_a_store_whose_dictionary_is_not_one_and_trains_its_own(tmp_path, packed_template):
     template, packed = packed_template
     path = _copy(template, tmp_path / "s.db")
-    with tamper(path) as con:
-        (trigger,) = con.execute("SELECT sql FROM sqlite_schema WHERE name = '_agentwatch_dictionaries_no_update'"
-                                 ).fetchone()
-        con.execute("DROP TRIGGER _agentwatch_dictionaries_no_update")
-        con.execute("UPDATE _agentwatch_dictionaries SET data = zeroblob(40000) WHERE id = 1")
-        con.execute(trigger)
+    replace_dictionary(path, 40000)  # longer than a dictionary can be
     with Store(path) as store:
         assert store.packer.current is None
         head = store.head()[0]
