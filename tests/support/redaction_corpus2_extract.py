@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import argparse
 import ast
-import gzip
 import json
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "fixtures" / "redaction" / "corpus2.json.gz"
+from corpus_extract import HERE, compile_upstream, git, write
+
+OUT = HERE / "corpus2.json.gz"
 NP_RULES = "crates/noseyparker/data/default/builtin/rules"
 
 # Rules whose examples are not secrets by this project's threat model (the
@@ -87,32 +87,22 @@ def _secrets(rule_id: str, m: re.Match[str]) -> list[str]:
     return [g for g in m.groups() if g] or [m.group(0)]
 
 
-def _git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True).stdout
 
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    """The upstream pattern under Python's `re`: global flags that sit mid-pattern move to the front."""
-    try:
-        return re.compile(pattern)
-    except re.error:
-        flags = "".join(sorted(set("".join(re.findall(r"\(\?([imsx]+)\)", pattern)))))
-        return re.compile(f"(?{flags})" + re.sub(r"\(\?[imsx]+\)", "", pattern))
 
 
 def noseyparker(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
     import yaml
 
-    commit = _git(repo, "rev-parse", "HEAD").strip()
+    commit = git(repo, "rev-parse", "HEAD").strip()
     name = f"praetorian-inc/noseyparker@{commit[:12]}"
     samples: list[dict] = []
-    for path in sorted(_git(repo, "ls-tree", "--name-only", "HEAD", NP_RULES + "/").split()):
+    for path in sorted(git(repo, "ls-tree", "--name-only", "HEAD", NP_RULES + "/").split()):
         if not path.endswith(".yml"):
             continue
-        for rule in yaml.safe_load(_git(repo, "show", f"HEAD:{path}"))["rules"]:
+        for rule in yaml.safe_load(git(repo, "show", f"HEAD:{path}"))["rules"]:
             typ = "noseyparker:" + rule["id"].removeprefix("np.")
             source = f"{name}:{path}#{rule['id']}"
-            rx = _compile(rule["pattern"])
+            rx = compile_upstream(rule["pattern"])
             for text in rule.get("examples") or []:
                 secrets: list[str] = []
                 for m in rx.finditer(text):
@@ -276,13 +266,13 @@ def _secret_parts(want: str, text: str) -> list[str]:
 
 
 def trufflehog(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
-    commit = _git(repo, "rev-parse", "HEAD").strip()
+    commit = git(repo, "rev-parse", "HEAD").strip()
     name = f"trufflesecurity/trufflehog@{commit[:12]}"
     samples: list[dict] = []
-    paths = [p for p in _git(repo, "ls-tree", "-r", "--name-only", "HEAD", "pkg/detectors/").split()
+    paths = [p for p in git(repo, "ls-tree", "-r", "--name-only", "HEAD", "pkg/detectors/").split()
              if p.endswith("_test.go") and not p.endswith("_integration_test.go")]
     for path in sorted(paths):
-        src = _git(repo, "show", f"HEAD:{path}")
+        src = git(repo, "show", f"HEAD:{path}")
         if "_Pattern(" not in src:
             continue
         env = _env(src)
@@ -330,26 +320,10 @@ def main(argv: list[str]) -> int:
         name, got = build(repo, left_out)
         upstream.append(name)
         samples += got
-    seen: set[tuple[str, str]] = set()
-    unique = []
-    for s in samples:
-        if (s["set"], s["text"]) in seen:
-            left_out["the same text twice in one set"] += 1
-            continue
-        seen.add((s["set"], s["text"]))
-        unique.append(s)
-    doc = {
-        "about": "Held-out redaction corpus: secret samples and negatives from scanners whose data the "
-                 "rules were not written from. Built by tests/support/redaction_corpus2_extract.py; each "
-                 "sample names its source.",
-        "upstream": upstream,
-        "left_out": dict(sorted(left_out.items())),
-        "samples": unique,
-    }
-    data = json.dumps(doc, indent=0, sort_keys=True, ensure_ascii=False).encode()
-    args.out.write_bytes(gzip.compress(data, mtime=0))
-    print(json.dumps({"samples": len(unique), "sets": Counter(s["set"] for s in unique),
-                      "left_out": doc["left_out"]}, indent=1))
+    about = ("Held-out redaction corpus: secret samples and negatives from scanners whose data the "
+             "rules were not written from. Built by tests/support/redaction_corpus2_extract.py; each "
+             "sample names its source.")
+    write(args.out, about, upstream, samples, left_out, earlier=0)
     return 0
 
 

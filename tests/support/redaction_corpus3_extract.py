@@ -41,15 +41,13 @@ Usage (needs PyYAML; not part of the test suite, which reads the built file):
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent / "fixtures" / "redaction"
+from corpus_extract import HERE, compile_upstream, git, write
+
 OUT = HERE / "corpus3.json.gz"
 KF_RULES = "data/rules"
 SG_DIR = "generic/secrets/security"
@@ -76,18 +74,7 @@ def _not_secret_reason(name: str) -> str:
     return "an id or name (account, organization, application, client) names a thing; it grants nothing alone"
 
 
-def _git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True).stdout
 
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    """An upstream (Rust/PCRE) pattern under Python's `re`: named groups spelled `(?P<`, global flags first."""
-    pattern = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", pattern)
-    try:
-        return re.compile(pattern)
-    except re.error:
-        flags = "".join(sorted(set("".join(re.findall(r"\(\?([imsx]+)\)", pattern)))))
-        return re.compile(f"(?{flags})" + re.sub(r"\(\?[imsx]+\)", "", pattern))
 
 
 _URL_PASSWORD = re.compile(r"://[^/:@\s]*:([^@\s/]+)@")
@@ -138,17 +125,17 @@ def _kf_secrets(captured: list[str]) -> list[str]:
 def kingfisher(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
     import yaml
 
-    commit = _git(repo, "rev-parse", "HEAD").strip()
+    commit = git(repo, "rev-parse", "HEAD").strip()
     name = f"mongodb/kingfisher@{commit[:12]}"
     samples: list[dict] = []
-    for path in sorted(_git(repo, "ls-tree", "--name-only", "HEAD", KF_RULES + "/").split()):
+    for path in sorted(git(repo, "ls-tree", "--name-only", "HEAD", KF_RULES + "/").split()):
         if not path.endswith(".yml"):
             continue
-        for rule in yaml.safe_load(_git(repo, "show", f"HEAD:{path}"))["rules"]:
+        for rule in yaml.safe_load(git(repo, "show", f"HEAD:{path}"))["rules"]:
             typ = "kingfisher:" + rule["id"].removeprefix("kingfisher.")
             source = f"{name}:{path}#{rule['id']}"
             try:
-                rx = _compile(rule["pattern"])
+                rx = compile_upstream(rule["pattern"])
             except re.error:
                 left_out["kingfisher rule whose pattern Python re does not compile (its examples)"] += len(
                     rule.get("examples") or [])
@@ -177,13 +164,13 @@ _ANNOTATION = re.compile(r"^\s*(?:#|//|/\*|\{/\*|<!--|;)\s*(ruleid|ok|todoruleid
 
 
 def semgrep_rules(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
-    commit = _git(repo, "rev-parse", "HEAD").strip()
+    commit = git(repo, "rev-parse", "HEAD").strip()
     name = f"semgrep/semgrep-rules@{commit[:12]}"
     samples: list[dict] = []
-    for path in sorted(_git(repo, "ls-tree", "--name-only", "HEAD", SG_DIR + "/").split()):
+    for path in sorted(git(repo, "ls-tree", "--name-only", "HEAD", SG_DIR + "/").split()):
         if path.endswith((".yaml", ".yml")):
             continue
-        lines = _git(repo, "show", f"HEAD:{path}").splitlines()
+        lines = git(repo, "show", f"HEAD:{path}").splitlines()
         for i, line in enumerate(lines):
             m = _ANNOTATION.match(line)
             if not m or m.group(1).startswith("todo"):
@@ -216,11 +203,11 @@ def semgrep_rules(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
 
 
 def ripsecrets(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
-    commit = _git(repo, "rev-parse", "HEAD").strip()
+    commit = git(repo, "rev-parse", "HEAD").strip()
     name = f"sirwart/ripsecrets@{commit[:12]}"
     samples: list[dict] = []
-    for path in sorted(_git(repo, "ls-tree", "-r", "--name-only", "HEAD", "test/").split()):
-        text = _git(repo, "show", f"HEAD:{path}")
+    for path in sorted(git(repo, "ls-tree", "-r", "--name-only", "HEAD", "test/").split()):
+        text = git(repo, "show", f"HEAD:{path}")
         kind = path.split("/")[1]
         if kind == "one_per_file":
             samples.append({"set": "upstream-positive", "type": "ripsecrets:" + path.split("/")[-1].split(".")[0],
@@ -240,13 +227,6 @@ def ripsecrets(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
     return name, samples
 
 
-def _seen_before() -> str:
-    """Every text of the first and second corpora, joined: what the rules were measured on."""
-    texts = []
-    for name in ("corpus.json.gz", "corpus2.json.gz"):
-        with gzip.open(HERE / name, "rb") as f:
-            texts += [s["text"] for s in json.loads(f.read())["samples"]]
-    return "\n\x00\n".join(texts)
 
 
 def main(argv: list[str]) -> int:
@@ -263,34 +243,10 @@ def main(argv: list[str]) -> int:
         name, got = build(repo, left_out)
         upstream.append(name)
         samples += got
-    before = _seen_before()
-    seen: set[tuple[str, str]] = set()
-    unique = []
-    for s in samples:
-        if (s["set"], s["text"]) in seen:
-            left_out["the same text twice in one set"] += 1
-            continue
-        seen.add((s["set"], s["text"]))
-        if s["text"] in before:
-            left_out["text already in the first or second corpus"] += 1
-            continue
-        if any(len(secret) >= 8 and secret in before for secret in s.get("secrets", [])):
-            left_out["a secret already in the first or second corpus"] += 1
-            continue
-        unique.append(s)
-    doc = {
-        "about": "Third held-out redaction corpus: secret samples and negatives from projects whose data the "
-                 "rules were neither written from nor adjusted on. Built by "
-                 "tests/support/redaction_corpus3_extract.py; each sample names its source.",
-        "upstream": upstream,
-        "left_out": dict(sorted(left_out.items())),
-        "samples": unique,
-    }
-    data = json.dumps(doc, indent=0, sort_keys=True, ensure_ascii=False).encode()
-    args.out.write_bytes(gzip.compress(data, mtime=0))
-    print(json.dumps({"samples": len(unique), "sets": Counter(s["set"] for s in unique),
-                      "sources": Counter(s["type"].split(":")[0] for s in unique),
-                      "left_out": doc["left_out"]}, indent=1))
+    about = ("Third held-out redaction corpus: secret samples and negatives from projects whose data the "
+             "rules were neither written from nor adjusted on. Built by "
+             "tests/support/redaction_corpus3_extract.py; each sample names its source.")
+    write(args.out, about, upstream, samples, left_out, earlier=2)
     return 0
 
 

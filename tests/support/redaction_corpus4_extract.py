@@ -49,7 +49,6 @@ Usage (not part of the test suite, which reads the built file):
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 import subprocess
@@ -57,16 +56,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent / "fixtures" / "redaction"
+from corpus_extract import HERE, git, write
+
 OUT = HERE / "corpus4.json.gz"
 TRIVY_DIR = "pkg/fanal/secret"
 SL_DIR = "packages/@secretlint"
 SL_NOT_TEXT_RULES = {"no-dotenv", "no-homedir", "filter-comments", "pattern", "example",
                      "internal-test-cjs", "internal-test-esm"}
 
-
-def _git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True).stdout
 
 
 _GO_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"|`([^`]*)`|strings\.Repeat\("(.)",\s*(\d+)\)')
@@ -94,14 +91,14 @@ def _shape(masked: str) -> re.Pattern[str]:
 
 
 def trivy(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
-    commit = _git(repo, "rev-parse", "HEAD").strip()
+    commit = git(repo, "rev-parse", "HEAD").strip()
     name = f"aquasecurity/trivy@{commit[:12]}"
-    test = _git(repo, "show", f"HEAD:{TRIVY_DIR}/scanner_test.go")
+    test = git(repo, "show", f"HEAD:{TRIVY_DIR}/scanner_test.go")
     files = {}
-    for path in sorted(_git(repo, "ls-tree", "--name-only", "HEAD", TRIVY_DIR + "/testdata/").split("\n")):
+    for path in sorted(git(repo, "ls-tree", "--name-only", "HEAD", TRIVY_DIR + "/testdata/").split("\n")):
         if path and not path.endswith((".yaml", ".yml")):
             try:
-                files[path] = _git(repo, "show", f"HEAD:{path}")
+                files[path] = git(repo, "show", f"HEAD:{path}")
             except (subprocess.CalledProcessError, UnicodeDecodeError):
                 left_out["trivy test data file that is not text"] += 1
     samples: list[dict] = []
@@ -189,9 +186,9 @@ def _utf16_slice(text: str, start: int, end: int) -> str:
 
 
 def secretlint(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
-    commit = _git(repo, "rev-parse", "HEAD").strip()
+    commit = git(repo, "rev-parse", "HEAD").strip()
     name = f"secretlint/secretlint@{commit[:12]}"
-    paths = _git(repo, "ls-tree", "-r", "--name-only", "HEAD", SL_DIR + "/").split("\n")
+    paths = git(repo, "ls-tree", "-r", "--name-only", "HEAD", SL_DIR + "/").split("\n")
     cases = sorted(p[:-len("/output.json")] for p in paths
                    if re.fullmatch(re.escape(SL_DIR) + r"/secretlint-rule-[^/]+/test/snapshots/[^/]+/output\.json", p))
     options = {p.rsplit("/", 1)[0] for p in paths if p.endswith("/.secretlintrc.json")}
@@ -200,7 +197,7 @@ def secretlint(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
         rule = case.split("/")[2].removeprefix("secretlint-rule-")
         if rule.startswith("preset-") or rule in SL_NOT_TEXT_RULES:
             continue
-        out = json.loads(_git(repo, "show", f"HEAD:{case}/output.json"))
+        out = json.loads(git(repo, "show", f"HEAD:{case}/output.json"))
         text = out.get("sourceContent")
         if out.get("sourceContentType", "text") != "text" or not isinstance(text, str):
             left_out["secretlint case whose input is not text"] += 1
@@ -228,13 +225,6 @@ def secretlint(repo: str, left_out: Counter) -> tuple[str, list[dict]]:
     return name, samples
 
 
-def _seen_before() -> str:
-    """Every text of the first three corpora, joined: what the rules were measured on."""
-    texts = []
-    for name in ("corpus.json.gz", "corpus2.json.gz", "corpus3.json.gz"):
-        with gzip.open(HERE / name, "rb") as f:
-            texts += [s["text"] for s in json.loads(f.read())["samples"]]
-    return "\n\x00\n".join(texts)
 
 
 def main(argv: list[str]) -> int:
@@ -249,34 +239,10 @@ def main(argv: list[str]) -> int:
         name, got = build(repo, left_out)
         upstream.append(name)
         samples += got
-    before = _seen_before()
-    seen: set[tuple[str, str]] = set()
-    unique = []
-    for s in samples:
-        if (s["set"], s["text"]) in seen:
-            left_out["the same text twice in one set"] += 1
-            continue
-        seen.add((s["set"], s["text"]))
-        if s["text"] in before:
-            left_out["text already in the first, second or third corpus"] += 1
-            continue
-        if any(len(secret) >= 8 and secret in before for secret in s.get("secrets", [])):
-            left_out["a secret already in the first, second or third corpus"] += 1
-            continue
-        unique.append(s)
-    doc = {
-        "about": "Fourth held-out redaction corpus: secret samples and negatives from projects whose data the "
-                 "rules were neither written from nor adjusted on. Built by "
-                 "tests/support/redaction_corpus4_extract.py; each sample names its source.",
-        "upstream": upstream,
-        "left_out": dict(sorted(left_out.items())),
-        "samples": unique,
-    }
-    data = json.dumps(doc, indent=0, sort_keys=True, ensure_ascii=False).encode()
-    args.out.write_bytes(gzip.compress(data, mtime=0))
-    print(json.dumps({"samples": len(unique), "sets": Counter(s["set"] for s in unique),
-                      "sources": Counter(s["type"].split(":")[0] for s in unique),
-                      "left_out": doc["left_out"]}, indent=1))
+    about = ("Fourth held-out redaction corpus: secret samples and negatives from projects whose data the "
+             "rules were neither written from nor adjusted on. Built by "
+             "tests/support/redaction_corpus4_extract.py; each sample names its source.")
+    write(args.out, about, upstream, samples, left_out, earlier=3)
     return 0
 
 
