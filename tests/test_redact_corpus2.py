@@ -4,7 +4,8 @@ The rules were written from gitleaks and detect-secrets; this corpus was built f
 other scanners (tests/support/redaction_corpus2_extract.py, every sample naming its
 source) and first scored with the rules as they were (figures2-before.json). Figures are
 recorded in tests/fixtures/redaction/figures2.json (and in docs/redaction.md); a change in
-what the rules catch or leave alone shows here as a difference, sample by sample.
+what the rules catch or leave alone shows in
+tests/test_redact_heldout.py as a difference, sample by sample.
 Re-record with `python tests/support/redaction_corpus2.py --write` after a deliberate change.
 """
 
@@ -20,7 +21,6 @@ from support.redaction_corpus import leaked, stored_text
 from agentwatch.record import redact
 from agentwatch.record.redact import rules
 from agentwatch.record.redact.corpus import ALNUM, HEX, fake
-from agentwatch.store.chain import canonical_json
 
 POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
 SAMPLES = corpus2.load()["samples"]
@@ -38,13 +38,6 @@ def test_every_sample_names_its_source_and_its_secret():
     assert all(s["reason"] for s in SAMPLES if s["set"] == "not-secret")
 
 
-def test_held_out_figures_are_the_recorded_ones():
-    recorded = json.loads(corpus2.FIGURES.read_text())
-    measured = corpus2.score(POLICY)
-    assert measured["failures"] == recorded["failures"]
-    assert measured["counts"] == recorded["counts"]
-
-
 def test_recorded_figures_before_and_after_the_rules_learned_from_the_corpus():
     before = json.loads((corpus2.HERE / "figures2-before.json").read_text())
     after = json.loads(corpus2.FIGURES.read_text())
@@ -54,20 +47,6 @@ def test_recorded_figures_before_and_after_the_rules_learned_from_the_corpus():
                                      "not-secret": (33, 37)}
     assert corpus2.totals(before, "noseyparker:")["upstream-positive"] == (292, 391)
     assert corpus2.totals(after, "noseyparker:")["upstream-positive"] == (332, 391)
-
-
-def test_fast_path_rule_walk_and_every_keyword_index_agree_on_the_corpus():
-    ruleset = rules.builtin()
-    indexes = [rules.load(backend=b).index for b in rules.KeywordIndex.BACKENDS]
-    for sample in SAMPLES:
-        text = sample["text"]
-        if ruleset.redact(text, POLICY.mask) != text:
-            assert ruleset.suspicious(text, json=False), sample["source"]
-            assert ruleset.suspicious(canonical_json({"k": [text]}).decode()), sample["source"]
-        doc = {"k": text, text[:200]: [text]}
-        assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc)), sample["source"]
-        data = text.encode("utf-8", "surrogatepass")
-        assert len({tuple(index.hits(data)) for index in indexes}) == 1, sample["source"]
 
 
 KEY36 = fake("base36-key", "abcdefghijklmnopqrstuvwxyz" + "0123456789", 32)

@@ -7,8 +7,8 @@ every sample naming its source, none of its texts or secrets in the first three 
 and scored with the rules as they were (figures4-before.json) before the rules were
 changed, with the second and third corpora's misses as the guide and this corpus left out
 of view. Figures are recorded in tests/fixtures/redaction/figures4.json (and in
-docs/redaction.md); a change in what the rules catch or leave alone shows here as a
-difference, sample by sample. Re-record with `python tests/support/redaction_corpus4.py
+docs/redaction.md); a change in what the rules catch or leave alone shows in
+tests/test_redact_heldout.py as a difference, sample by sample. Re-record with `python tests/support/redaction_corpus4.py
 --write` after a deliberate change.
 
 Also here: the distinctive-prefix rule (rules.distinctive_prefixes) that change brought.
@@ -54,13 +54,6 @@ def test_no_text_or_secret_of_the_first_three_corpora_is_in_this_one():
     assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
 
 
-def test_held_out_figures_are_the_recorded_ones():
-    recorded = json.loads(corpus4.FIGURES.read_text())
-    measured = corpus4.score(POLICY)
-    assert measured["failures"] == recorded["failures"]
-    assert measured["counts"] == recorded["counts"]
-
-
 def test_recorded_figures_before_and_after_the_rules_changed_without_this_corpus_in_view():
     before = json.loads(corpus4.BEFORE.read_text())
     after = json.loads(corpus4.FIGURES.read_text())
@@ -76,20 +69,6 @@ def test_recorded_figures_before_and_after_the_rules_changed_without_this_corpus
     assert len(was) == len(before["failures"]) and len(now) == len(after["failures"])
     assert [f.split(" ")[:2] for f in sorted(was - now)] == [["upstream-positive", "secretlint:stripe"]]
     assert [f.split(" ")[:2] for f in sorted(now - was)] == [["upstream-negative", "secretlint:stripe"]]
-
-
-def test_fast_path_rule_walk_and_every_keyword_index_agree_on_the_corpus():
-    ruleset = rules.builtin()
-    indexes = [rules.load(backend=b).index for b in rules.KeywordIndex.BACKENDS]
-    for sample in SAMPLES:
-        text = sample["text"]
-        if ruleset.redact(text, POLICY.mask) != text:
-            assert ruleset.suspicious(text, json=False), sample["source"]
-            assert ruleset.suspicious(canonical_json({"k": [text]}).decode()), sample["source"]
-        doc = {"k": text, text[:200]: [text]}
-        assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc)), sample["source"]
-        data = text.encode("utf-8", "surrogatepass")
-        assert len({tuple(index.hits(data)) for index in indexes}) == 1, sample["source"]
 
 
 # -- distinctive prefixes -------------------------------------------------------------------------
