@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import agentwatch
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json, row_hash
-from agentwatch.verify.check import verify_store
 
 STANDALONE = Path(agentwatch.__file__).parent / "standalone_verify.py"
 KIND_CYCLE = ("event", "attestation", "gap")

@@ -13,10 +13,10 @@ import base64
 import hashlib
 import json
 
+from agentwatch.evidence.checkpoints import origin_for
+from agentwatch.evidence.note import Checkpoint, Signer
 from agentwatch.store.chain import GENESIS, canonical_json, format_hash, row_hash
 from agentwatch.store.merkle import CompactRange, consistency_proof, inclusion_proof, leaf_hash, node_hash
-from agentwatch.verify.checkpoints import origin_for
-from agentwatch.verify.note import Checkpoint, Signer
 
 STORE_ID = bytes.fromhex("00112233445566778899aabbccddeeff")
 SECRET = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")  # RFC 8032 TEST 1

@@ -18,10 +18,10 @@ import time
 
 import pytest
 
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
-from agentwatch.verify.check import verify_store
 from agentwatch.verify.walk import CHUNK_ROWS
 
 pytestmark = pytest.mark.bench
@@ -89,7 +89,7 @@ def baseline_seconds(path) -> float:
 PEAK_RSS = """
 import resource, sys
 from agentwatch.store import db
-from agentwatch.verify.check import verify_store
+from agentwatch.evidence.audit import verify_store
 
 def peak_kib():
     try:

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentwatch import standalone_verify
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, parse_hash, row_hash
 from agentwatch.store.migrations import APPLICATION_ID
-from agentwatch.verify.check import verify_store
 from agentwatch.verify.walk import verify_range
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "chain_v1.json").read_text(encoding="utf-8"))

@@ -5,11 +5,11 @@ import os
 from daemon import wait_for
 
 from agentwatch.daemon.writer import Job, Writer
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
 from agentwatch.store.wal import Checkpointer
-from agentwatch.verify.check import verify_store
 
 
 def commit_one(store: Store, checkpointer: Checkpointer, n: int) -> None:

@@ -27,11 +27,11 @@ from agentwatch.cli import app
 from agentwatch.daemon import runfiles
 from agentwatch.daemon.erase import DaemonRunning, erase_store
 from agentwatch.errors import UsageError
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store import migrations
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, framed_identity, row_hash_framed
 from agentwatch.store.erasure import EraseRefused, erase_rows, erasure_record_id, parse_erasure
-from agentwatch.verify.check import verify_store
 
 SECRET = "ghp_" + "Zq8Xv2Lm4Np6Rt1Yw3Bc5Df7Gh9Jk0Ls2Qa"
 ROWS = 40

@@ -11,9 +11,9 @@ from pathlib import Path
 from chain_tamper import STANDALONE
 from daemon import Daemon, append_many, wait_for
 
-from agentwatch.verify.check import verify_store
-from agentwatch.verify.checkpoints import read_state
-from agentwatch.verify.witness import DirectoryWitness
+from agentwatch.evidence.audit import verify_store
+from agentwatch.evidence.checkpoints import read_state
+from agentwatch.evidence.witness import DirectoryWitness
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -21,12 +21,12 @@ from pathlib import Path
 import chain_tamper as t
 import pytest
 
+from agentwatch.evidence import bundle as bundles
+from agentwatch.evidence.checkpoints import CheckpointError, Notary, key_path, read_state
+from agentwatch.evidence.note import Checkpoint, NoteError, Signer, Verifier, open_note
+from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.store.append import Store
 from agentwatch.store.merkle import ProofError, verify_consistency
-from agentwatch.verify import bundle as bundles
-from agentwatch.verify.checkpoints import CheckpointError, Notary, key_path, read_state
-from agentwatch.verify.note import Checkpoint, NoteError, Signer, Verifier, open_note
-from agentwatch.verify.witness import DirectoryWitness
 
 STANDALONE_PATH = t.STANDALONE
 VECTORS = Path(__file__).parent / "vectors"
@@ -348,7 +348,7 @@ def test_the_pinned_bundle_vectors_verify_in_both_verifiers_and_regenerate_ident
 
 
 def test_a_cosigning_witness_signs_what_it_accepted_and_bundles_carry_it(recorded):
-    from agentwatch.verify.cosign import CosignerKey, read_cosigner_key
+    from agentwatch.evidence.cosign import CosignerKey, read_cosigner_key
 
     path, store, state = recorded
     witness = DirectoryWitness(state / "w", cosign=True)

@@ -18,12 +18,12 @@ from pathlib import Path
 import chain_tamper as t
 import pytest
 
+from agentwatch.evidence.audit import verify_store
+from agentwatch.evidence.checkpoints import Notary, state_path
+from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.store.append import Store
 from agentwatch.verify import known_stores
 from agentwatch.verify.anchors import anchor_path
-from agentwatch.verify.check import verify_store
-from agentwatch.verify.checkpoints import Notary, state_path
-from agentwatch.verify.witness import DirectoryWitness
 
 ROWS = 40
 OLD = 30  # rows in the older copy a rollback restores
@@ -179,7 +179,7 @@ def test_an_incremental_verify_extends_the_tree_from_the_anchor(tmp_path):
 
 
 def _signed_root(s: Setup) -> bytes:
-    from agentwatch.verify.checkpoints import read_state
-    from agentwatch.verify.note import Checkpoint, split_note
+    from agentwatch.evidence.checkpoints import read_state
+    from agentwatch.evidence.note import Checkpoint, split_note
 
     return Checkpoint.parse(split_note(read_state(s.store_id, s.state).note)[0]).root

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from agentwatch.cli import app
 from agentwatch.daemon import health
+from agentwatch.evidence import checkpoints
+from agentwatch.evidence.note import Checkpoint, split_note
 from agentwatch.fleet import ship
-from agentwatch.verify import checkpoints
-from agentwatch.verify.note import Checkpoint, split_note
 
 runner = CliRunner()
 
@@ -163,7 +163,7 @@ def test_the_daemon_ships_its_stop_checkpoint(fleet, tmp_path):
 def tree_head(store) -> tuple[int, bytes]:
     import sqlite3
 
-    from agentwatch.verify.tree import roots_at
+    from agentwatch.evidence.stored_tree import roots_at
 
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     try:
@@ -180,8 +180,8 @@ def ship_rows(fleet, store, tmp_path) -> None:
 
 
 def test_the_fleet_server_is_a_witness_for_the_notary(fleet, tmp_path):
+    from agentwatch.evidence.note import Signer
     from agentwatch.fleet.witness import PgWitness
-    from agentwatch.verify.note import Signer
 
     store, state = tmp_path / "store.db", tmp_path / "state"
     store_id = store_id_of_filled(store, 10)

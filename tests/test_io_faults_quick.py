@@ -12,9 +12,9 @@ import pytest
 from support import iofaults
 from support.faultvfs import FaultVFS
 
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
-from agentwatch.verify.check import verify_store
 
 
 @pytest.fixture

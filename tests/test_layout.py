@@ -22,13 +22,13 @@ RANKS = {
     "record": 2,
     "config": 3,
     "verify": 4,
-    "fleet": 5,
-    "daemon": 6,
-    "readers": 7,
-    "install": 8,
-    "cli": 9,
-    "__main__": 9,
-    "commands": 9,
+    "evidence": 5,
+    "fleet": 6,
+    "daemon": 7,
+    "readers": 8,
+    "install": 9,
+    "cli": 10,
+    "__main__": 10,
 }
 # External contracts that import only the standard library (docs/architecture.md).
 STDLIB_ONLY = {"hook", "hookclient", "standalone_verify", "platform_layer"}
@@ -141,8 +141,8 @@ def test_the_graph_reader_sees_known_edges():
 
 
 # Modules that talk to a person or a harness directly; everything else logs or returns.
-PRINTS_ALLOWED = {"agentwatch.cli", "agentwatch.readers.render", "agentwatch.hook", "agentwatch.hookclient",
-                  "agentwatch.standalone_verify"}
+PRINTS_ALLOWED = {"agentwatch.cli", *(f"agentwatch.cli.{group}" for group in ("app", "record", "query", "evidence",
+                  "fleet", "setup", "render")), "agentwatch.hook", "agentwatch.hookclient", "agentwatch.standalone_verify"}
 
 # The log handler writes stderr; the verify worker speaks its pickle protocol on stdin/stdout.
 STREAMS_ALLOWED = PRINTS_ALLOWED | {"agentwatch.daemon.logs", "agentwatch.verify.worker", "agentwatch.fleet.worker"}

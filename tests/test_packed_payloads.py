@@ -25,12 +25,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import agentwatch.standalone_verify as standalone
+from agentwatch.evidence.audit import verify_store
 from agentwatch.readers import sql, tail
 from agentwatch.record import normalize, redact
 from agentwatch.store import db, erasure, migrations, packing
 from agentwatch.store.append import Append, RowRefused, Store
 from agentwatch.store.chain import canonical_json
-from agentwatch.verify.check import verify_store
 
 TRAIN = 16  # documents before the first dictionary, in these tests
 SHIPPED_TRAIN = packing.TRAIN_SAMPLES  # what a daemon started by a test uses
@@ -494,8 +494,8 @@ def test_sessions_timelines_subscriptions_and_otlp_read_packed_rows_as_plain_one
 
 
 def test_a_proof_bundle_of_a_packed_row_carries_its_document(tmp_path, documents):
-    from agentwatch.verify import bundle as bundles
-    from agentwatch.verify.checkpoints import Notary
+    from agentwatch.evidence import bundle as bundles
+    from agentwatch.evidence.checkpoints import Notary
 
     path = tmp_path / "s.db"
     state = tmp_path / "state"

@@ -16,11 +16,11 @@ import pytest
 from daemon import Daemon, append_many, envelope, wait_for
 from faultload import reap_daemons  # noqa: F401 (fixture)
 
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db, schema_check
 from agentwatch.store.append import Append, Store, StoreIntegrityError
 from agentwatch.store.chain import canonical_json
 from agentwatch.store.schema_check import SchemaChanged
-from agentwatch.verify.check import verify_store
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
 

@@ -17,8 +17,8 @@ import chain_tamper as t
 import pytest
 from daemon import Daemon
 
+from agentwatch.evidence.audit import verify_store
 from agentwatch.record import normalize
-from agentwatch.verify.check import verify_store
 
 
 def test_serve_on_a_store_directory_it_cannot_write_exits_3(tmp_path):

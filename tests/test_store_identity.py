@@ -20,11 +20,11 @@ import pytest
 from daemon import Daemon, append_many, envelope, wait_for
 from faultload import reap_daemons  # noqa: F401 (fixture)
 
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db
 from agentwatch.store.append import Append, Store, StoreIntegrityError
 from agentwatch.store.chain import canonical_json
 from agentwatch.verify import known_stores
-from agentwatch.verify.check import verify_store
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
 

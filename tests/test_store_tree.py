@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
+from agentwatch.evidence.stored_tree import StoredTree, roots_at
 from agentwatch.store import db
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
 from agentwatch.store.merkle import leaf_hash
-from agentwatch.verify.tree import StoredTree, roots_at
 
 
 def _rows(first: int, count: int) -> list[Append]:

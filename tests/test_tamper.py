@@ -13,7 +13,7 @@ import hashlib
 import chain_tamper as t
 import pytest
 
-from agentwatch.verify.check import verify_store
+from agentwatch.evidence.audit import verify_store
 
 
 @pytest.fixture(scope="module")

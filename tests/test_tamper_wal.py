@@ -13,9 +13,9 @@ import shutil
 
 import chain_tamper as t
 
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
-from agentwatch.verify.check import verify_store
 
 ROWS = 12
 

@@ -22,7 +22,7 @@ from daemon import wait_for
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from agentwatch.readers.render import neutralize
+from agentwatch.cli.render import neutralize
 from agentwatch.record.importer import import_lines
 
 TITLE = "\x1b]0;pwned\x07"

@@ -18,10 +18,10 @@ import pytest
 
 from agentwatch import paths
 from agentwatch.errors import SchemaError, StoreUnreachable, UsageError
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db
 from agentwatch.store.append import Store
 from agentwatch.store.chain import GENESIS, format_hash
-from agentwatch.verify.check import verify_store
 from agentwatch.verify.findings import FINDING_KINDS
 from agentwatch.verify.walk import read_store_id, verify_range
 

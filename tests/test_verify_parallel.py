@@ -5,8 +5,8 @@ from __future__ import annotations
 import chain_tamper as t
 import pytest
 
-from agentwatch.verify import check
-from agentwatch.verify.check import verify_store
+from agentwatch.evidence import audit as check
+from agentwatch.evidence.audit import verify_store
 
 ROWS = 900  # three segments of 300 with jobs=3: cuts after seq 300 and 600
 

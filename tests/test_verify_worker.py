@@ -16,11 +16,11 @@ import sys
 import chain_tamper as t
 from daemon import Daemon, append_many, wait_for
 
+from agentwatch.evidence import audit as check
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store.append import Append, Store
-from agentwatch.verify import check
 from agentwatch.verify import sweeper as sweeper_mod
 from agentwatch.verify import worker as verify_worker
-from agentwatch.verify.check import verify_store
 from agentwatch.verify.sweeper import Sweeper
 
 
@@ -137,7 +137,7 @@ def test_a_script_without_a_main_guard_verifies_in_parallel_quietly(tmp_path):
     script = tmp_path / "check.py"
     script.write_text(
         "import sys\n"
-        "from agentwatch.verify.check import verify_store\n"
+        "from agentwatch.evidence.audit import verify_store\n"
         "r = verify_store(sys.argv[1], full=True, update_anchor=False, jobs=2, chunk_rows=64)\n"
         "print(r.ok, r.rows_checked)\n"
     )

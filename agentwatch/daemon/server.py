@@ -38,16 +38,16 @@ from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
 from agentwatch.daemon.writer import Job, Refusal, Writer
 from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
+from agentwatch.evidence.checkpoints import CheckpointTimer, Notary
+from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.record import normalize, redact
 from agentwatch.store import db
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.wal import Checkpointer
 from agentwatch.verify import identity, known_stores
-from agentwatch.verify.checkpoints import CheckpointTimer, Notary
 from agentwatch.verify.findings import Finding
 from agentwatch.verify.sweeper import Sweeper
-from agentwatch.verify.witness import DirectoryWitness
 
 log = logging.getLogger(__name__)
 

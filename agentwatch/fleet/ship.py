@@ -19,7 +19,7 @@ nothing new: the server keeps one finding per refusal). Status is a
 `ShipStatus`, handed to `on_status` as it changes: the daemon's health shows it.
 
 After the rows, it sends the store's signed checkpoint (the signer's record,
-agentwatch.verify.checkpoints) through `agentwatch.ingest_checkpoint` once the
+agentwatch.evidence.checkpoints) through `agentwatch.ingest_checkpoint` once the
 server holds the rows it covers: the server keeps it only when its own rows
 reproduce the root, so it witnesses that each checkpoint extends the one before.
 Sending a held checkpoint again is accepted as such; a refused one is a finding
@@ -39,11 +39,11 @@ from typing import Any, Callable, Optional
 
 import apsw
 
+from agentwatch.evidence import checkpoints
+from agentwatch.evidence.note import Checkpoint, NoteError, split_note
 from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
 from agentwatch.store import db
 from agentwatch.store.packing import Dictionaries
-from agentwatch.verify import checkpoints
-from agentwatch.verify.note import Checkpoint, NoteError, split_note
 
 BATCH_ROWS = 1000
 MAX_BATCH_ROWS = 10_000  # the ingest function's own limit per call

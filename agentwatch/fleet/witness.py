@@ -1,4 +1,4 @@
-"""The fleet server as a witness with the notary's interface (agentwatch.verify.witness).
+"""The fleet server as a witness with the notary's interface (agentwatch.evidence.witness).
 
 `PgWitness` answers `held_size` from `agentwatch.held_checkpoint` (the largest
 checkpoint the server holds for a store this login claims) and `add_checkpoint`
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from agentwatch.evidence.checkpoints import ORIGIN_PREFIX
+from agentwatch.evidence.note import Checkpoint, NoteError, Verifier, open_checkpoint, split_note
+from agentwatch.evidence.witness import MAX_PROOF, WitnessReply
 from agentwatch.fleet.connect import FleetUnreachable, connect, first_line, redact
 from agentwatch.fleet.ship import default_host
 from agentwatch.store.merkle import ProofError, verify_consistency
-from agentwatch.verify.checkpoints import ORIGIN_PREFIX
-from agentwatch.verify.note import Checkpoint, NoteError, Verifier, open_checkpoint, split_note
-from agentwatch.verify.witness import MAX_PROOF, WitnessReply
 
 _HELD = "SELECT tree_size, root_hash FROM agentwatch.held_checkpoint(%s, %s)"
 _INGEST = "SELECT accepted, refused, detail FROM agentwatch.ingest_checkpoint(%s, %s, %s, %s, %s, %s)"

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from agentwatch.errors import UsageError, exit_for_findings
+from agentwatch.evidence import audit as check
 from agentwatch.readers.consumers import Consumer
 from agentwatch.store import db
-from agentwatch.verify import check, identity
+from agentwatch.verify import identity
 from agentwatch.verify.known_stores import IDENTITY_KINDS
 
 CHUNK = 50_000

@@ -1,6 +1,6 @@
 """Chain verification: re-derive every row hash from the stored bytes (docs/chain.md).
 
-The primitives that agentwatch.verify.check (`agentwatch verify`) and the daemon's sweeper
+The primitives that agentwatch.evidence.audit (`agentwatch verify`) and the daemon's sweeper
 build on:
 
 ``verify_range(conn, store_id, after_seq, after_hash, limit)``

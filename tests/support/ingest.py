@@ -42,12 +42,12 @@ from typing import Optional
 
 import agentwatch
 from agentwatch.daemon import health
+from agentwatch.evidence.audit import verify_store
 from agentwatch.readers.reconcile import reconcile
 from agentwatch.record.ids import new_record_id
 from agentwatch.store import db
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
-from agentwatch.verify.check import verify_store
 
 HOOK = Path(agentwatch.__file__).resolve().parent / "hook.py"
 DEADLINE_S = 120.0  # for conditions that are polled (start, drain), never a timing gate

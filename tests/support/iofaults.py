@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
-from agentwatch.verify.check import verify_store
 from support.faultvfs import FaultVFS
 
 AUTOCHECKPOINT = 4  # pages: puts checkpoint writes, syncs and truncates inside the workload

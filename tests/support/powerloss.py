@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
-from agentwatch.verify.check import verify_store
 from support.faultvfs import FaultVFS
 
 CYCLES_PER_STORE = 25  # crashes a store lives through before the run starts a fresh one

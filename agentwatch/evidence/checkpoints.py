@@ -28,11 +28,11 @@ from typing import Any, Callable, Sequence
 
 from agentwatch import paths, platform_layer, safefs
 from agentwatch.errors import EXIT_PROBLEM, AgentwatchError, UsageError
+from agentwatch.evidence.note import Checkpoint, NoteError, Signer, Verifier, open_checkpoint
+from agentwatch.evidence.stored_tree import StoredTree, TreeReadError
 from agentwatch.store import db
 from agentwatch.store.merkle import ProofError, verify_consistency
 from agentwatch.verify.atomic import write_atomic
-from agentwatch.verify.note import Checkpoint, NoteError, Signer, Verifier, open_checkpoint
-from agentwatch.verify.tree import StoredTree, TreeReadError
 
 log = logging.getLogger("agentwatch.checkpoints")
 
@@ -399,9 +399,9 @@ def sign_store(store: Path, *, state_dir: Path | None = None, witness_dirs: Sequ
     extends the last signed checkpoint, never two roots for one size). Call it only
     while no daemon serves the store: the daemon is the store's signer then.
     """
-    from agentwatch.verify.tree import roots_at
+    from agentwatch.evidence.stored_tree import roots_at
+    from agentwatch.evidence.witness import DirectoryWitness
     from agentwatch.verify.walk import read_store_id
-    from agentwatch.verify.witness import DirectoryWitness
 
     conn = db.open_reader(Path(store))
     try:

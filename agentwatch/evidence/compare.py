@@ -24,14 +24,14 @@ from typing import Any, Iterable
 
 import apsw
 
+from agentwatch.evidence.checkpoints import CheckpointError, origin_for, read_state, read_verifier, state_path
+from agentwatch.evidence.note import Checkpoint, NoteError, Verifier, open_checkpoint
+from agentwatch.evidence.stored_tree import roots_at
+from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.store.merkle import CompactRange
 from agentwatch.store.tree import has_tree, load
 from agentwatch.verify import known_stores
-from agentwatch.verify.checkpoints import CheckpointError, origin_for, read_state, read_verifier, state_path
 from agentwatch.verify.findings import Finding
-from agentwatch.verify.note import Checkpoint, NoteError, Verifier, open_checkpoint
-from agentwatch.verify.tree import roots_at
-from agentwatch.verify.witness import DirectoryWitness
 
 EVIDENCE_FINDINGS = {
     "rolled_back": "the store is an older, self-consistent copy: a signed checkpoint covers more rows",

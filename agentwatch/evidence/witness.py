@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Iterator, Protocol, Sequence
 
 from agentwatch import safefs
+from agentwatch.evidence.cosign import Cosigner
+from agentwatch.evidence.note import Checkpoint, NoteError, Verifier, open_checkpoint, split_note
 from agentwatch.store.merkle import EMPTY_ROOT, ProofError, verify_consistency
 from agentwatch.verify.atomic import write_atomic
-from agentwatch.verify.cosign import Cosigner
-from agentwatch.verify.note import Checkpoint, NoteError, Verifier, open_checkpoint, split_note
 
 ENTRY_FORMAT = "agentwatch-witness/1"
 MAX_PROOF = 63
@@ -82,7 +82,7 @@ class DirectoryWitness:
     def __init__(self, directory: Path | str, *, cosign: bool = False):
         self.directory = Path(directory)
         self.name = str(self.directory)
-        self.cosign = cosign  # answer 200 with a tlog-cosignature line (agentwatch.verify.cosign)
+        self.cosign = cosign  # answer 200 with a tlog-cosignature line (agentwatch.evidence.cosign)
 
     # -- reading --------------------------------------------------------------------
 

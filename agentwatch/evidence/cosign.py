@@ -26,8 +26,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 from agentwatch import platform_layer, safefs
+from agentwatch.evidence.note import DASH, NoteError, check_name, split_note
 from agentwatch.verify.atomic import write_atomic
-from agentwatch.verify.note import DASH, NoteError, check_name, split_note
 
 COSIGNATURE = 0x04
 KEY_FILE = ".cosigner.key"

@@ -27,12 +27,12 @@ import apsw
 
 from agentwatch import paths
 from agentwatch.errors import EXIT_OK, UsageError, exit_for_findings
+from agentwatch.evidence.compare import SIGNED_VERDICTS, EvidenceReport, check_evidence
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
 from agentwatch.store.merkle import CompactRange
 from agentwatch.verify import identity, known_stores
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
-from agentwatch.verify.evidence import SIGNED_VERDICTS, EvidenceReport, check_evidence
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
 from agentwatch.verify.walk import CHUNK_ROWS, read_store_id, verify_segment, walk_segment
 from agentwatch.verify.worker import Worker, WorkerError
@@ -87,7 +87,7 @@ class VerifyResult:
     erased: tuple[tuple[int, int], ...] = ()
     # Every finding: about the store as a whole (replaced, rolled_back, rewritten, schema_changed,
     # a remembered truncation: verify/identity.py), then the chain's first break and each one the
-    # signed checkpoints and witnesses show (agentwatch.verify.evidence), by seq.
+    # signed checkpoints and witnesses show (agentwatch.evidence.compare), by seq.
     findings: tuple[Finding, ...] = ()
     known_store: dict[str, Any] | None = None  # what is remembered about the path (verify/known_stores.py)
     evidence: EvidenceReport | None = None

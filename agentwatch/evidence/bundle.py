@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
+from agentwatch.evidence.checkpoints import origin_for, read_state, read_verifier
+from agentwatch.evidence.cosign import CosignerKey
+from agentwatch.evidence.note import NoteError, Verifier, open_checkpoint
+from agentwatch.evidence.stored_tree import StoredTree, TreeReadError
 from agentwatch.store import db
 from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, parse_hash, row_hash_framed
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from agentwatch.store.packing import Dictionaries
-from agentwatch.verify.checkpoints import origin_for, read_state, read_verifier
-from agentwatch.verify.cosign import CosignerKey
-from agentwatch.verify.note import NoteError, Verifier, open_checkpoint
-from agentwatch.verify.tree import StoredTree, TreeReadError
 from agentwatch.verify.walk import read_store_id
 
 BUNDLE_FORMAT = "agentwatch-proof/1"

@@ -1,0 +1,261 @@
+"""Commands that read the store for a person or a consumer: `path`, `sql`, `tail`, `reconcile`, `sessions`, `show`, `export`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from agentwatch import paths
+from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
+from agentwatch.errors import AgentwatchError
+
+
+@app.command("path")
+def path_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
+    """Print the store path, to open it with other SQLite tools."""
+    from agentwatch.cli import render
+
+    resolved = paths.resolve_store(store)
+    render.emit_path(resolved, json_out)
+
+
+@app.command("sql")
+def sql_cmd(
+    query: str = typer.Argument(..., help="One read-only SQL statement, e.g. \"SELECT * FROM events LIMIT 5\"."),
+    store: Optional[Path] = StoreOpt,
+    json_out: bool = JsonOpt,
+    csv_out: bool = typer.Option(False, "--csv", help="CSV with a header row on stdout."),
+    timeout: float = typer.Option(
+        30.0, "--timeout", min=0.001, metavar="SECONDS", help="Stop the query after this long (reading its rows included)."
+    ),
+    max_memory: int = typer.Option(
+        512, "--max-memory", min=1, metavar="MB", help="Stop the query when SQLite would need more memory than this."
+    ),
+    pg: Optional[str] = typer.Option(None, "--pg", metavar="URL", help="Query the fleet server instead (postgresql://..., a read-only login)."),
+) -> None:
+    """Run a read-only SQL query against the store (writes and ATTACH are refused).
+
+    Tables and views: `events` (one row per harness event), `chain` (hashes as
+    sha256:hex), `records` (every row, with forensic columns). See docs/schema.md.
+    Exactly one statement: several are refused before any runs. A query that
+    passes --timeout or --max-memory, or that Ctrl-C interrupts, is stopped
+    and exits 2. Exit 3 when the store cannot be read.
+    With --pg, the query runs on the fleet server, read-only by role: the login
+    must be a reading one (a member of agentwatch_read), and `events`,
+    `tool_calls`, `sources`, `findings` name the fleet's views (docs/fleet.md).
+    """
+    from agentwatch.cli import render
+    from agentwatch.readers import sql as sqlquery
+    from agentwatch.store import db
+
+    if json_out and csv_out:
+        fail("choose one of --json and --csv", 2)
+    resolved = paths.resolve_store(store)
+    try:
+        if pg is not None:
+            from agentwatch.fleet import sql as fleet_sql
+
+            columns, rows = fleet_sql.run(pg, query)
+            render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+        else:
+            with db.store_errors(resolved):
+                columns, rows = sqlquery.run(resolved, query, timeout=timeout, max_memory_mb=max_memory)
+                render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+    except AgentwatchError as exc:
+        fail(exc)
+
+
+@app.command("tail")
+def tail_cmd(
+    store: Optional[Path] = StoreOpt,
+    follow: bool = typer.Option(False, "-f", "--follow", help="Keep following new commits until Ctrl-C."),
+    from_seq: Optional[int] = typer.Option(None, "--from", min=1, metavar="SEQ", help="Start at this seq (default: the last 10 rows, or the consumer's cursor)."),
+    consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Durable named consumer: resume after its acknowledged seq, and acknowledge what is printed."),
+    kind: Optional[list[str]] = typer.Option(None, "--kind", help="Only rows of this kind (event, attestation, gap); repeatable."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object per record (seq, record_id, kind, hash, payload)."),
+    socket_path: Optional[Path] = SocketOpt,
+) -> None:
+    """Print committed records in seq order, and follow new ones with -f.
+
+    Subscribes on the daemon's socket when a daemon answers there (records are
+    pushed as they commit), else reads the store directly (read-only); either
+    way never ahead of what is committed. With --consumer NAME, each printed batch is logged and acknowledged in the
+    consumer's durable cursor, so a killed consumer resumes after its last
+    acknowledged seq (at-least-once delivery, exactly-once accounting by seq;
+    see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
+    """
+    from agentwatch.cli import render
+    from agentwatch.readers import tail
+    from agentwatch.store import db
+
+    resolved = paths.resolve_store(store)
+    try:
+        # A catch-up bar only when the records go elsewhere (a pipe), never into the screen it draws on.
+        with db.store_errors(resolved), \
+                render.progress("catching up", enabled=not json_out and not render.is_terminal()) as update:
+            tail.run_tail(
+                resolved, follow=follow, from_seq=from_seq, consumer=consumer,
+                kinds=kind, emit=render.tail_printer(json_out),
+                socket_path=Path(socket_path) if socket_path else paths.default_socket(), progress=update,
+            )
+    except (KeyboardInterrupt, BrokenPipeError):
+        raise typer.Exit(0) from None
+    except AgentwatchError as exc:
+        fail(exc)
+
+
+@app.command("reconcile")
+def reconcile_cmd(
+    store: Optional[Path] = StoreOpt,
+    consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Check this consumer's deliveries against the store."),
+    ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="FILE", help="Sender ledger (JSON lines: record_id, outcome, seq)."),
+    pg: Optional[str] = typer.Option(None, "--pg", metavar="URL", help="Reconcile the fleet server's copy instead (postgresql://...)."),
+    source: Optional[str] = typer.Option(None, "--source", metavar="STORE_ID", help="With --pg: only this source."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Account for every record at every boundary, exactly.
+
+    Predicates: chain_ok, contiguous, no_loss (every ledger record_id stored,
+    acked at the stored seq), exactly_once (no record_id twice; the consumer's
+    delivered set equals the stored set over its range), within_bounds (all
+    hold), store_identity (the store remembered at this path, its schema as
+    shipped). Counts by kind keep the recorder's own rows apart from events.
+    With --pg, each source on the fleet server instead: chain_ok (every hash
+    recomputed in PostgreSQL), contiguous, head, lag, last checkpoint and
+    findings; within bounds when the chain verifies, it is contiguous and it
+    has no findings (docs/fleet.md).
+    Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store or server unreachable,
+    4 replaced, 5 rolled_back, 6 truncated, 7 schema_changed.
+    """
+    from agentwatch.cli import render
+    from agentwatch.readers import reconcile
+    from agentwatch.store import db
+
+    if pg is not None:
+        from agentwatch.fleet import reconcile as fleet_reconcile
+
+        if consumer is not None or ledger is not None:
+            fail("--consumer and --ledger reconcile a local store; not with --pg", 2)
+        try:
+            central = fleet_reconcile.reconcile(pg, source)
+        except AgentwatchError as exc:
+            fail(exc)
+        render.emit_fleet_reconcile(central, json_out)
+        raise typer.Exit(0 if central.within_bounds else 1)
+    if source is not None:
+        fail("--source names a source on the fleet server; use it with --pg", 2)
+    resolved = paths.resolve_store(store)
+    try:
+        with db.store_errors(resolved), render.progress("verifying the chain", enabled=not json_out) as update:
+            result = reconcile.reconcile(resolved, consumer=consumer, ledger=ledger, progress=update)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_reconcile(result, json_out)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command("sessions")
+def sessions_cmd(
+    store: Optional[Path] = StoreOpt,
+    since: Optional[str] = typer.Option(None, "--since", metavar="AGE|TIME", help="Only sessions active since then: an age (30m, 2h, 7d) or an ISO 8601 time (UTC unless it names a zone)."),
+    harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="Only sessions of this harness (claude-code, codex, ...)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """List recorded sessions: one row per session, oldest first.
+
+    Columns: harness, session id, working directory, start (UTC), duration
+    (first to last event), prompts, tool calls, failed calls, denials
+    (permission decisions `deny` and denied calls) and the last event's name.
+    `agentwatch show SESSION` prints one session's timeline.
+    """
+    from agentwatch.cli import render
+    from agentwatch.readers import sessions
+
+    try:
+        since_ns = sessions.parse_since(since) if since is not None else None
+        found = sessions.list_sessions(paths.resolve_store(store), since_ns=since_ns, harness=harness)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_sessions(found, json_out)
+
+
+@app.command("show")
+def show_cmd(
+    session: str = typer.Argument(..., metavar="SESSION", help="A session id, or an unambiguous prefix of one (see `agentwatch sessions`)."),
+    store: Optional[Path] = StoreOpt,
+    follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines as the session goes on, until Ctrl-C."),
+    harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="The session's harness, when two harnesses used the same id."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON document (with -f: one JSON object per line)."),
+) -> None:
+    """Print a session's timeline: one line per prompt, per tool call and per notable event.
+
+    Each line: time (UTC), seq, the tool or event, a short summary of the input
+    (long ones folded), the outcome and the duration. A tool call's start and end
+    are one line; with -f a call still running shows `open` and is printed again
+    when it ends. Redaction masks stay visible; a line whose record an integrity
+    finding names is marked `!KIND`. Recorded text is printed with control and
+    bidi characters made visible, so it cannot drive the terminal.
+    """
+    from agentwatch.cli import render
+    from agentwatch.readers import sessions
+
+    try:
+        harness, session_id, head, items = sessions.timeline(paths.resolve_store(store), session, harness)
+        if json_out and not follow:
+            render.print_json({"harness": harness, "session_id": session_id, "items": [i.to_json() for i in items]})
+            return
+        render.emit_timeline_header(harness, session_id, json_out)
+        emit = render.timeline_printer(json_out)
+        emit(items)
+        if follow:
+            for batch in sessions.follow_timeline(paths.resolve_store(store), harness, session_id, after_seq=head):
+                emit(batch)
+    except (KeyboardInterrupt, BrokenPipeError):
+        raise typer.Exit(0) from None
+    except AgentwatchError as exc:
+        fail(exc)
+
+
+@app.command("export")
+def export_cmd(
+    fmt: str = typer.Option(..., "--format", metavar="jsonl|otlp", help="jsonl: one record per line on stdout; otlp: OpenTelemetry traces over OTLP/HTTP."),
+    store: Optional[Path] = StoreOpt,
+    from_seq: Optional[int] = typer.Option(None, "--from", min=1, metavar="SEQ", help="Start at this seq (default 1, or the consumer's cursor)."),
+    consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Durable named consumer: resume after what it acknowledged; bound to its format and endpoint."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", metavar="URL", help="OTLP/HTTP endpoint, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)."),
+    content: bool = typer.Option(False, "--content", help="otlp: also send tool arguments and results and prompt text (off by default: they may hold what a telemetry backend should not)."),
+    resend_uncertain: bool = typer.Option(False, "--resend-uncertain", help="Send again a batch whose answer was never logged (same span ids)."),
+    skip_uncertain: bool = typer.Option(False, "--skip-uncertain", help="Acknowledge such a batch without sending it."),
+    json_out: bool = typer.Option(False, "--json", help="otlp: a JSON report on stdout (jsonl writes records there)."),
+) -> None:
+    """Export committed records, up to the head at the start, as JSON lines or OTLP traces.
+
+    otlp follows the OpenTelemetry GenAI semantic conventions: a trace per
+    session, an `invoke_agent` span per turn with the prompt, permission
+    decisions and compactions as span events, and an `execute_tool` span per
+    tool call (`gen_ai.tool.name`, `gen_ai.tool.call.id`). With --consumer NAME
+    each run resumes after the last batch the endpoint acknowledged, so no
+    record is sent twice to one endpoint. Exit 0 done, 1 an unsettled batch
+    (see --resend-uncertain), 2 usage, 3 store or endpoint unreachable.
+    See docs/export.md.
+    """
+    from agentwatch.cli import render
+    from agentwatch.readers import export
+
+    if fmt == "jsonl" and json_out:
+        fail("--json is for --format otlp (jsonl already writes JSON lines)", 2)
+    try:
+        with render.progress("exporting", enabled=not json_out and fmt == "otlp") as update:
+            report = export.export(
+                paths.resolve_store(store), fmt=fmt, out=sys.stdout.buffer, endpoint=endpoint or export.default_endpoint(),
+                from_seq=from_seq, consumer=consumer, content=content, resend_uncertain=resend_uncertain,
+                skip_uncertain=skip_uncertain, progress=update,
+            )
+    except BrokenPipeError:
+        raise typer.Exit(0) from None
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_export(report, json_out)
