@@ -1,9 +1,11 @@
 """One client connection of the daemon: framing, request handling, ordered replies.
 
-Lines are split out of the byte stream here, decoded, parsed and normalized
-on the event loop, so the writer receives finished rows. Replies leave in
-request order even when requests are pipelined: every request takes a slot
-in `pending`, and slots are written out from the front as they are filled.
+Lines are split out of the byte stream here. A short line is parsed on the event loop
+(pings, health and subscriptions are answered here); an append, and any line longer than
+INLINE_MAX, is normalized in a worker process (workers.py), so no work on the loop grows
+with a payload. Rows reach the writer in request order, and replies leave in request order
+even when requests are pipelined: every request takes a slot in `pending`, and slots are
+written out from the front as they are filled.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from agentwatch import __version__, platform_layer
 from agentwatch.daemon import subscriptions
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.settings import Counters, ServeConfig
+from agentwatch.daemon.workers import Outcome
 from agentwatch.daemon.writer import Job, Refusal
 from agentwatch.store import canonical
 from agentwatch.store.append import Append, Appended
@@ -44,6 +47,7 @@ class Host(Protocol):
 
 
 _TRUE_FALSE = (b"false", b"true")
+INLINE_MAX = 8192  # bytes of a line parsed on the loop; a longer one is parsed in a worker
 
 
 def _json_str(text: str) -> bytes:
@@ -81,8 +85,8 @@ class Slot:
                 _TRUE_FALSE[result.duplicate],
             )
         else:
-            if error.code == "bad_request":
-                counters.rejected["bad_request"] += 1
+            if error.code in counters.rejected:  # bad_request, or what a worker found in a long line
+                counters.rejected[error.code] += 1
             else:
                 counters.unavailable += 1
             self.reply = error_line(error.code, error.message)
@@ -105,6 +109,8 @@ class Connection(asyncio.Protocol):
         self.last_line = time.monotonic()
         self.peer_pid: Optional[int] = None
         self.peer_uid: Optional[int] = None
+        self.peer: tuple = (None, None)  # (uid, pid): whose share of capacity this connection uses
+        self.normalizing: deque[Job] = deque()  # appends in a worker or waiting for those before them
         # After a `subscribe` request the connection only carries pushes (subscriptions.py):
         # the request, then the live Subscriber once earlier replies are out.
         self.subscribe_request: Optional[dict] = None
@@ -127,6 +133,7 @@ class Connection(asyncio.Protocol):
             self.closed = True
             return
         self.peer_pid, self.peer_uid = pid, uid
+        self.peer = (uid, pid)
         server.conns.add(self)
 
     def data_received(self, data: bytes) -> None:
@@ -195,7 +202,8 @@ class Connection(asyncio.Protocol):
                     continue
                 if len(self.pending) >= config.max_inflight_per_connection:
                     self.flush()  # ready replies (errors, pings) must not count against the bound
-                if not server.admission.has_capacity() or len(self.pending) >= config.max_inflight_per_connection:
+                if (not server.admission.has_capacity(self.peer)
+                        or len(self.pending) >= config.max_inflight_per_connection):
                     self._wait_for_capacity()  # resumed by Admission.wake_waiting
                     break
                 line = buf[pos:newline]
@@ -210,6 +218,9 @@ class Connection(asyncio.Protocol):
             self.flush()
 
     def _handle(self, line: bytearray, jobs: list[Job]) -> None:
+        pool = getattr(self.server, "pool", None)
+        if pool is not None and len(line) > INLINE_MAX:
+            return self._to_worker(pool, line)
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -224,6 +235,8 @@ class Connection(asyncio.Protocol):
         if op == "append":
             if request.get("v", 1) != 1:
                 return self._reject("bad_request", f"protocol version {request.get('v')!r} is not spoken here (v1)")
+            if pool is not None:
+                return self._to_worker(pool, line)
             request.setdefault("delivery", "socket")
             try:
                 row = self.server.normalize(request, uid=self.peer_uid, peer_pid=self.peer_pid)
@@ -234,7 +247,7 @@ class Connection(asyncio.Protocol):
                 return self._reject("bad_request", f"could not normalize the request ({type(exc).__name__})")
             slot = Slot(self)
             self.pending.append(slot)
-            jobs.append(Job(row, slot.done))
+            jobs.append(Job(row, slot.done, self.peer))
         elif op == "ping":
             reply = {"ok": True, "op": "ping", "version": __version__, "pid": self.server.pid}
             self.pending.append(Slot(self, json.dumps(reply).encode("utf-8") + b"\n"))
@@ -248,6 +261,35 @@ class Connection(asyncio.Protocol):
             self.subscribe_request = request  # starts in flush(), after the replies owed before it
         else:
             self._reject("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe)")
+
+    def _to_worker(self, pool, line: bytearray) -> None:
+        """Count the record in and have a worker parse and normalize it."""
+        slot = Slot(self)
+        self.pending.append(slot)
+        job = Job(None, slot.done, self.peer)  # type: ignore[arg-type]  # the row comes from the worker
+        self.server.admission.hold(job)
+        self.normalizing.append(job)
+        pool.normalize_line(self.peer, line, self.peer_uid, self.peer_pid,
+                            lambda outcome: self._normalized(job, outcome))
+
+    def _normalized(self, job: Job, outcome: Outcome) -> None:
+        """On the loop: a worker's answer. Rows go to the writer in request order."""
+        if isinstance(outcome, Append):
+            job.row = outcome
+        else:
+            job.row = Refusal(outcome[1], outcome[2])  # type: ignore[assignment]
+        queue = self.normalizing
+        admission = self.server.admission
+        ready: list[Job] = []
+        while queue and queue[0].row is not None:
+            ready.append(queue.popleft())
+        refused = [(j, None, j.row) for j in ready if isinstance(j.row, Refusal)]
+        if refused:
+            admission.settle(refused)
+        admission.submit([j for j in ready if not isinstance(j.row, Refusal)], held=True)
+        if refused:
+            self.flush()
+            admission.wake_waiting()
 
     def _reject(self, reason: str, message: str) -> None:
         self.server.counters.rejected[reason] += 1

@@ -29,7 +29,7 @@ except ImportError:  # a platform without uvloop: the standard loop serves the s
     uvloop = None
 
 from agentwatch import __version__, platform_layer, safefs
-from agentwatch.daemon import health, logs, runfiles
+from agentwatch.daemon import fairness, health, logs, runfiles, workers
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
@@ -65,7 +65,8 @@ class Server:
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.conns: set[Connection] = set()
         # The one count of records handed to the writer and not yet answered.
-        self.admission = Admission(config.max_inflight, lambda jobs: self.writer.submit(jobs))
+        self.admission = Admission(config.max_inflight, lambda jobs: self.writer.submit(jobs),
+                                   window=fairness.writer_window(config.max_batch))
         self.last_data = 0.0  # monotonic time of the last bytes read from any socket
         self.draining = False
         self._dirty: set[Connection] = set()
@@ -73,6 +74,8 @@ class Server:
         # Loaded once: a per-record lookup of the salt file cost a third of normalization.
         self.policy = config.policy or redact.default_policy()
         self.normalize = _normalizer(self.policy)
+        # Normalization off the loop (workers.py); None: on the loop, as tests of the loop alone run it.
+        self.pool = workers.Pool(self.policy, config.normalize_workers) if config.normalize_workers > 0 else None
         self._config_digest = config.digest()
         self.drainer = SpoolDrainer(self, config.spool, self.normalize)
         self.self_test: Optional[redact.SelfTestResult] = None
@@ -259,6 +262,8 @@ class Server:
                 known_findings=self.known_findings,
             )
             self.sweeper.start()
+        if self.pool is not None:
+            await self.pool.start()
         server = await loop.create_unix_server(lambda: Connection(self), sock=listener, backlog=runfiles.BACKLOG)
         tasks = [
             asyncio.create_task(self._idle_sweep()),
@@ -273,6 +278,8 @@ class Server:
             await asyncio.to_thread(self.sweeper.stop)
         await self.drainer.stop()
         await self._finish_reading()
+        if self.pool is not None:
+            await self.pool.stop()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -473,6 +480,7 @@ class Server:
             "max_inflight": cfg.max_inflight,
             "max_inflight_per_connection": cfg.max_inflight_per_connection,
             "connections_open": len(self.conns),
+            "normalizing": self.pool.health() if self.pool is not None else {"workers": 0},
             "subscriptions": self.subscriptions.health() if self.subscriptions is not None else None,
             "draining": self.draining,
             "spool": self.drainer.stats(),

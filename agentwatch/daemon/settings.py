@@ -42,6 +42,7 @@ class ServeConfig:
     # so one bulk client cannot hold every slot while a hook waits behind it.
     max_inflight: int = 2048
     max_inflight_per_connection: int = 1000
+    normalize_workers: int = _default("serve.normalize_workers")  # processes normalizing off the loop (workers.py)
     subscriber_buffer: int = DEFAULT_MAX_BUFFER  # unsent bytes a live-tail subscriber may hold before catch-up
     max_line: int = MAX_LINE
     spool_poll: float = 0.5  # seconds between looks at spool/new
@@ -83,6 +84,7 @@ class ServeConfig:
             state_dir=cfg["checkpoint.dir"],
             socket_group=cfg["serve.socket_group"],
             max_batch=cfg["serve.batch_max"],
+            normalize_workers=cfg["serve.normalize_workers"],
             verify_interval=cfg["serve.verify_interval_s"],
             full_verify_interval=cfg["serve.full_verify_interval_s"],
             log_level=cfg["serve.log_level"],

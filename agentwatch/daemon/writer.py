@@ -30,7 +30,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence, Union
+from typing import Callable, Hashable, Optional, Sequence, Union
 
 from agentwatch.record.normalize import gap_append
 from agentwatch.store.append import Append, Appended, HeadMoved, RowRefused, Store, StoreIntegrityError
@@ -56,11 +56,13 @@ class Refusal:
 class Job:
     """One row to commit and the callback (run on the event loop) told how it went."""
 
-    __slots__ = ("row", "done", "queued_ns")
+    __slots__ = ("row", "done", "queued_ns", "peer")
 
-    def __init__(self, row: RowSource, done: Callable[[Optional[Appended], Optional[Refusal]], None]):
+    def __init__(self, row: RowSource, done: Callable[[Optional[Appended], Optional[Refusal]], None],
+                 peer: Hashable = None):
         self.row = row
         self.done = done  # done(result, None) after commit; done(None, refusal) when not committed
+        self.peer = peer  # whose record (daemon/fairness.py): (uid, pid) of a socket client, None the daemon's
         self.queued_ns = 0  # monotonic time of submit, for stats.queue_wait_max_ns
 
 

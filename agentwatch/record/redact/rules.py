@@ -30,6 +30,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable, Iterable, Iterator
 
+from agentwatch.record.redact import blobs
 from agentwatch.record.redact.keywords import KeywordIndex
 
 MASK_PREFIX = "[REDACTED:"
@@ -385,8 +386,19 @@ class RuleSet:
     def redact(self, s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
         """Every rule whose keyword occurs in s; where matches overlap, the earliest, then longest, wins.
 
-        Masks already in s are kept as they are: no rule masks a mask again.
+        Masks already in s are kept as they are: no rule masks a mask again. Large blobs and
+        binary text are bounded first (blobs.py): the rules never run over a blob's middle.
         """
+        if len(s) >= blobs.BINARY_MIN:
+            if blobs.looks_binary(s):
+                return blobs.redact_printable_runs(s, lambda run: self.redact(run, mask, extra))
+            spans = blobs.blob_spans(s)
+            if spans:
+                return blobs.redact_around_blobs(s, spans, lambda text, m: self._redact_whole(text, m, extra), mask,
+                                                 lambda text: self._redact_whole(text, mask, extra))
+        return self._redact_whole(s, mask, extra)
+
+    def _redact_whole(self, s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
         data = s.encode("utf-8", "surrogatepass")
         hits = self.index.hits(data)
         ids: set[int] = set()
