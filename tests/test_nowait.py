@@ -185,3 +185,51 @@ def test_eight_flooders_do_not_starve_real_hooks(tmp_path, hooks):
     assert [len(rows[o["record_id"]]) for o in outcomes] == [1] * hooks
     acked = flooder_acked(tmp_path, len(modes))
     assert [len(rows.get(rid, ())) for rid in acked] == [1] * len(acked)
+
+
+def hooks_beside_flooders_and_megabytes(root: Path, seconds: float) -> dict:
+    """Real hooks, one after another, beside 8 flooders and a stream of ~1 MiB payloads for `seconds`;
+    then every record acknowledged or spooled is stored exactly once. Returns the figures."""
+    d = Daemon(root / "d").start()
+    ledger = root / "ledger.jsonl"
+    modes = ["read"] * 4 + ["ignore"] * 4 + ["large"]
+    procs = start_flooders(d, root, modes)
+    try:
+        wait_for(lambda: d.health()["connections_open"] >= len(modes), "the flooders to connect")
+        env = hook_env(d, ledger)
+        end = time.monotonic() + seconds
+        i = 0
+        while time.monotonic() < end:
+            run_hook(env, i)
+            i += 1
+        assert all(p.poll() is None for p in procs), "a flooder stopped early"
+    finally:
+        stop_flooders(procs)
+    try:
+        outcomes = ledger_lines(ledger)
+        ids = [o["record_id"] for o in outcomes]
+        wait_for(lambda: set(ids) <= set(stored(d)), "every hook's record to be stored (spooled ones drained)", 120)
+        health = d.health()
+    finally:
+        assert d.stop() == 0, d.output()
+    rows = stored(d)
+    acked = flooder_acked(root, len(modes))
+    assert [len(rows[rid]) for rid in ids] == [1] * len(ids)
+    assert [len(rows.get(rid, ())) for rid in acked] == [1] * len(acked)
+    large = [rid for rid in acked if rid.startswith(str(root / f"flood{len(modes) - 1}"))]
+    assert large and health["normalizing"]["crashes"] == 0
+    return {"hooks": len(ids), "spooled": sum(o["outcome"] != "acked" for o in outcomes),
+            "flooder_acks": len(acked), "megabytes": len(large)}
+
+
+def test_hooks_beside_flooders_and_megabytes_quick(tmp_path):
+    figures = hooks_beside_flooders_and_megabytes(tmp_path, 8.0)
+    assert figures["spooled"] == 0, figures
+
+
+@pytest.mark.soak
+def test_hooks_beside_flooders_and_megabytes_soak(tmp_path):
+    seconds = float(os.environ.get("AGENTWATCH_SOAK_NOWAIT_S", "600"))
+    figures = hooks_beside_flooders_and_megabytes(tmp_path, seconds)
+    print(f"\n{seconds:g} s of real hooks beside 8 flooders and ~1 MiB payloads: {figures}")
+    assert figures["spooled"] == 0, figures

@@ -587,3 +587,69 @@ def test_payload_text_path_equals_full_walk(pairs, blank, harness):
     except ValueError:  # a lone surrogate escape, or the like
         return
     stored_equals_full_walk({"record_id": "r", "harness": harness, "payload_text": text, "ppid": 3})
+
+
+# -- large blobs and binary text (record/redact/blobs.py, docs/redaction.md "Large blobs") ----------
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _blob(label: str, n: int) -> str:
+    return fake(f"blob-{label}", _B64, n)
+
+
+def _masker(kind: str, secret: str) -> str:
+    return redact.Policy(salt=b"s" * 16).mask(kind, secret)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from([kind_secret_text[2] for kind_secret_text in secrets_corpus()[:80]]),
+                       st.integers(4096, 9000), st.sampled_from(["", " ", "\n", "=", "\"", ":"])),
+             min_size=1, max_size=3),
+    st.booleans(),
+)
+def test_bounded_blob_walk_gives_the_whole_scan_s_text(parts, glued):
+    ruleset = rules.builtin()
+    text = "".join(f"{secret}{sep if not glued else ''}{_blob(str(i), n)}{sep}" for i, (secret, n, sep) in enumerate(parts))
+    assert blobs_found(text)
+    assert ruleset.redact(text, _masker) == ruleset._redact_whole(text, _masker)
+
+
+def blobs_found(text: str) -> bool:
+    from agentwatch.record.redact import blobs
+
+    return bool(blobs.blob_spans(text))
+
+
+def test_the_rules_never_see_a_blob_s_middle(monkeypatch):
+    ruleset = rules.builtin()
+    seen: list[int] = []
+    whole = ruleset._redact_whole
+    monkeypatch.setattr(ruleset, "_redact_whole", lambda s, mask, extra=None: seen.append(len(s)) or whole(s, mask, extra))
+    blob = _blob("mib", 1 << 20)
+    text = f'{{"password": "hunter2hunter2x"}} {blob} trailing token ghp_{"a1B2" * 9}'
+    out = ruleset.redact(text, _masker)
+    assert seen == [len(text) - (1 << 20) + 4096]  # one walk, of the text with a 4,096-character run in the blob's place
+    assert blob in out and "hunter2hunter2x" not in out and "ghp_" not in out
+
+
+def test_binary_text_is_redacted_run_by_run():
+    ruleset = rules.builtin()
+    noise = bytes(range(256)) * 64  # a quarter are control characters: binary
+    secret = f"ghp_{'Zq9x' * 9}"
+    raw = noise + f"config password = hunter2hunter2x token {secret} end".encode() + noise
+    latin = raw.decode("latin-1")
+    out = ruleset.redact(latin, _masker)
+    assert secret not in out and "hunter2hunter2x" not in out
+    assert out.startswith(noise.decode("latin-1")) and out.endswith(noise.decode("latin-1"))
+
+
+def test_a_secret_glued_inside_a_blob_s_middle_is_not_found():
+    """The documented miss: a token past the edges of a 4,096-character base64 run."""
+    ruleset = rules.builtin()
+    secret = f"ghp_{'Zq9x' * 9}"
+    text = _blob("a", 3000) + secret + _blob("b", 3000)
+    assert secret in ruleset.redact(text, _masker)
+    short = _blob("a", 100) + secret + _blob("b", 100)  # no blob: the whole scan finds it
+    assert secret not in ruleset.redact(short, _masker)

@@ -2,9 +2,9 @@
 
 Hooks that got no ack left their envelope in `spool/new/` (agentwatch.daemon.spool
 describes the layout). The drainer runs at start and every `spool_poll`
-seconds. Each pass reads and normalizes up to FILES_PER_PASS files on a
-worker thread, hands the rows to the writer like any socket request, waits
-for the answers, and only then touches the files, again on a worker thread:
+seconds. Each pass reads up to FILES_PER_PASS files on a worker thread, has them
+normalized by the worker processes (workers.py; on that thread when there are none),
+hands the rows to the writer like any socket request, waits for the answers, and only then touches the files, again on a worker thread:
 a committed record (or a duplicate of one) deletes its file; a file that
 cannot become a record was recorded as a `gap` row (reason, size, sha256) and
 is moved to `spool/bad/` once that row is committed; so is a file whose
@@ -21,7 +21,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.settings import Counters, ServeConfig
@@ -40,6 +40,7 @@ class Host(Protocol):
     admission: Admission
 
 FILES_PER_PASS = 512
+WORKER_ENDS = 3  # a file held by this many normalizing workers as they ended is recorded as a gap
 STATS_EVERY_S = 2.0  # spool.stats() stats every file in new/: not on every pass
 
 
@@ -55,10 +56,12 @@ class Spooled:
 
 
 class SpoolDrainer:
-    def __init__(self, server: Host, root: Path, normalize: Callable[..., Append]):
+    def __init__(self, server: Host, root: Path, normalize: Callable[..., Append], pool: Optional[Any] = None):
         self.server = server
         self.spool = Spool(root)
         self._normalize = normalize  # normalize.to_append, bound to the daemon's redaction policy
+        self.pool = pool  # worker processes that normalize (workers.Pool); None: on the reading thread
+        self._worker_ends: dict[str, int] = {}  # file name -> normalizing workers that ended holding it
         self.inflight: set[str] = set()  # file names handed to the writer and not yet settled
         self.refused_by_store: dict[str, str] = {}  # file name -> why the writer refused its row
         self._stats: dict = {}
@@ -108,6 +111,8 @@ class SpoolDrainer:
             await asyncio.sleep(0.05)
             return True
         items, more = await asyncio.to_thread(self._read_some, budget, frozenset(self.inflight))
+        if self.pool is not None:
+            items = await self._normalize_in_workers(items)
         if not items:
             return more
         loop = asyncio.get_running_loop()
@@ -137,6 +142,50 @@ class SpoolDrainer:
             for item in items:
                 self.inflight.discard(item.file.path.name)
         return more
+
+    async def _normalize_in_workers(self, items: list[Spooled]) -> list[Spooled]:
+        """The rows of files read whole, from the worker processes; a file a worker could not
+        answer for (it ended, or the daemon is stopping) waits for a later pass."""
+        waiting = [item for item in items if item.row is None]
+        if not waiting:
+            return items
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        left = len(waiting)
+        skipped: set[int] = set()
+
+        def answer(item: Spooled, outcome) -> None:
+            nonlocal left
+            if isinstance(outcome, Append):
+                item.row = outcome
+            elif outcome[1] == "bad_request" or self._ended_on(item, outcome):
+                item.error = (f"bad envelope: {outcome[2]}" if outcome[1] == "bad_request" else
+                              f"{WORKER_ENDS} normalizing workers ended while holding this file")
+                item.row = gap_append(item.file.gap_record_id, "spool_unparsable", item.file.gap_detail(item.error))
+            else:
+                skipped.add(id(item))
+            left -= 1
+            if left == 0:
+                done.set_result(None)
+
+        assert self.pool is not None
+        for item in waiting:
+            envelope = dict(item.file.envelope)
+            envelope["delivery"] = "spool"
+            self.pool.normalize_envelope("spool", envelope, item.file.uid, functools.partial(answer, item))
+        await done
+        return [item for item in items if id(item) not in skipped]
+
+    def _ended_on(self, item: Spooled, outcome: tuple) -> bool:
+        """A worker ended while holding this file, WORKER_ENDS times now: the file is what ends them."""
+        if outcome[1] != "unavailable":
+            return False
+        name = item.file.path.name
+        self._worker_ends[name] = ends = self._worker_ends.get(name, 0) + 1
+        if ends < WORKER_ENDS:
+            return False
+        del self._worker_ends[name]
+        return True
 
     def _count(self, items: list[Spooled]) -> None:
         counters = self.server.counters
@@ -178,6 +227,8 @@ class SpoolDrainer:
         if error is None and refused is not None:
             error = refused
             return Spooled(file, gap_append(file.gap_record_id, "spool_refused", file.gap_detail(error)), error)
+        if error is None and self.pool is not None:
+            return Spooled(file, None, None)  # type: ignore[arg-type]  # normalized by a worker, on the loop
         if error is None:
             envelope = dict(file.envelope)
             envelope["delivery"] = "spool"

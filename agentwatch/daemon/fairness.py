@@ -64,7 +64,7 @@ def share(limit: int, peers_holding: int) -> int:
     return max(1, limit // max(1, peers_holding))
 
 
-WRITER_WINDOW = 256  # records at the writer at once: a hook's record waits behind about one group commit
+WRITER_WINDOW = 64  # records at the writer at once: a hook's record waits behind about one small group commit
 
 
 def writer_window(max_batch: int) -> int:

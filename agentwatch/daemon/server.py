@@ -77,7 +77,7 @@ class Server:
         # Normalization off the loop (workers.py); None: on the loop, as tests of the loop alone run it.
         self.pool = workers.Pool(self.policy, config.normalize_workers) if config.normalize_workers > 0 else None
         self._config_digest = config.digest()
-        self.drainer = SpoolDrainer(self, config.spool, self.normalize)
+        self.drainer = SpoolDrainer(self, config.spool, self.normalize, self.pool)
         self.self_test: Optional[redact.SelfTestResult] = None
         self.start_commit_ns = 0  # the start attestation's commit (the writer's stats begin after it)
         self.sync_settings: Optional[dict] = None  # the writer connection's durability pragmas

@@ -113,12 +113,18 @@ class _Child(asyncio.Protocol):
             self.ready.set_result(None)  # the start waits no longer; _died starts another
         self.pool._died(self)
 
-    def send(self, item: _Item) -> None:
+    def send(self, item: _Item) -> bool:
+        """Hand the item to the child; False when it cannot be carried (it was answered instead)."""
+        try:
+            body = pickle.dumps((item.id, item.kind, item.data, item.uid, item.pid), protocol=5)
+        except RecursionError:  # a parsed envelope nested deeper than pickle goes: as to_append refuses it
+            self.pool._settled(item, refused("bad_request", "a value in the envelope is nested too deeply to store"))
+            return False
         self.held[item.id] = item
         self.held_bytes += item.size
-        body = pickle.dumps((item.id, item.kind, item.data, item.uid, item.pid), protocol=5)
         assert self.transport is not None
         self.transport.write(_LEN.pack(len(body)) + body)
+        return True
 
 
 class Pool:
