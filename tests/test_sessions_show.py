@@ -272,3 +272,20 @@ def test_a_denied_call_counts_once_as_a_denial_and_not_as_a_failure(built):
         assert sessions._denials(conn, "copilot", sid) == 1
     finally:
         conn.close()
+
+
+def test_a_page_of_the_newest_sessions_and_the_next_page(built):
+    store, _ = built
+    everything = sessions.list_sessions(store)
+    newest_three = sessions.list_sessions(store, limit=3)
+    assert [s.to_json() for s in newest_three] == [s.to_json() for s in everything[-3:]]
+    before = min(s.last_seq for s in newest_three)
+    second = sessions.list_sessions(store, limit=3, before_seq=before)
+    assert [s.to_json() for s in second] == [s.to_json() for s in everything[-6:-3]]
+    rest = sessions.list_sessions(store, limit=100, before_seq=min(s.last_seq for s in second))
+    assert [s.to_json() for s in rest] == [s.to_json() for s in everything[:-6]]
+    assert sessions.list_sessions(store, limit=0) == []
+    assert [s.harness for s in sessions.list_sessions(store, limit=2, harness="cline")] == ["cline"]
+    vscode_start = sessions.list_sessions(store, harness="vscode")[0].started_ns
+    assert [s.harness for s in sessions.list_sessions(store, limit=10, since_ns=vscode_start)] == [
+        "vscode", "cline", "openhands"]

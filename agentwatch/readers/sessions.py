@@ -83,8 +83,16 @@ def parse_since(since: str, now_ns: Optional[int] = None) -> int:
     return int(when.timestamp()) * 1_000_000_000 + when.microsecond * 1000
 
 
-def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optional[str] = None) -> list[SessionSummary]:
-    """One summary per session that has an event at or after `since_ns`, oldest first."""
+def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optional[str] = None,
+                  limit: Optional[int] = None, before_seq: Optional[int] = None) -> list[SessionSummary]:
+    """One summary per session that has an event at or after `since_ns`, oldest first.
+
+    With `limit`, only the `limit` sessions whose last event is newest (and before `before_seq`,
+    the previous page's smallest `last_seq`, when given): found by reading the records back from
+    the head, so a page costs what its sessions hold, not what the store holds.
+    """
+    if limit is not None or before_seq is not None:
+        return _page(store, since_ns, harness, limit, before_seq)
     conn = db.open_reader(store)
     try:
         where: list[str] = ["kind = 'event'", "session_id IS NOT NULL"]
@@ -106,24 +114,75 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
                 ORDER BY min(seq)""",
             args,
         ).fetchall()
-        sessions = []
-        for h, sid, first_ns, last_ns, events, prompts, denials, first_seq, last_seq in rows:
-            cwd, last_event = conn.execute(
-                "SELECT (SELECT json_extract(payload, '$.cwd') FROM records WHERE session_id = ?1 AND harness = ?2 "
-                "        AND kind = 'event' AND json_extract(payload, '$.cwd') IS NOT NULL ORDER BY seq LIMIT 1), "
-                "       (SELECT event_name FROM records WHERE seq = ?3)",
-                (sid, h, last_seq),
-            ).fetchone()
-            summary = SessionSummary(h or "", sid, cwd, first_ns, last_ns, events, prompts or 0,
-                                     denials=denials or 0, last_event=last_event, first_seq=first_seq,
-                                     last_seq=last_seq)
-            calls = _call_outcomes(conn, h, sid)
-            summary.tool_calls = sum(calls.values())
-            summary.failures = calls.get("error", 0)
-            if calls.get("denied"):
-                summary.denials = _denials(conn, h, sid)
-            sessions.append(summary)
-        return sessions
+        return [_summary(conn, row) for row in rows]
+    finally:
+        conn.close()
+
+
+def _summary(conn: apsw.Connection, row: Any) -> SessionSummary:
+    h, sid, first_ns, last_ns, events, prompts, denials, first_seq, last_seq = row
+    cwd, last_event = conn.execute(
+        "SELECT (SELECT json_extract(payload, '$.cwd') FROM records WHERE session_id = ?1 AND harness = ?2 "
+        "        AND kind = 'event' AND json_extract(payload, '$.cwd') IS NOT NULL ORDER BY seq LIMIT 1), "
+        "       (SELECT event_name FROM records WHERE seq = ?3)",
+        (sid, h, last_seq),
+    ).fetchone()
+    summary = SessionSummary(h or "", sid, cwd, first_ns, last_ns, events, prompts or 0,
+                             denials=denials or 0, last_event=last_event, first_seq=first_seq,
+                             last_seq=last_seq)
+    calls = _call_outcomes(conn, h, sid)
+    summary.tool_calls = sum(calls.values())
+    summary.failures = calls.get("error", 0)
+    if calls.get("denied"):
+        summary.denials = _denials(conn, h, sid)
+    return summary
+
+
+_PAGE_READ = 4096  # records read back from the head at a time while a page is filled
+
+
+def _page(store: Path, since_ns: Optional[int], harness: Optional[str], limit: Optional[int],
+          before_seq: Optional[int]) -> list[SessionSummary]:
+    """The newest `limit` sessions (by last event) before `before_seq`, oldest first."""
+    conn = db.open_reader(store)
+    try:
+        cursor = before_seq if before_seq is not None else _head(conn) + 1
+        seen: set[tuple[str, str]] = set()
+        found: list[tuple[str, str]] = []
+        done = limit is not None and limit <= 0
+        while not done:
+            rows: list[Any] = conn.execute(
+                "SELECT seq, harness, session_id, recorded_at_ns FROM records WHERE seq < ? AND kind = 'event' "
+                "AND session_id IS NOT NULL ORDER BY seq DESC LIMIT ?", (cursor, _PAGE_READ)).fetchall()
+            if not rows:
+                break
+            for _seq, h, sid, at_ns in rows:
+                if since_ns is not None and at_ns < since_ns:
+                    done = True  # records are in time order: every later one is older still
+                    break
+                key = (h, sid)
+                if key in seen or (harness is not None and h != harness):
+                    continue
+                seen.add(key)
+                if before_seq is not None and conn.execute(
+                        "SELECT 1 FROM records WHERE session_id = ? AND harness IS ? AND kind = 'event' AND seq >= ? "
+                        "LIMIT 1", (sid, h, before_seq)).fetchone():
+                    continue  # its last event is on an earlier page
+                found.append(key)
+                if limit is not None and len(found) >= limit:
+                    done = True
+                    break
+            cursor = rows[-1][0]
+        summaries = []
+        for h, sid in found:
+            row = conn.execute(
+                "SELECT harness, session_id, min(recorded_at_ns), max(recorded_at_ns), count(*), "
+                "sum(event_kind = 'prompt'), sum(json_extract(payload, '$.decision.value') = 'deny'), "
+                "min(seq), max(seq) FROM records WHERE session_id = ? AND harness IS ? AND kind = 'event'",
+                (sid, h)).fetchone()
+            summaries.append(_summary(conn, row))
+        summaries.sort(key=lambda summary: summary.first_seq)
+        return summaries
     finally:
         conn.close()
 
