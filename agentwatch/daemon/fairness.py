@@ -4,9 +4,9 @@ A peer is one client process, named by the kernel's (uid, pid) of its socket. Th
 waits for every hook, so a hook must not wait behind a client that floods the socket or
 never reads its acknowledgements. Two things here make that so:
 
-- `RoundRobin`: per-peer queues taken one item per peer in turn. The normalizing pool
-  and the feed to the writer both take work from one, so a peer with one record waits
-  behind at most one record of each other peer, not behind a flood.
+- `RoundRobin`: per-peer queues taken one item per peer in turn, a peer that had nothing
+  queued first. The normalizing pool and the feed to the writer both take work from one,
+  so a hook's one record is the next taken, and a flooder's backlog waits its turn.
 - `share`: how many records one peer may hold in flight while others wait: the daemon's
   bound divided between the peers that hold records, and never less than one, so every
   peer can always send its next record and a flooder is slowed to its share.
@@ -23,7 +23,7 @@ Peer = Hashable  # (uid, pid) of a socket client; a name of the daemon's own wor
 
 
 class RoundRobin(Generic[T]):
-    """FIFO queues per peer, taken one item per peer in turn."""
+    """FIFO queues per peer, taken one item per peer in turn; a peer with nothing queued goes first."""
 
     def __init__(self) -> None:
         self._queues: dict[Peer, deque[T]] = {}
@@ -37,7 +37,7 @@ class RoundRobin(Generic[T]):
         queue = self._queues.get(peer)
         if queue is None:
             queue = self._queues[peer] = deque()
-            self._turn.append(peer)
+            self._turn.appendleft(peer)  # it had nothing waiting: it goes before the peers with a backlog
         queue.append(item)
         self._len += 1
 
