@@ -104,3 +104,37 @@ def test_hook_ack_latency_under_load(tmp_path):
     print(f"\nack latency of real hook processes, {HOOKS} hooks per arm ({_load()}):")
     for label, (lat, spooled) in arms:
         print(_row(label, lat, spooled, base[0]))
+
+
+def test_ingestion_with_workers_and_on_the_loop(tmp_path):
+    """The ingestion ceiling (item 5) with normalization in the workers and on the loop, beside the
+    bare prototype, alternating rounds (a drift favours neither arm)."""
+    from hook_fakes import SocketDir
+    from test_bench_daemon import EVENTS, Prototype, one_per_connection, pipelined
+
+    per_conn = max(EVENTS // 10, 500)
+    figures: dict[str, list[tuple[float, float]]] = {"prototype": [], "workers": [], "loop": []}
+    for r in range(3):
+        arms = [("workers", ["--normalize-workers", "2"]), ("loop", ["--normalize-workers", "0"])]
+        for label, args in arms if r % 2 == 0 else arms[::-1]:
+            d = Daemon(tmp_path / f"{label}{r}", verify_interval=5.0, extra_args=args).start()
+            try:
+                figures[label].append((pipelined(d.socket, _lines(EVENTS)), one_per_connection(d.socket, _lines(per_conn))))
+            finally:
+                assert d.stop() == 0, d.output()
+        with SocketDir() as short:
+            proto = Prototype(short)
+            try:
+                figures["prototype"].append((pipelined(proto.socket, _lines(EVENTS)),
+                                             one_per_connection(proto.socket, _lines(per_conn))))
+            finally:
+                proto.stop()
+
+    def median(label: str, i: int) -> float:
+        return sorted(f[i] for f in figures[label])[1]
+
+    print(f"\ningestion, medians of 3 rounds ({_load()}):")
+    for i, case in enumerate(("(a) pipelined", "(b) one event per connection")):
+        base = median("prototype", i)
+        print(f"  {case:<30} workers {median('workers', i):8,.0f}/s ({median('workers', i) / base:.2f}x)   "
+              f"on the loop {median('loop', i):8,.0f}/s ({median('loop', i) / base:.2f}x)   prototype {base:8,.0f}/s")

@@ -162,6 +162,10 @@ def test_show_json_is_one_document(built):
         ("session_start", "SessionStart", None), ("prompt", "UserPromptSubmit", None),
         ("tool", "editFiles", "ok"), ("tool", "runInTerminal", "open"), ("stop", "Stop", None),
     ]
+    out = cli("show", "vs-5d6e7f80", "--store", str(store), "--json", "--limit", "2")
+    assert [i["name"] for i in json.loads(out.stdout)["items"]] == ["runInTerminal", "Stop"]
+    out = cli("sessions", "--store", str(store), "--json", "--limit", "2")
+    assert [s["harness"] for s in json.loads(out.stdout)] == ["cline", "openhands"]
 
 
 def _one_session(store, monkeypatch, payloads):

@@ -192,3 +192,17 @@ def test_tail_cli_json_lines(store_path):
     assert [(d["seq"], d["record_id"], d["kind"]) for d in lines] == [(2, "ev-1", "event"), (3, "ev-2", "event")]
     assert all(d["hash"].startswith("sha256:") for d in lines)
     assert lines[0]["payload"]["n"] == 1
+
+
+def test_tail_limit_pages_through_the_store(store_path):
+    fill(store_path, events=25)
+    kw = dict(follow=False, consumer=None, kinds=None, socket_path=store_path.parent / "none.sock")
+    assert [r.seq for r in collect(store_path, from_seq=None, limit=4, **kw)] == [22, 23, 24, 25]
+    first = [r.seq for r in collect(store_path, from_seq=1, limit=10, **kw)]
+    second = [r.seq for r in collect(store_path, from_seq=first[-1] + 1, limit=10, **kw)]
+    third = [r.seq for r in collect(store_path, from_seq=second[-1] + 1, limit=10, **kw)]
+    assert (first, second, third) == (list(range(1, 11)), list(range(11, 21)), list(range(21, 26)))
+    result = runner.invoke(app, ["tail", "--store", str(store_path), "--from", "5", "--limit", "3", "--json",
+                                 "--socket", str(store_path.parent / "none.sock")])
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["seq"] for line in result.output.splitlines()] == [5, 6, 7]

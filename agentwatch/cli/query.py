@@ -77,6 +77,7 @@ def tail_cmd(
     kind: Optional[list[str]] = typer.Option(None, "--kind", help="Only rows of this kind (event, attestation, gap); repeatable."),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per record (seq, record_id, kind, hash, payload)."),
     socket_path: Optional[Path] = SocketOpt,
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="At most N rows, then stop (without --from: the last N); the next page is --from the last seq + 1."),
 ) -> None:
     """Print committed records in seq order, and follow new ones with -f.
 
@@ -100,6 +101,7 @@ def tail_cmd(
                 resolved, follow=follow, from_seq=from_seq, consumer=consumer,
                 kinds=kind, emit=render.tail_printer(json_out),
                 socket_path=Path(socket_path) if socket_path else paths.default_socket(), progress=update,
+                limit=limit,
             )
     except (KeyboardInterrupt, BrokenPipeError):
         raise typer.Exit(0) from None
@@ -192,6 +194,7 @@ def show_cmd(
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines as the session goes on, until Ctrl-C."),
     harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="The session's harness, when two harnesses used the same id."),
     json_out: bool = typer.Option(False, "--json", help="One JSON document (with -f: one JSON object per line)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Only the session's last N lines."),
 ) -> None:
     """Print a session's timeline: one line per prompt, per tool call and per notable event.
 
@@ -207,6 +210,8 @@ def show_cmd(
 
     try:
         harness, session_id, head, items = sessions.timeline(paths.resolve_store(store), session, harness)
+        if limit is not None:
+            items = items[-limit:]
         if json_out and not follow:
             render.print_json({"harness": harness, "session_id": session_id, "items": [i.to_json() for i in items]})
             return

@@ -265,8 +265,12 @@ def run_tail(
     socket_path: Path | None = None,
     on_source=None,
     progress=None,
+    limit: int | None = None,
 ) -> None:
     """`agentwatch tail`: emit batches; with a named consumer, log and acknowledge each one.
+
+    `limit`: at most this many rows, then stop (a page: the next starts `--from` the last seq + 1);
+    without `from_seq` or a consumer, the last `limit` rows.
 
     The records come from the daemon's subscription when a daemon answers on
     `socket_path`, else from the store; the consumer logic is the same for both.
@@ -295,13 +299,19 @@ def run_tail(
             raise UsageError(f"consumer {consumer!r} consumes kinds {cursor.kinds or 'all'}; use the same --kind")
         after = cursor.acked_seq
     else:
-        after = from_seq - 1 if from_seq is not None else max(head - last, 0)
+        after = from_seq - 1 if from_seq is not None else max(head - (limit or last), 0)
     try:
         source = follow_any(path, socket_path, after_seq=after, kinds=kinds, follow=follow, stop=stop,
                             store_id=store_id, on_source=on_source)
         behind = head - after
         catching_up = progress is not None and behind > 0
+        left = limit
         for batch in source:
+            if left is not None:
+                batch = batch[:left]
+                left -= len(batch)
+                if not batch:
+                    break
             emit(batch)
             if named is not None:
                 named.record_deliveries(r.seq for r in batch)
@@ -310,6 +320,8 @@ def run_tail(
                 done = min(batch[-1].seq, head) - after
                 progress(done, behind)
                 catching_up = done < behind
+            if left == 0:
+                break
     finally:
         if named is not None:
             named.close()
