@@ -303,3 +303,14 @@ def test_a_daemon_retains_on_schedule_beside_real_hooks_and_takes_holds(tmp_path
     verified = cli("verify", "--store", d.store, "--full", "--json", env=env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert json.loads(verified.stdout)["retained"] == DAYS - 13
+
+
+def test_an_erased_row_leaves_no_stale_copy_a_rebalance_made(tmp_path, monkeypatch):
+    """A small row followed by larger ones: page splits moved its cell, and the copy left in free
+    space outlived the erase until every write connection zeroed freed space (docs/erasure.md)."""
+    path = tmp_path / "store.db"
+    build(path, monkeypatch)
+    erase_store(path, [4], "a Stripe key in a curl command")
+    found = sum(Path(str(path) + s).read_bytes().count(SECRET.encode())
+                for s in ("", "-wal", "-shm") if Path(str(path) + s).exists())
+    assert found == 0
