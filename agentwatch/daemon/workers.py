@@ -298,9 +298,9 @@ def _handle(kind: str, data: Any, uid: Optional[int], pid: Optional[int], normal
             return "refused", ("bad_json", "line is not a JSON object")
         op = request.get("op")
         if op != "append":
-            if op in ("ping", "health", "subscribe"):
+            if op in ("ping", "health", "subscribe", "retention"):
                 return "refused", ("bad_request", f"a {op} request line must be shorter than a record's")
-            return "refused", ("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe)")
+            return "refused", ("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe, retention)")
         if request.get("v", 1) != 1:
             return "refused", ("bad_request", f"protocol version {request.get('v')!r} is not spoken here (v1)")
         request.setdefault("delivery", "socket")
