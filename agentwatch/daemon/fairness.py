@@ -41,6 +41,10 @@ class RoundRobin(Generic[T]):
         queue.append(item)
         self._len += 1
 
+    def peek(self) -> Optional[T]:
+        """The item `pop` would take next."""
+        return self._queues[self._turn[0]][0] if self._turn else None
+
     def pop(self) -> Optional[T]:
         """The next peer's oldest item (None when empty); the peer goes to the back of the turn."""
         if not self._turn:

@@ -37,7 +37,9 @@ from agentwatch.store.append import Append
 log = logging.getLogger(__name__)
 
 _LEN = struct.Struct(">I")
-DEPTH = 4  # items one child holds at once: a hook's record waits behind at most this many
+DEPTH = 16  # items one child holds at once: a hook's record waits behind at most this many ...
+HELD_BYTES = 256 << 10  # ... and this many bytes of them, unless the child holds nothing
+FLUSH_BEFORE = 64 << 10  # a child sends its answers so far before it starts an item this large
 RESTART_PAUSE_S = 0.2  # between a child's death and its replacement
 START_TIMEOUT_S = 30.0  # a child that cannot answer in this long after start is not used
 
@@ -113,18 +115,20 @@ class _Child(asyncio.Protocol):
             self.ready.set_result(None)  # the start waits no longer; _died starts another
         self.pool._died(self)
 
-    def send(self, item: _Item) -> bool:
-        """Hand the item to the child; False when it cannot be carried (it was answered instead)."""
+    def takes(self, item: _Item) -> bool:
+        return self.alive and (not self.held or (len(self.held) < DEPTH
+                                                 and self.held_bytes + item.size <= HELD_BYTES))
+
+    def frame(self, item: _Item) -> Optional[bytes]:
+        """The item as a frame for the child, now held; None when it cannot be carried (it was answered)."""
         try:
             body = pickle.dumps((item.id, item.kind, item.data, item.uid, item.pid), protocol=5)
         except RecursionError:  # a parsed envelope nested deeper than pickle goes: as to_append refuses it
             self.pool._settled(item, refused("bad_request", "a value in the envelope is nested too deeply to store"))
-            return False
+            return None
         self.held[item.id] = item
         self.held_bytes += item.size
-        assert self.transport is not None
-        self.transport.write(_LEN.pack(len(body)) + body)
-        return True
+        return _LEN.pack(len(body)) + body
 
 
 class Pool:
@@ -219,14 +223,21 @@ class Pool:
 
     def _dispatch(self) -> None:
         queue = self._queue
+        frames: dict[_Child, list[bytes]] = {}
         while len(queue):
-            ready = [c for c in self._children if c.alive and len(c.held) < DEPTH]
-            if not ready:
-                return
-            child = min(ready, key=lambda c: (c.held_bytes, len(c.held)))
-            item = queue.pop()
+            item = queue.peek()
             assert item is not None
-            child.send(item)
+            ready = [c for c in self._children if c.takes(item)]
+            if not ready:
+                break
+            child = min(ready, key=lambda c: (c.held_bytes, len(c.held)))
+            queue.pop()
+            frame = child.frame(item)
+            if frame is not None:
+                frames.setdefault(child, []).append(frame)
+        for child, out in frames.items():  # one write per child: the frames of a dispatch go together
+            assert child.transport is not None
+            child.transport.write(b"".join(out))
 
     def _settled(self, item: _Item, outcome: Outcome) -> None:
         try:
@@ -353,6 +364,7 @@ def main(argv: list[str]) -> int:
             return 0
         buf += chunk
         pos = 0
+        out: list[bytes] = []
         while len(buf) - pos >= 4:
             (n,) = _LEN.unpack_from(buf, pos)
             if len(buf) - pos - 4 < n:
@@ -361,7 +373,12 @@ def main(argv: list[str]) -> int:
             pos += 4 + n
             status, value = _handle(kind, data, uid, pid, to_append)
             body = pickle.dumps((id, status, value), protocol=5)
-            sock.sendall(_LEN.pack(len(body)) + body)  # at once: a small record is not held behind a large one
+            out.append(_LEN.pack(len(body)) + body)
+            if len(buf) - pos >= 4 and (_LEN.unpack_from(buf, pos)[0] > FLUSH_BEFORE or len(out) >= 64):
+                sock.sendall(b"".join(out))  # answers leave before a large item is begun, never after it
+                out.clear()
+        if out:
+            sock.sendall(b"".join(out))  # nothing more is complete: what is done leaves now
         if pos:
             del buf[:pos]
 
