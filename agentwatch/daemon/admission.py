@@ -45,6 +45,7 @@ class Admission:
         self.at_writer = 0
         self._sent: set[int] = set()  # id() of the jobs at the writer
         self._ready: RoundRobin[Job] = RoundRobin()  # counted in, finished, waiting for the window
+        self.on_room: Optional[Callable[[], None]] = None  # told after records were answered (the workers)
 
     def has_capacity(self, peer: Optional[Peer] = None) -> bool:
         """May a record be read (from this peer)? A peer holding none may always send one."""
@@ -118,6 +119,12 @@ class Admission:
                 log.exception("answering a record failed")
         if self.window is not None:
             self._pump()
+        if self.on_room is not None:
+            self.on_room()
+
+    def ready(self) -> int:
+        """Finished records waiting for the writer's window."""
+        return len(self._ready)
 
     def wake_waiting(self) -> None:
         waiting = self.waiting

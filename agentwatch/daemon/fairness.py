@@ -41,6 +41,10 @@ class RoundRobin(Generic[T]):
         queue.append(item)
         self._len += 1
 
+    def count(self, peer: Peer) -> int:
+        queue = self._queues.get(peer)
+        return len(queue) if queue is not None else 0
+
     def peek(self) -> Optional[T]:
         """The item `pop` would take next."""
         return self._queues[self._turn[0]][0] if self._turn else None

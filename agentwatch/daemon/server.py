@@ -78,6 +78,8 @@ class Server:
         self.normalize = _normalizer(self.policy)
         # Normalization off the loop (workers.py); None: on the loop, as tests of the loop alone run it.
         self.pool = workers.Pool(self.policy, config.normalize_workers) if config.normalize_workers > 0 else None
+        if self.pool is not None:
+            self.pool.backlog, self.admission.on_room = self.admission.ready, self.pool.dispatch
         self._config_digest = config.digest()
         self.drainer = SpoolDrainer(self, config.spool, self.normalize, self.pool)
         self.self_test: Optional[redact.SelfTestResult] = None

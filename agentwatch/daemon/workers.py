@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 _LEN = struct.Struct(">I")
 DEPTH = 16  # items one child holds at once: a hook's record waits behind at most this many ...
 HELD_BYTES = 256 << 10  # ... and this many bytes of them, unless the child holds nothing
+# Records normalized ahead of the writer (in children, or finished and waiting for it) beyond
+# which only lone records are handed out: when the writer is the bottleneck, the children do
+# not spend the cores on a flood's backlog that the writer and a hook's record need.
+AHEAD = 128
 FLUSH_BEFORE = 64 << 10  # a child sends its answers so far before it starts an item this large
 RESTART_PAUSE_S = 0.2  # between a child's death and its replacement
 START_TIMEOUT_S = 30.0  # a child that cannot answer in this long after start is not used
@@ -52,11 +56,14 @@ def refused(code: str, message: str) -> tuple:
 
 
 class _Item:
-    __slots__ = ("id", "kind", "data", "uid", "pid", "callback", "size")
+    __slots__ = ("id", "kind", "data", "uid", "pid", "callback", "size", "peer", "lone")
 
-    def __init__(self, id: int, kind: str, data: Any, uid: Optional[int], pid: Optional[int], callback: Callback):
+    def __init__(self, id: int, kind: str, data: Any, uid: Optional[int], pid: Optional[int], callback: Callback,
+                 peer: Peer = None):
         self.id, self.kind, self.data, self.uid, self.pid, self.callback = id, kind, data, uid, pid, callback
         self.size = len(data) if isinstance(data, (bytes, bytearray)) else 1024
+        self.peer = peer
+        self.lone = False  # its peer had nothing else queued or in a child: a hook's record
 
 
 class _Child(asyncio.Protocol):
@@ -106,6 +113,7 @@ class _Child(asyncio.Protocol):
         if item is None:
             return
         self.held_bytes -= item.size
+        self.pool._out_of_child(item)
         self.answered += 1
         outcome: Outcome = Append(*value) if status == "row" else refused(*value)
         self.pool._settled(item, outcome)
@@ -122,12 +130,13 @@ class _Child(asyncio.Protocol):
     def frame(self, item: _Item) -> Optional[bytes]:
         """The item as a frame for the child, now held; None when it cannot be carried (it was answered)."""
         try:
-            body = pickle.dumps((item.id, item.kind, item.data, item.uid, item.pid), protocol=5)
+            body = pickle.dumps((item.id, item.kind, item.data, item.uid, item.pid, item.lone), protocol=5)
         except RecursionError:  # a parsed envelope nested deeper than pickle goes: as to_append refuses it
             self.pool._settled(item, refused("bad_request", "a value in the envelope is nested too deeply to store"))
             return None
         self.held[item.id] = item
         self.held_bytes += item.size
+        self.pool._in_children[item.peer] = self.pool._in_children.get(item.peer, 0) + 1
         return _LEN.pack(len(body)) + body
 
 
@@ -138,6 +147,8 @@ class Pool:
         self.size = max(1, size)
         self._policy = (policy.mode, policy.salt, tuple(policy.extra_patterns))
         self._queue: RoundRobin[_Item] = RoundRobin()
+        self._in_children: dict[Peer, int] = {}  # items in a child's hands, per peer
+        self.backlog: Callable[[], int] = lambda: 0  # finished records waiting for the writer (Admission.ready)
         self._children: list[_Child] = []
         self._next_id = 0
         self._stopping = False
@@ -204,15 +215,27 @@ class Pool:
     def normalize_line(self, peer: Peer, line: bytes, uid: Optional[int], pid: Optional[int],
                        callback: Callback) -> None:
         """A request line, parsed and normalized in a child; `callback(outcome)` on the loop."""
-        self._put(peer, _Item(self._new_id(), "line", bytes(line), uid, pid, callback))
+        self._put(peer, _Item(self._new_id(), "line", bytes(line), uid, pid, callback, peer))
 
     def normalize_envelope(self, peer: Peer, envelope: dict, uid: Optional[int], callback: Callback) -> None:
         """A parsed append envelope (a spool file's), normalized in a child."""
-        self._put(peer, _Item(self._new_id(), "envelope", envelope, uid, None, callback))
+        self._put(peer, _Item(self._new_id(), "envelope", envelope, uid, None, callback, peer))
+
+    def _out_of_child(self, item: _Item) -> None:
+        n = self._in_children[item.peer] - 1
+        if n:
+            self._in_children[item.peer] = n
+        else:
+            del self._in_children[item.peer]
 
     def _new_id(self) -> int:
         self._next_id += 1
         return self._next_id
+
+    def dispatch(self) -> None:
+        """Hand out what waits, now that the writer has room (Admission.on_room)."""
+        if self._children:
+            self._dispatch()
 
     def _put(self, peer: Peer, item: _Item) -> None:
         if self._stopping:
@@ -227,11 +250,15 @@ class Pool:
         while len(queue):
             item = queue.peek()
             assert item is not None
+            lone = item.peer not in self._in_children and queue.count(item.peer) == 1
+            if not lone and sum(self._in_children.values()) + self.backlog() >= AHEAD:
+                break  # the writer is behind: the backlog waits here, lone records still go
             ready = [c for c in self._children if c.takes(item)]
             if not ready:
                 break
             child = min(ready, key=lambda c: (c.held_bytes, len(c.held)))
             queue.pop()
+            item.lone = lone
             frame = child.frame(item)
             if frame is not None:
                 frames.setdefault(child, []).append(frame)
@@ -249,6 +276,8 @@ class Pool:
         was_alive, child.alive = child.alive, False
         held = list(child.held.values())
         child.held.clear()
+        for item in held:
+            self._out_of_child(item)
         child.held_bytes = 0
         if child.transport is not None:
             child.transport = None
@@ -364,23 +393,26 @@ def main(argv: list[str]) -> int:
             return 0
         buf += chunk
         pos = 0
-        out: list[bytes] = []
+        items = []
         while len(buf) - pos >= 4:
             (n,) = _LEN.unpack_from(buf, pos)
             if len(buf) - pos - 4 < n:
                 break
-            id, kind, data, uid, pid = pickle.loads(buf[pos + 4:pos + 4 + n])
+            items.append(pickle.loads(buf[pos + 4:pos + 4 + n]))
             pos += 4 + n
+        if pos:
+            del buf[:pos]
+        items.sort(key=lambda item: not item[5])  # a lone record (a hook's) before a flood's backlog
+        out: list[bytes] = []
+        for i, (id, kind, data, uid, pid, _lone) in enumerate(items):
             status, value = _handle(kind, data, uid, pid, to_append)
             body = pickle.dumps((id, status, value), protocol=5)
             out.append(_LEN.pack(len(body)) + body)
-            if len(buf) - pos >= 4 and (_LEN.unpack_from(buf, pos)[0] > FLUSH_BEFORE or len(out) >= 64):
-                sock.sendall(b"".join(out))  # answers leave before a large item is begun, never after it
+            following = items[i + 1] if i + 1 < len(items) else None
+            if following is None or _lone or len(out) >= 64 or (
+                    isinstance(following[2], (bytes, bytearray)) and len(following[2]) > FLUSH_BEFORE):
+                sock.sendall(b"".join(out))  # a lone record's answer, and all before a large item, leave now
                 out.clear()
-        if out:
-            sock.sendall(b"".join(out))  # nothing more is complete: what is done leaves now
-        if pos:
-            del buf[:pos]
 
 
 if __name__ == "__main__":
