@@ -19,7 +19,7 @@ import time
 import pytest
 from hook_fakes import FakeDaemon, SocketDir, hook_cmd
 
-from agentwatch import paths
+from agentwatch import config as agentwatch_config
 
 pytestmark = pytest.mark.bench
 
@@ -78,12 +78,12 @@ def test_hook_wall_time_against_bare_interpreter(request):
                 bare.append(b)
                 acked.append(h)
         assert len(daemon.lines) == warmup + runs  # every run acknowledged, none spooled
-    assert not (paths.default_spool() / "new").exists()
+    assert not (agentwatch_config.load().spool / "new").exists()
 
     # The fallback path, for orientation: no daemon, each record fsync'd into the spool.
     down_env = dict(os.environ, AGENTWATCH_SOCKET=str(directory / "gone.sock"))
     spooled = [_time(hook_cmd("claude-code"), down_env, PAYLOAD) for _ in range(max(50, runs // 4))]
-    assert len(list((paths.default_spool() / "new").iterdir())) == len(spooled)
+    assert len(list((agentwatch_config.load().spool / "new").iterdir())) == len(spooled)
 
     print(f"\nhook client wall time, {os.cpu_count()} CPUs, {sys.version.split()[0]}:")
     bare50, bare99 = _figures("python -I -S -c pass", bare)

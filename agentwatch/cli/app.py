@@ -25,14 +25,17 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+# Paths are settings like any other: a command passes the flag (None when not given) to
+# config.load, the one resolver, which adds the environment, the config files and the
+# defaults in the documented order (docs/config.md).
 StoreOpt = typer.Option(
-    None, "--store", envvar="AGENTWATCH_STORE", help="Store path (default: $XDG_DATA_HOME/agentwatch/store.db)."
+    None, "--store",
+    help="Store path (else AGENTWATCH_STORE, config `store`, $XDG_DATA_HOME/agentwatch/store.db).",
 )
 SocketOpt = typer.Option(
     None,
     "--socket",
-    envvar="AGENTWATCH_SOCKET",
-    help="Daemon socket (default: $XDG_RUNTIME_DIR/agentwatch/agentwatch.sock).",
+    help="Daemon socket (else AGENTWATCH_SOCKET, config `socket`, $XDG_RUNTIME_DIR/agentwatch/agentwatch.sock).",
 )
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 
