@@ -13,7 +13,7 @@ import os
 
 import pytest
 from daemon import Daemon
-from faultload import assert_gate, kill_under_load, reap_daemons  # noqa: F401
+from faultload import assert_gate, kill_under_load
 
 pytestmark = [pytest.mark.soak, pytest.mark.usefixtures("reap_daemons")]
 

@@ -12,16 +12,10 @@ The short version is tests/test_store_loss_quick.py.
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from faultload import reap_daemons  # noqa: E402, F401
-from storeloss import SCENARIOS, assert_gate, run_case  # noqa: E402
+from storeloss import SCENARIOS, assert_gate, run_case
 
 pytestmark = [pytest.mark.soak, pytest.mark.usefixtures("reap_daemons")]
 

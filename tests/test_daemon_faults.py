@@ -25,7 +25,6 @@ from faultload import (
     check,
     deliver,
     kill_under_load,
-    reap_daemons,  # noqa: F401 (fixture)
     wait_spool_empty,
 )
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from daemon import envelope, wait_for
-from faultload import HOOK_PY, payload_text, reap_daemons  # noqa: F401
+from faultload import HOOK_PY, payload_text
 from hook_fakes import FakeDaemon
 from support.users import as_user, python_for_others, system_user
 

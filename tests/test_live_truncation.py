@@ -14,7 +14,6 @@ import sys
 
 import pytest
 from daemon import Daemon, append_many, envelope, wait_for
-from faultload import reap_daemons  # noqa: F401 (fixture)
 
 from agentwatch.verify import known_stores
 

@@ -11,8 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from daemon import Daemon, daemon, envelope, spool_write, wait_for  # noqa: F401 (fixture)
-from faultload import reap_daemons  # noqa: F401 (fixture)
+from daemon import Daemon, envelope, spool_write, wait_for
 
 from agentwatch.record.ids import is_daemon_id
 from agentwatch.store.append import Append, RowRefused, Store

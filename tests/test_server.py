@@ -14,7 +14,7 @@ import threading
 
 import apsw
 import pytest
-from daemon import Client, Daemon, daemon, envelope, line, spool_write, wait_for  # noqa: F401
+from daemon import Client, Daemon, envelope, line, spool_write, wait_for
 
 from agentwatch.record.compact import harness_payload
 from agentwatch.record.normalize import to_append

@@ -18,7 +18,6 @@ import sys
 
 import pytest
 from daemon import Daemon, append_many, envelope, wait_for
-from faultload import reap_daemons  # noqa: F401 (fixture)
 
 from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db

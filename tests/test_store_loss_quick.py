@@ -9,7 +9,6 @@ case ends with every acknowledged record stored or named by an accepted finding
 from __future__ import annotations
 
 import pytest
-from faultload import reap_daemons  # noqa: F401 (fixture)
 from storeloss import SCENARIOS, assert_gate, run_case
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")

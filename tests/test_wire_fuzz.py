@@ -18,7 +18,6 @@ import uuid
 
 import pytest
 from daemon import Client, Daemon, envelope, line, wait_for
-from faultload import reap_daemons  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
