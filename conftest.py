@@ -17,10 +17,10 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Fixtures shared by tests/ and soak/, defined beside the helpers they drive (pyproject's
-# pytest `pythonpath` puts tests/ on the path): `daemon` (a started `agentwatch serve`) and
+# Fixtures shared by tests/ and soak/, defined beside the helpers they drive in tests/support/
+# (pyproject's pytest `pythonpath` puts tests/ on the path): `daemon` (a started `agentwatch serve`) and
 # `reap_daemons` (kills what a failed test left running).
-pytest_plugins = ["daemon", "faultload"]
+pytest_plugins = ["support.daemon", "support.faultload"]
 
 settings.register_profile(
     "ci", derandomize=True, database=None, print_blob=True, deadline=None,

@@ -5,7 +5,7 @@
 
 Each scenario runs AGENTWATCH_SOAK_STORE_CASES times (8) from AGENTWATCH_SOAK_SEED (20260), with
 two sender threads and two real hook processes and the attack at a random moment; every case
-ends with every acknowledged record stored or named by an accepted finding (tests/storeloss.py).
+ends with every acknowledged record stored or named by an accepted finding (tests/support/storeloss.py).
 The short version is tests/test_store_loss_quick.py.
 """
 
@@ -15,7 +15,7 @@ import os
 from collections import Counter
 
 import pytest
-from storeloss import SCENARIOS, assert_gate, run_case
+from support.storeloss import SCENARIOS, assert_gate, run_case
 
 pytestmark = [pytest.mark.soak, pytest.mark.usefixtures("reap_daemons")]
 

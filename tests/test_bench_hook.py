@@ -18,7 +18,7 @@ import sys
 import time
 
 import pytest
-from hook_fakes import FakeDaemon, SocketDir, hook_cmd
+from support.hook_fakes import FakeDaemon, SocketDir, hook_cmd
 
 from agentwatch import config as agentwatch_config
 

@@ -209,7 +209,7 @@ def test_a_serve_config_built_directly_has_the_configured_defaults(tmp_path):
 
 def test_config_show_health_and_attestations_carry_one_digest(user_file, tmp_path):
     """A daemon started from the config file: `config show`, `health` and its start row agree."""
-    from daemon import Daemon
+    from support.daemon import Daemon
 
     d = Daemon(tmp_path / "d")
     user_file.write_text(f'store = "{d.store}"\nsocket = "{d.socket}"\nspool = "{d.spool}"\nprivacy = "hashed"\n'

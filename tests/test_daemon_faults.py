@@ -15,8 +15,8 @@ import sys
 import time
 
 import pytest
-from daemon import Daemon, envelope, line, wait_for
-from faultload import (
+from support.daemon import Daemon, envelope, line, wait_for
+from support.faultload import (
     FaultyDaemon,
     HookProcessSender,
     Ledger,

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hook_fakes import HOOK, FakeDaemon, SocketDir, ack, hook_cmd, run_hook
+from support.hook_fakes import HOOK, FakeDaemon, SocketDir, ack, hook_cmd, run_hook
 
 from agentwatch import config, hook, hookclient
 from agentwatch.record.normalize import check_envelope

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from daemon import Daemon, append_many, envelope, wait_for
+from support.daemon import Daemon, append_many, envelope, wait_for
 
 from agentwatch.verify import known_stores
 

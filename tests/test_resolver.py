@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hook_fakes import FakeDaemon, hook_cmd, short_socket_dir
+from support.hook_fakes import FakeDaemon, hook_cmd, short_socket_dir
 from typer.testing import CliRunner
 
 from agentwatch import config

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 import pytest
-from hook_fakes import hook_cmd, run_hook
+from support.hook_fakes import hook_cmd, run_hook
 
 from agentwatch import config, hookclient
 from agentwatch.daemon.spool import MAX_FILE, STALE_TMP_S, Spool

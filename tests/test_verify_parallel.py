@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import chain_tamper as t
 import pytest
+from support import chain_tamper as t
 
 from agentwatch.evidence import audit as check
 from agentwatch.evidence.audit import verify_store

@@ -13,8 +13,8 @@ import signal
 import subprocess
 import sys
 
-import chain_tamper as t
-from daemon import Daemon, append_many, wait_for
+from support import chain_tamper as t
+from support.daemon import Daemon, append_many, wait_for
 
 from agentwatch.evidence import audit as check
 from agentwatch.evidence.audit import verify_store
