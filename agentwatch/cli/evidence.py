@@ -38,13 +38,13 @@ def verify_cmd(
     """
     from agentwatch import config
     from agentwatch.cli import render
-    from agentwatch.evidence import audit as check
+    from agentwatch.evidence import audit
     from agentwatch.store import db
 
     try:
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store), render.progress("verifying", enabled=not json_out) as update:
-            result = check.verify_store(cfg.store, full=full, progress=update, jobs=jobs, key=key,
+            result = audit.verify_store(cfg.store, full=full, progress=update, jobs=jobs, key=key,
                                         evidence_dir=cfg["checkpoint.dir"],
                                         witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except AgentwatchError as exc:

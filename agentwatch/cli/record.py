@@ -74,10 +74,9 @@ SERVE_SETTINGS = (
 
 def _sign_imported(cfg) -> None:
     """Cover imported rows with a signed checkpoint, unless a daemon serves the store (it signs them)."""
-    from agentwatch.evidence import checkpoints
-    from agentwatch.evidence import compare as evidence
+    from agentwatch.evidence import checkpoints, compare
 
-    if evidence.daemon_serving(cfg.store):
+    if compare.daemon_serving(cfg.store):
         return
     try:
         signed = checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agentwatch.errors import UsageError, exit_for_findings
-from agentwatch.evidence import audit as check
+from agentwatch.evidence import audit
 from agentwatch.readers.consumers import Consumer
 from agentwatch.store import db
 from agentwatch.verify import identity
@@ -100,7 +100,7 @@ def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None =
             "WHERE seq <= ? AND kind = 'gap' GROUP BY 1 ORDER BY 1", (head,)
         ).fetchall()))
 
-        checked = check.verify_store(store, full=True, state_dir=state_dir, update_anchor=False, progress=progress)
+        checked = audit.verify_store(store, full=True, state_dir=state_dir, update_anchor=False, progress=progress)
         chain = [f for f in checked.findings if f.kind not in IDENTITY_KINDS]
         whole = [f for f in checked.findings if f.kind in IDENTITY_KINDS]
         result.store_findings = whole
