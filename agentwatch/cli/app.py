@@ -1,8 +1,10 @@
 """The `agentwatch` command: thin over the library.
 
-Each command parses its options, calls one library function, renders the
-result and maps errors to exit codes (0 ok, 1 a check found a problem, 2 usage
-or config error, 3 store or daemon unreachable). Data goes to stdout,
+Each command parses its options, resolves its settings with config.load, calls
+one library function, renders the result and maps errors to exit codes (0 ok,
+1 a check found a problem, 2 usage or config error, 3 store or daemon
+unreachable, 4-7 a store replaced, rolled back, truncated or with a changed
+schema; errors.py). Data goes to stdout,
 diagnostics and progress to stderr. rich is imported only by `render`.
 """
 

@@ -461,7 +461,7 @@ class Server:
                 "last_error": stats.last_error if stats else None,
                 "commits": stats.commits if stats else 0,
                 "rows_committed": stats.rows_committed if stats else 0,
-                "largest_batch": stats.batch_max if stats else 0,
+                "largest_batch": stats.largest_batch if stats else 0,
                 "rows_refused_by_store": stats.rows_refused_by_store if stats else 0,
                 "last_commit_ns": stats.last_commit_ns if stats else 0,
                 "longest_commit_ms": round(stats.commit_max_ns / 1e6, 3) if stats else 0,

@@ -229,25 +229,15 @@ def follow_timeline(store: Path, harness: str, session_id: str, *, after_seq: in
     and between reads it waits for `PRAGMA data_version` to say another connection committed."""
     conn = db.open_reader(store)
     try:
-        version = conn.pragma("data_version")
-        wait = _MIN_WAIT_S
-        while stop is None or not stop.is_set():
-            current = conn.pragma("data_version")
-            if current != version:
-                version = current
-                head = _head(conn)
-                if head > after_seq:
-                    batch = items(conn, harness, session_id, after_seq=after_seq, upto_seq=head)
-                    after_seq = head
-                    wait = _MIN_WAIT_S
-                    if batch:
-                        yield batch
-                    continue
-            if stop is not None:
-                stop.wait(wait)
-            else:
-                time.sleep(wait)
-            wait = min(wait * 2, _MAX_WAIT_S)
+        waiter = db.CommitWaiter(conn, _MIN_WAIT_S, _MAX_WAIT_S)
+        while waiter.wait_for_commit(stop):
+            head = _head(conn)
+            if head > after_seq:
+                batch = items(conn, harness, session_id, after_seq=after_seq, upto_seq=head)
+                after_seq = head
+                waiter.reset()
+                if batch:
+                    yield batch
     finally:
         conn.close()
 

@@ -76,27 +76,16 @@ def follow_store(
     """Batches of records after `after_seq`; with `follow`, waits for new commits until `stop`."""
     conn = db.open_reader(path)
     try:
-        wait = _MIN_WAIT_S
-        version = conn.pragma("data_version")
+        waiter = db.CommitWaiter(conn, _MIN_WAIT_S, _MAX_WAIT_S)
         while stop is None or not stop.is_set():
             batch = read_after(conn, after_seq, batch_rows, kinds)
             if batch:
                 after_seq = batch[-1].seq
-                wait = _MIN_WAIT_S
+                waiter.reset()
                 yield batch
                 continue
-            if not follow:
+            if not follow or not waiter.wait_for_commit(stop):
                 return
-            while stop is None or not stop.is_set():
-                current = conn.pragma("data_version")
-                if current != version:
-                    version = current
-                    break
-                if stop is not None:
-                    stop.wait(wait)
-                else:
-                    time.sleep(wait)
-                wait = min(wait * 2, _MAX_WAIT_S)
     finally:
         conn.close()
 
