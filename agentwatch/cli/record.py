@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -170,7 +169,7 @@ def health_cmd(
         print(f"agentwatch: {exc}", file=sys.stderr)
     status = health.status_of(report)
     if json_out:
-        print(json.dumps(report))
+        render.emit_document(report)
     else:
         render.emit_health({"status": status, **report}, verbose=verbose, as_json=False)
     # The reasons also go to stderr for scripts; on a terminal the table already shows them.
