@@ -64,6 +64,10 @@ class ServeConfig:
     ship_url: str = _default("ship.url")
     ship_host: Optional[str] = None  # None: config's default (the host name), taken when shipping starts
     ship_batch_rows: int = _default("ship.batch_rows")
+    # Retention (docs/retention.md): payloads older than this many days removed (0: off).
+    retention_days: float = _default("retention.payload_days")
+    retention_interval: float = _default("retention.interval_s")
+    retention_max_rows: int = _default("retention.max_rows")
 
     @classmethod
     def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
@@ -101,6 +105,8 @@ FIELD_KEYS = {
     "checkpoints": "checkpoint.enabled", "checkpoint_interval": "checkpoint.interval_s",
     "checkpoint_rows": "checkpoint.rows", "witness_dirs": "checkpoint.witness_dirs", "state_dir": "checkpoint.dir",
     "socket_group": "serve.socket_group", "ship_url": "ship.url", "ship_batch_rows": "ship.batch_rows",
+    "retention_days": "retention.payload_days", "retention_interval": "retention.interval_s",
+    "retention_max_rows": "retention.max_rows",
 }
 
 

@@ -189,6 +189,12 @@ def collect(tmp: Path) -> dict[str, list[Any]]:
     run("uninstall", "uninstall", "claude-code", "--json")
     with Receiver() as receiver:
         run("export", "export", "--format", "otlp", "--store", store, "--endpoint", receiver.endpoint, "--json")
+    hold = run("hold add", "hold", "add", "--session", "s1", "--reason", "an example", "--store", store, "--json")
+    run("hold list", "hold", "list", "--all", "--store", store, "--json")
+    run("hold release", "hold", "release", str(hold["hold_id"]), "--reason", "an example", "--store", store, "--json")
+    run("retention run", "retention", "run", "--days", "30", "--store", store, "--json")
+    run("archive", "archive", "--before", "2000-01-01T00:00:00Z", "--output", str(tmp / "a.archive"),
+        "--store", store, "--json")
     run("erase", "erase", "2", "--reason", "an example", "--store", store, "--json")
     _health(run, tmp, store)
     return run.docs
