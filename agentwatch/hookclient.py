@@ -429,7 +429,7 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
         return b"", 0, None, True
     import select
 
-    chunks = []
+    chunks: list = []
     kept = total = 0
     hasher = None
     wait = wait_ms / 1000
@@ -516,8 +516,8 @@ def build_frame(record_id, harness, event, raw, total, digest, complete, argv=()
             head.append(',"argv_truncated":true')
     if from_argv:
         head.append(',"payload_from":"argv"')
-    head = "".join(head).encode("utf-8")
-    budget = MAX_LINE - len(head) - _RESERVE
+    head_bytes = "".join(head).encode("utf-8")
+    budget = MAX_LINE - len(head_bytes) - _RESERVE
     if text is not None:
         key = b',"payload_text":'
         body = _enc_utf8(text).encode("utf-8")
@@ -547,7 +547,7 @@ def build_frame(record_id, harness, event, raw, total, digest, complete, argv=()
         tail += ',"raw_sha256":"sha256:%s"' % digest
     if not complete:
         tail += ',"stdin_incomplete":true'
-    return head + tail.encode("ascii") + key + body
+    return head_bytes + tail.encode("ascii") + key + body
 
 
 # ---------------------------------------------------------------- delivery
