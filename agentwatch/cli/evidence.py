@@ -121,8 +121,11 @@ def prove_cmd(
     try:
         cfg = config.load({"store": store})
         path, evidence_dir = cfg.store, cfg["checkpoint.dir"]
-        doc = (bundles.prove_inclusion(path, seq, state_dir=evidence_dir) if seq is not None
-               else bundles.prove_consistency(path, consistency, state_dir=evidence_dir))
+        if seq is not None:
+            doc = bundles.prove_inclusion(path, seq, state_dir=evidence_dir)
+        else:
+            assert consistency is not None  # one of the two, checked above
+            doc = bundles.prove_consistency(path, consistency, state_dir=evidence_dir)
     except AgentwatchError as exc:
         fail(exc)
     text = render.bundle_text(doc)
@@ -154,6 +157,8 @@ def verify_bundle_cmd(
 
     try:
         verifier = read_verifier(b"", None, key)
+        if verifier is None:
+            fail("--key: give the verifier key (a vkey, or a file holding one)", 2)
         cosigners = [bundles.cosigner_key(k) for k in witness_key or []]
         doc = bundles.load_bundle(bundle)
         result = bundles.verify_bundle(doc, verifier, cosigners)

@@ -96,7 +96,7 @@ class SpoolDrainer:
     async def stop(self) -> None:
         """Let the pass in progress finish (rows committed, files settled); start no other."""
         self._stopping = True
-        if self._wake is not None:
+        if self._wake is not None and self._pass_done is not None:
             self._wake.set()
             await self._pass_done.wait()
 
@@ -178,7 +178,7 @@ class SpoolDrainer:
         if error is None and refused is not None:
             error = refused
             return Spooled(file, gap_append(file.gap_record_id, "spool_refused", file.gap_detail(error)), error)
-        if error is None:
+        if error is None and file.envelope is not None:
             envelope = dict(file.envelope)
             envelope["delivery"] = "spool"
             try:

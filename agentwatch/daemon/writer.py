@@ -179,8 +179,9 @@ class Writer:
         if self.checkpointer is not None and not self.checkpointer.start():
             # No second connection: SQLite checkpoints inside COMMIT again, as it would anyway.
             log.warning("%s; checkpoints stay in the commit", self.checkpointer.stats.last_error)
-            self.store.conn.setwalhook(None)
-            self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
+            if self.store is not None:
+                self.store.conn.setwalhook(None)
+                self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
             self.checkpointer = None
         self._thread.start()
 
@@ -316,7 +317,8 @@ class Writer:
                 self.halt(f"{exc.kind}: {exc}")
                 return self._stopped(jobs)
             # Rows were deleted from the tail: say so, and go on from the head the store has.
-            self.store.committed_head = exc.found
+            if self.store is not None:
+                self.store.committed_head = exc.found
             self.head_seq, self.head_hash = exc.found
             if self._on_truncated is not None:
                 self._on_truncated(exc.found, exc.expected)

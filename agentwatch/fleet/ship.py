@@ -200,7 +200,8 @@ class Shipper:
                 # The first batch on a connection starts with the row the server holds last,
                 # so the server compares it with this store's (and finds a rewrite or rollback).
                 self._overlap = status.central_head_seq > 0
-            after = status.central_head_seq - 1 if self._overlap else status.central_head_seq
+            central = status.central_head_seq or 0  # set just above on a new connection
+            after = central - 1 if self._overlap else central
             document = Dictionaries.of(reader).document  # the server hashes a packed row's document
             rows = [(*r[:4], document(r[4], r[7], r[8]), r[5], r[6])
                     for r in reader.execute(_READ, (after, self.batch_rows))]

@@ -60,8 +60,7 @@ def read_after(conn: apsw.Connection, after_seq: int, limit: int, kinds: Sequenc
 
 
 def head_seq(conn: apsw.Connection) -> int:
-    row = conn.execute("SELECT max(seq) FROM records").fetchone()
-    return row[0] or 0
+    return db.one(conn.execute("SELECT max(seq) FROM records"))[0] or 0
 
 
 def follow_store(
@@ -236,7 +235,7 @@ def follow_any(
                 stop.wait(_RETRY_S)
             else:
                 time.sleep(_RETRY_S)
-            sub = LiveFeed.open(socket_path, after_seq, kinds)
+            sub = LiveFeed.open(socket_path, after_seq, kinds) if socket_path is not None else None
             if sub is not None:
                 break
 
@@ -292,7 +291,7 @@ def run_tail(
         catching_up = progress is not None and behind > 0
         for batch in source:
             emit(batch)
-            if named is not None:
+            if named is not None and cursor is not None:
                 named.record_deliveries(r.seq for r in batch)
                 named.ack(cursor, batch[-1].seq)
             if catching_up:

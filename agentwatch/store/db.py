@@ -229,6 +229,14 @@ def store_id(conn: apsw.Connection) -> bytes:
     return bytes.fromhex(row[0])
 
 
+def one(cursor: apsw.Cursor) -> Any:
+    """The row of a query that always returns one (an aggregate, a row known to be there)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("the query returned no row")
+    return row
+
+
 class CommitWaiter:
     """The one "wait for the next commit" loop of every follower (tail, session timelines, the shipper).
 

@@ -31,6 +31,7 @@ fsync at start and stop, is the floor.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -279,6 +280,8 @@ class HeadFile:
 
     def write(self, seq: int, digest: bytes | None) -> None:
         line = self._prefix + b"%d %s\n" % (seq, format_hash(digest or bytes(32)).encode())
+        if self._fd is None:
+            raise OSError(errno.EBADF, "the remembered head file is closed")
         os.pwrite(self._fd, line.ljust(_HEAD_SIZE, b" "), 0)
 
     def close(self) -> None:
