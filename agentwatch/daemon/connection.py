@@ -28,7 +28,7 @@ from agentwatch.store.append import Append, Appended
 log = logging.getLogger(__name__)
 
 class Host(Protocol):
-    """What a connection needs from the daemon that accepted it (daemon.server.Server)."""
+    """What a connection, and the spool drainer, need from the daemon (daemon.server.Server)."""
 
     uid: int
     pid: int
