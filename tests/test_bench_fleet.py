@@ -23,8 +23,8 @@ import statistics
 import time
 
 import pytest
-from daemon import Daemon, wait_for
 from support import postgres
+from support.daemon import Daemon, wait_for
 from test_bench_daemon import _lines, pipelined
 from test_bench_store import PAYLOAD as SMALL
 from test_bench_store import _tool_event_document

@@ -11,9 +11,9 @@ import shutil
 import time
 from pathlib import Path
 
-import chain_tamper
 import psycopg
 import pytest
+from support import chain_tamper
 from support.postgres import wait_for
 
 from agentwatch.fleet import schema

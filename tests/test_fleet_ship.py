@@ -10,7 +10,7 @@ import sqlite3
 
 import psycopg
 import pytest
-from daemon import Daemon, append_many, wait_for
+from support.daemon import Daemon, append_many, wait_for
 from typer.testing import CliRunner
 
 from agentwatch.cli import app

@@ -72,6 +72,36 @@ def emit_path(path: Path, as_json: bool) -> None:
         print(path)
 
 
+def emit_document(doc: Any) -> None:
+    """A JSON document as the evidence and health commands print it (ASCII, one line)."""
+    print(json.dumps(doc))
+
+
+def emit_text_or_json(doc: dict, text: str, as_json: bool) -> None:
+    """`doc` as one JSON line, or `text` as it is (a key, a signed note)."""
+    if as_json:
+        emit_document(doc)
+    else:
+        sys.stdout.write(text)
+
+
+def emit_config(cfg: Any, as_json: bool) -> None:
+    """`config show`: each key, its value and its source, then the digest; or the JSON document."""
+    if as_json:
+        doc = {"config": cfg.as_dict(), "sources": dict(cfg.sources), "files": list(cfg.files), "digest": cfg.digest()}
+        print(json.dumps(doc, indent=2))
+        return
+    width = max(map(len, cfg.values))
+    for key, value in cfg.as_dict().items():
+        print(f"{key:<{width}}  {json.dumps(value)}  ({cfg.sources[key]})")
+    print(f"{'digest':<{width}}  {cfg.digest()}")
+
+
+def bundle_text(doc: Any) -> str:
+    """A proof bundle as `prove` writes it: indented, keys sorted."""
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
 def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str) -> None:
     if fmt == "json":
         # A JSON array written row by row, so a large result never sits in memory.

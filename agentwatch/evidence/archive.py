@@ -93,8 +93,8 @@ def write_archive(path: Path, before_ns: int, out: Path, *, state_dir: Path | No
             raise ProveError(f"the store cannot give the proofs: {exc}") from None
         finally:
             conn.execute("COMMIT")
-        uncovered = conn.execute("SELECT count(*) FROM records WHERE seq > ? AND recorded_at_ns < ?",
-                                 (checkpoint.size, before_ns)).fetchone()[0]
+        uncovered = db.one(conn.execute("SELECT count(*) FROM records WHERE seq > ? AND recorded_at_ns < ?",
+                                 (checkpoint.size, before_ns)))[0]
     finally:
         conn.close()
     if uncovered:

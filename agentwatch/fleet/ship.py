@@ -135,8 +135,7 @@ class Shipper:
         try:
             self.status.store_id = db.store_id(reader).hex()
             backoff = BACKOFF_MIN_S
-            version = reader.pragma("data_version")
-            idle = _IDLE_MIN_S
+            waiter = db.CommitWaiter(reader, _IDLE_MIN_S, _IDLE_MAX_S)
             while not stop.is_set():
                 try:
                     shipped = self._step(reader)
@@ -154,7 +153,7 @@ class Shipper:
                     stop.wait(REFUSED_RETRY_S)
                     continue
                 if shipped:
-                    idle = _IDLE_MIN_S
+                    waiter.reset()
                     if shipped < self.batch_rows and follow:
                         # A partial batch: let rows gather for a moment rather than send (and make
                         # the server commit) a few at a time while the recorder is busy.
@@ -164,15 +163,7 @@ class Shipper:
                     break
                 # Caught up: wait until another connection commits to the store, or a new
                 # checkpoint is signed.
-                while not stop.is_set():
-                    current = reader.pragma("data_version")
-                    if current != version:
-                        version = current
-                        break
-                    if self._checkpoint_changed():
-                        break
-                    stop.wait(idle)
-                    idle = min(idle * 2, _IDLE_MAX_S)
+                waiter.wait_for_commit(stop, also=self._checkpoint_changed)
             if flush_s > 0:
                 self._flush(reader, time.monotonic() + flush_s)
                 try:
@@ -209,7 +200,8 @@ class Shipper:
                 # The first batch on a connection starts with the row the server holds last,
                 # so the server compares it with this store's (and finds a rewrite or rollback).
                 self._overlap = status.central_head_seq > 0
-            after = status.central_head_seq - 1 if self._overlap else status.central_head_seq
+            central = status.central_head_seq or 0  # set just above on a new connection
+            after = central - 1 if self._overlap else central
             document = Dictionaries.of(reader).document  # the server hashes a packed row's document
             rows = [(*r[:4], document(r[4], r[7], r[8]), r[5], r[6])
                     for r in reader.execute(_READ, (after, self.batch_rows))]
