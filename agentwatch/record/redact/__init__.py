@@ -32,7 +32,7 @@ from typing import Any
 
 from agentwatch import paths, platform_layer, safefs
 from agentwatch.errors import UsageError
-from agentwatch.record.redact import rules
+from agentwatch.record.redact import formats, rules
 from agentwatch.record.redact.rules import MASK_PREFIX, benign_value
 from agentwatch.store.chain import canonical_json
 
@@ -110,8 +110,14 @@ class Policy:
     def mask(self, kind: str, secret: str) -> str:
         return f"{MASK_PREFIX}{kind}:{self.keyed(secret, MASK_HEX)}]"
 
-    def redact_text(self, text: str) -> str:
-        """One string with every secret masked (the `redacted` rules, whatever the mode)."""
+    def redact_text(self, text: str, path: str = "") -> str:
+        """One string with every secret masked (the `redacted` rules, whatever the mode).
+
+        `path` is the file the text came from, when the record names one: it tells the
+        format of credential files (`.htpasswd`, `.pgpass`, `master.key`) and of config files.
+        """
+        if path and formats.by_path(path):
+            return rules.builtin().redact(text, self.mask, self._extra, path)
         clean = self._clean
         if text in clean:
             return text
@@ -141,7 +147,8 @@ class Policy:
             doc = self._restrict(doc)
         data, view = encode_with_scan_view(doc)
         if (self._extra is None and "raw_b64" not in doc
-                and not rules.builtin().suspicious(view)):
+                and not rules.builtin().suspicious(view)
+                and not any(marker in view for marker in formats.PATH_MARKERS)):
             return data
         return canonical_json(self._redact_doc(doc))
 
@@ -154,7 +161,7 @@ class Policy:
         return self._redact_doc(doc)
 
     def _redact_doc(self, doc: dict) -> dict:
-        out = self._walk(doc, False, {})
+        out = self._walk(doc, False, {}, _doc_path(doc))
         raw_b64 = doc.get("raw_b64")
         if isinstance(raw_b64, str):
             out["raw_b64"] = self._redact_b64(raw_b64)
@@ -162,12 +169,12 @@ class Policy:
             self._rekey_digests(out, changed_from=doc)  # plain digests of masked content confirm guesses
         return out
 
-    def _walk(self, value: Any, sensitive: bool | object, seen: dict) -> Any:
+    def _walk(self, value: Any, sensitive: bool | object, seen: dict, path: str = "") -> Any:
         """The document with every string redacted; under a secret name, a value is masked whole."""
         if isinstance(value, str):
             if sensitive and not benign_value(value):
                 return self.mask(SECRET_FIELD, value)
-            return self.redact_text(value) if len(value) >= _MIN_LEN else value
+            return self.redact_text(value, path) if len(value) >= _MIN_LEN else value
         if isinstance(value, (dict, list)):
             if sensitive and value:
                 # {"credentials": {...}}, {"tokens": [...]}: the whole value is the secret
@@ -181,12 +188,12 @@ class Policy:
                     pair = _secret_pair_values(value)
                     for k, v in value.items():
                         name = self.redact_text(k) if len(k) >= _MIN_LEN else k
-                        done[name] = self._walk(v, k in pair or _sensitive_key(k) or _key_value(k, v), seen)
+                        done[name] = self._walk(v, k in pair or _sensitive_key(k) or _key_value(k, v), seen, path)
                         if done[name] is v and _NUMERIC_NAME.search(k) and type(v) in (int, float) and (
                                 k in pair or _sensitive_key(k)):
                             done[name] = self._walk(v, _NUMERIC, seen)
                 else:
-                    done = [self._walk(v, False, seen) for v in value]
+                    done = [self._walk(v, False, seen, path) for v in value]
                 seen[key] = done
             return done
         if sensitive is _NUMERIC and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -291,6 +298,29 @@ def _secret_pair_values(obj: dict) -> frozenset:
 
 
 _MISSING = object()
+_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "filename", "absolute_path")
+_CAT = re.compile(r"^\s*(?:cat|head|tail|less|more|bat|type|Get-Content)\s+(?:-[A-Za-z]+\s+)*([^\s|;&<>]+)\s*$")
+
+
+def _doc_path(doc: dict) -> str:
+    """The file a record's text came from, when its tool input names one (a Read, a write, `cat FILE`)."""
+    for holder in (doc.get("raw"), doc.get("tool")):
+        if not isinstance(holder, dict):
+            continue
+        for key in ("tool_input", "input", "toolInput", "args", "arguments"):
+            inp = holder.get(key)
+            if not isinstance(inp, dict):
+                continue
+            for k in _PATH_KEYS:
+                v = inp.get(k)
+                if isinstance(v, str) and 0 < len(v) < 4096:
+                    return v
+            cmd = inp.get("command")
+            if isinstance(cmd, str) and len(cmd) < 4096:
+                m = _CAT.match(cmd)
+                if m:
+                    return m.group(1).strip("\"'")
+    return ""
 
 
 def _get(doc: dict, path: tuple[str, ...]) -> Any:

@@ -30,6 +30,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable, Iterable, Iterator
 
+from agentwatch.record.redact import commands, formats
 from agentwatch.record.redact.keywords import KeywordIndex
 
 MASK_PREFIX = "[REDACTED:"
@@ -195,6 +196,9 @@ class RuleSet:
             add(Rule(spec["id"], spec["kind"], re.compile(spec["regex"], re.ASCII), verify, spec.get("entropy"),
                      compiled(spec.get("allow", ())), spec["source"], False, spec.get("neighbours", "")),
                 spec["keywords"])
+        # Credential-bearing flags of known tools (commands.toml): found by the tool's name.
+        add(Rule(COMMANDS_ID, commands.KIND, re.compile(r"(?!)"), re.compile(commands.verify_pattern()), None, (),
+                 "commands.toml", False), commands.tools())
         self.rules: tuple[Rule, ...] = tuple(rules)
         names = data["names"]
         words = frozenset(names["words"])
@@ -376,15 +380,17 @@ class RuleSet:
         while i >= 0:
             end = i + len(word)
             whole = (i == 0 or data[i - 1] not in _RUN_BYTES) and (end == len(data) or data[end] not in _RUN_BYTES)
-            if whole and not data[max(0, i - 7):i].endswith(_DIGEST_LABELS_B):
+            if whole and not data[max(0, i - 7):i].endswith(_DIGEST_LABELS_B) and not _PUBLIC_LABEL_B.search(
+                    data[max(0, i - 40):i]):
                 return False
             i = data.find(word, i + 1)
         return True
 
     # -- the walk on one string ------------------------------------------------------------------------
-    def redact(self, s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
+    def redact(self, s: str, mask: Masker, extra: re.Pattern | None = None, path: str = "") -> str:
         """Every rule whose keyword occurs in s; where matches overlap, the earliest, then longest, wins.
 
+        `path` is the file the text came from, when the record names one (its format).
         Masks already in s are kept as they are: no rule masks a mask again.
         """
         data = s.encode("utf-8", "surrogatepass")
@@ -392,12 +398,16 @@ class RuleSet:
         ids: set[int] = set()
         for _, k in hits:
             ids.update(self.index.keywords[k][2])
-        spans: list[tuple[int, int, str]] = []
+        spans: list[tuple[int, int, str]] = formats.path_spans(s, path) if path else []
         for rid in sorted(ids):
             if rid == self.NAMES:
                 spans.extend(self._assignment_spans(s, data, hits))
+                spans.extend(formats.spans(self, s, path))  # the format-aware layer: pairs by format
                 continue
             rule = self.rules[rid]
+            if rule.id == COMMANDS_ID:
+                spans.extend(commands.spans(s))
+                continue
             for m in rule.regex.finditer(s):
                 group = "v" if "v" in m.re.groupindex and m.group("v") is not None else 0
                 value = m.group(group)
@@ -555,6 +565,7 @@ class RuleSet:
         return mask(self.entropy.kind, run) if looks_random(run, self.entropy) else run
 
 
+COMMANDS_ID = "command-flags"
 KEY_VALUE_MIN = 16  # the shortest value a key name's rule takes (rules.toml may ask for more)
 KEY_VALUE_MAX = 256  # longer runs are data, not a key under a name
 KEY_VALUE_REACH = 40  # characters from a key name's end to its value's start (quotes, blanks, operator)
@@ -567,9 +578,18 @@ _DIGEST_LABELS = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "sha2
 _DIGEST_LABELS_B = tuple(label.encode("ascii") for label in _DIGEST_LABELS)
 
 
+_PUBLIC_LABEL = re.compile(r"(?:data:image/[a-z0-9.+-]{1,20};base64,|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]{3}) )\Z")
+_PUBLIC_LABEL_B = re.compile(_PUBLIC_LABEL.pattern.encode("ascii"))
+
+
 def _digest_context(s: str, start: int) -> bool:
-    """A run right after a digest label (go.sum `h1:`, wheel RECORD `sha256=`): a checksum, not a secret."""
-    return s.endswith(_DIGEST_LABELS, max(0, start - 7), start)
+    """A run right after a digest label (go.sum `h1:`, wheel RECORD `sha256=`): a checksum, not a secret.
+
+    Also public data by its label: an image's bytes in a data URI (`data:image/png;base64,`) and
+    an SSH public key after its algorithm (`ssh-ed25519 AAAA...`).
+    """
+    return s.endswith(_DIGEST_LABELS, max(0, start - 7), start) or bool(
+        _PUBLIC_LABEL.search(s[max(0, start - 40):start]))
 
 
 _JSON_ESCAPE_B = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|[\s\S])")
@@ -627,7 +647,9 @@ def _line_start(s: str, i: int) -> bool:
 
 
 _REF_RE = re.compile(
-    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{[A-Za-z_][A-Za-z0-9_.]*\}|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}"
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{[A-Za-z_][A-Za-z0-9_.]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}"
+    r"|%[sdrvqxf]|%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]|\{[0-9]*\}"  # format strings: `?apikey=%s`, `{0}`, `{}`
+    r"|!(?:Ref|Sub|GetAtt|ImportValue|FindInMap|Join|Select|If|Base64|Cidr|GetAZs|Split|Equals|Condition)\b.*"
     r"|\$[0-9@*#?!]|<[^<>]*>|\*+|x+|X+|\.\.\.|#+|-+|_+|\?+",
 )
 _PLACEHOLDERS = frozenset({
@@ -649,6 +671,8 @@ _TYPE_RE = re.compile(
     r"|[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
     r"|[A-Za-z_][A-Za-z0-9_.]*\s*[;,]"
 )
+_ANNOTATION = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*(?:\[.*\])?(?:\s*\|\s*None)?\s*=\s*\S.*"
+                         r"|[A-Z][A-Za-z0-9_]*(?:\[.*\])?\s*=\s*(?:None|null|nil|undefined)")
 _CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
 _CALL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(.*\)")
 _TEMPLATE_STARTS = (MASK_PREFIX, "${", "{{", "$(", "<%", "%{", "#{", "[REDACTED")
@@ -682,6 +706,8 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
         return True
     if quoted and _STRING_GLUE.search(value):
         return True  # `"Password: " + getPassword() + ","`: quotes that close and open strings around code
+    if _ANNOTATION.fullmatch(value) and not quoted:
+        return True  # `auth: _t.AuthType = None`: a type annotation with its default, not a value
     if value.startswith("arn:aws"):
         return True  # an Amazon Resource Name names a secret (arn:aws:secretsmanager:...), it is not one
     low = value.lower().strip("\"'`")
