@@ -492,7 +492,7 @@ def self_test(policy: Policy | None = None) -> SelfTestResult:
     in `redacted` mode, without user patterns. The daemon runs it at start and
     reports it in health.
     """
-    from agentwatch.record.redact.corpus import BENIGN, rule_samples, secrets_corpus
+    from agentwatch.record.redact.corpus import BENIGN, FORMAT_BENIGN, format_samples, rule_samples, secrets_corpus
 
     policy = Policy(REDACTED, policy.salt if policy and policy.salt else b"agentwatch-self-test-salt")
     failures: list[str] = []
@@ -525,7 +525,14 @@ def self_test(policy: Policy | None = None) -> SelfTestResult:
         fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
         if fast != slow or secret.encode() in fast:
             failures.append(f"structure[{i}]: a value under a secret name was stored")
-    for i, text in enumerate(BENIGN):
+    for label, path, secret, text in format_samples():
+        checked += 1
+        doc = {"raw": {"tool_input": {"file_path": path} if path else {"command": text},
+                       "tool_response": {"stdout": text}}}
+        fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
+        if fast != slow or secret.encode() in fast:
+            failures.append(f"format {label}: a secret in the text layer's format was stored")
+    for i, text in enumerate(BENIGN + FORMAT_BENIGN):
         checked += 1
         if policy.redact_text(text) != text:
             failures.append(f"benign[{i}]: masked though it holds no secret")

@@ -33,6 +33,7 @@ class Row:
     subcommand: tuple[str, ...]
     conninfo: bool
     source: str
+    separate: bool = True
 
 
 @lru_cache(maxsize=1)
@@ -42,7 +43,7 @@ def table() -> tuple[Row, ...]:
     if data.get("version") != 1:
         raise ValueError("unsupported commands file version")
     return tuple(Row(r["tool"], tuple(r["flags"]), r["value"], r.get("attached", False), tuple(r.get("subcommand", ())),
-                     r.get("conninfo", False), r["source"]) for r in data["flag"])
+                     r.get("conninfo", False), r["source"], r.get("separate", True)) for r in data["flag"])
 
 
 def tools() -> tuple[str, ...]:
@@ -150,7 +151,7 @@ def _row_spans(row: Row, s: str, args: list[tuple[str, int]]) -> list[tuple[int,
                 elif row.value == "last" and j + 1 < len(args):
                     last, lstart = args[-1]
                     out += _value_spans(row, s, lstart, lstart + len(last)) if j + 1 <= len(args) - 1 else []
-                elif j + 1 < len(args) and row.value not in ("next", "last"):
+                elif j + 1 < len(args) and row.value not in ("next", "last") and row.separate:
                     nxt, nstart = args[j + 1]
                     if not (nxt.startswith("-") and len(nxt) > 1 and row.value == "whole" and nxt[1:2].isalpha()
                             and not row.tool == "sqlcmd"):

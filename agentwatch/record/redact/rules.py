@@ -428,6 +428,8 @@ class RuleSet:
                     continue
                 if not rule.case_sensitive and _CALL_START.match(value):
                     continue  # `"Authorization": headers()["Authorization"]`: code, not a credential
+                if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(value.split()[-1].strip("\"'")):
+                    continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
         if spans:
             spans += _repeats(s, spans)
@@ -673,6 +675,8 @@ _TYPE_RE = re.compile(
 )
 _ANNOTATION = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*(?:\[.*\])?(?:\s*\|\s*None)?\s*=\s*\S.*"
                          r"|[A-Z][A-Za-z0-9_]*(?:\[.*\])?\s*=\s*(?:None|null|nil|undefined)")
+_FLAG_REFERENCE = re.compile(r"(?:env|file|fd):\S+|stdin"
+                             r"|(?:[^:\s]*:)?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^)]*\))")
 _CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
 _CALL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(.*\)")
 _TEMPLATE_STARTS = (MASK_PREFIX, "${", "{{", "$(", "<%", "%{", "#{", "[REDACTED")
