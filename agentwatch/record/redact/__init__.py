@@ -116,20 +116,22 @@ class Policy:
         `path` is the file the text came from, when the record names one: it tells the
         format of credential files (`.htpasswd`, `.pgpass`, `master.key`) and of config files.
         """
-        if path and formats.by_path(path):
-            return rules.builtin().redact(text, self.mask, self._extra, path)
+        kind = formats.by_path(path) if path else ""
+        if kind in formats.PATH_FORMATS:
+            return rules.builtin().redact(text, self.mask, self._extra, path)  # secrets without names
         clean = self._clean
-        if text in clean:
+        key: Any = (kind, text) if kind else text  # a config file's text is read differently from code
+        if key in clean:
             return text
         ruleset = rules.builtin()
         if self._extra is None and not ruleset.suspicious(text, json=False):
-            out = text
+            out = text  # the format layer needs a secret name, which the fast path finds
         else:
-            out = ruleset.redact(text, self.mask, self._extra)
+            out = ruleset.redact(text, self.mask, self._extra, path if kind else "")
         if out == text and len(text) <= 256:
             if len(clean) >= 8192:
                 clean.clear()
-            clean.add(text)
+            clean.add(key)
         return out
 
     # -- whole documents -----------------------------------------------------------------------
@@ -314,12 +316,13 @@ def _doc_path(doc: dict) -> str:
             for k in _PATH_KEYS:
                 v = inp.get(k)
                 if isinstance(v, str) and 0 < len(v) < 4096:
-                    return v
+                    return v if formats.by_path(v) else ""
             cmd = inp.get("command")
             if isinstance(cmd, str) and len(cmd) < 4096:
                 m = _CAT.match(cmd)
                 if m:
-                    return m.group(1).strip("\"'")
+                    v = m.group(1).strip("\"'")
+                    return v if formats.by_path(v) else ""
     return ""
 
 

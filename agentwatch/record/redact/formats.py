@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ _FILES = {".htpasswd": "htpasswd", "htpasswd": "htpasswd", ".pgpass": "pgpass", 
 PATH_MARKERS = (b".htpasswd", b".pgpass", b"master.key")  # files whose format only their path tells
 
 
+@lru_cache(maxsize=4096)
 def by_path(path: str) -> str:
     name = path.rsplit("/", 1)[-1].lower()
     if name in _FILES:
@@ -402,19 +404,24 @@ _CODE = (
     re.compile(r"\[\s*" + _STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*\]\s*=\s*" + _STR.format(n=2)),
     re.compile(_STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*=>\s*" + _STR.format(n=2)),
     # SECRET_KEY = os.environ.get("X") or '...';  const token = process.env.T || "..." ; x ?? "..."
-    re.compile(r"(?P<name>[A-Za-z_][\w.]{0,80})\s*[:=]\s*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?)\s*" + _STR.format(n=2)),
+    re.compile(r"(?m)^[ \t]*(?:(?:export|const|let|var|final|static|public|private)[ \t]+)*(?P<name>[A-Za-z_][\w.]{0,80})"
+               r"[ \t]*[:=][ \t]*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?)[ \t]*" + _STR.format(n=2)),
 )
+# A substring each pattern of _CODE needs: the pattern is tried only on a text that holds it.
+_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??"))
 _GO_MULTI = re.compile(r"\b(?:const|var)\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*(?:[A-Za-z_][\w.]*)?\s*=\s*"
                        r"(?P<vals>\"[^\"\n]*\"(?:\s*,\s*\"[^\"\n]*\")+)")
 
 
 def _code(ruleset: RuleSet, s: str) -> Iterator[Span]:
-    for rx in _CODE:
+    for rx, needs in zip(_CODE, _CODE_NEEDS):
+        if not any(n in s for n in needs):
+            continue
         for m in rx.finditer(s):
             name, v = m.group("name"), m.group("v2")
             if ruleset.secret_name(name) and secret_value(ruleset, v, name):
                 yield m.start("v2"), m.end("v2"), KIND
-    for m in _GO_MULTI.finditer(s):
+    for m in (_GO_MULTI.finditer(s) if "const" in s or "var" in s else ()):
         names = [n.strip() for n in m.group("names").split(",")]
         vals = list(re.finditer(r"\"([^\"\n]*)\"", m.group("vals")))
         if len(names) != len(vals):
