@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, cast
 
 from agentwatch.record.redact import commands, formats
 from agentwatch.record.redact.keywords import KeywordIndex
@@ -94,9 +94,49 @@ _OPERATOR = r"(?:=|:=|::=|:::=|\?=|=>|:|,|>)"
 VERIFY_BEFORE, VERIFY_AFTER = 600, 1400  # bytes around a keyword hit where a rule's match must lie
 
 
+class _Lazy:
+    """A pattern compiled when it is first used: a process that runs few rules (the hook's slow
+    path, a short-lived command) does not pay for compiling the two hundred it never runs."""
+
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, source: str | bytes, flags: int = 0) -> None:
+        self._source, self._flags, self._compiled = source, flags, None
+
+    def _get(self) -> re.Pattern:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self._source, self._flags)
+        return compiled
+
+    @property
+    def pattern(self) -> str | bytes:
+        return self._source
+
+    @property
+    def groupindex(self) -> dict[str, int]:
+        return dict(self._get().groupindex)
+
+    def finditer(self, *args: Any) -> Iterator[re.Match]:
+        return self._get().finditer(*args)
+
+    def search(self, *args: Any) -> re.Match | None:
+        return self._get().search(*args)
+
+    def match(self, *args: Any) -> re.Match | None:
+        return self._get().match(*args)
+
+    def fullmatch(self, *args: Any) -> re.Match | None:
+        return self._get().fullmatch(*args)
+
+
+def _lazy(source: str | bytes, flags: int = 0) -> re.Pattern:
+    return cast(re.Pattern, _Lazy(source, flags))
+
+
 def _verify(pattern: str) -> re.Pattern:
     """A fast-path pattern, on bytes: ASCII classes mean what they mean on the rules' ASCII-flagged patterns."""
-    return re.compile(pattern.encode("ascii"))
+    return _lazy(pattern.encode("ascii"))
 
 
 def _token_regex(spec: dict, *, bounded: bool) -> str:
@@ -178,22 +218,22 @@ class RuleSet:
             table.extend((kw, rule.case_sensitive, (len(rules) - 1,)) for kw in words)
 
         def compiled(specs: Iterable[str]) -> tuple[re.Pattern, ...]:
-            return tuple(re.compile(a) for a in specs)
+            return tuple(_lazy(a) for a in specs)
 
         # Token formats first: where two rules mask the same value, the more specific kind wins.
         for spec in data.get("token", ()):
             keywords = spec.get("keywords")
             verify = None if spec.get("fast_path") == "keyword" else _verify(_token_regex(spec, bounded=False))
-            add(Rule(spec["id"], spec["kind"], re.compile(_token_regex(spec, bounded=True), re.ASCII), verify,
+            add(Rule(spec["id"], spec["kind"], _lazy(_token_regex(spec, bounded=True), re.ASCII), verify,
                      spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None,
                      distinctive=distinctive_prefixes(spec)),
                 keywords or spec["prefixes"])
         for spec in data.get("context", ()):
-            add(Rule(spec["id"], spec["kind"], re.compile(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
+            add(Rule(spec["id"], spec["kind"], _lazy(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
                      spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], False), spec["names"])
         for spec in data.get("pattern", ()):
             verify = _verify(spec["verify"]) if "verify" in spec else None
-            add(Rule(spec["id"], spec["kind"], re.compile(spec["regex"], re.ASCII), verify, spec.get("entropy"),
+            add(Rule(spec["id"], spec["kind"], _lazy(spec["regex"], re.ASCII), verify, spec.get("entropy"),
                      compiled(spec.get("allow", ())), spec["source"], False, spec.get("neighbours", "")),
                 spec["keywords"])
         # Credential-bearing flags of known tools (commands.toml): found by the tool's name.
