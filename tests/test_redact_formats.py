@@ -62,6 +62,9 @@ def test_a_phrase_in_each_format_is_masked_in_every_carrier(label, path, secret,
     f"SECRET_KEY = os.environ.get('SECRET_KEY') or '{W}'",     # a fallback literal
     'Output:\n' + json.dumps({"Parameter": {"Name": "/prod/db/password", "Value": W}}),  # JSON in output
     json.dumps([{"name": "DB_PASS", "value": W}], indent=2),   # JSON env list printed by a command
+    json.dumps({"id": "https://kv1.vault.azure.net/secrets/dbconn/0123", "value": W}, indent=2),  # a Key Vault bundle
+    f"# redis.conf\nport 6379\nrequirepass {W}\n",               # redis.conf directives
+    f"define( 'NONCE_SALT', '{W}:3#|m}}vA!6R~wq)]Hh4*' );",     # WordPress keys and salts
 ])
 def test_pairs_in_text_formats(text):
     out = POLICY.redact_text(text)
@@ -133,6 +136,9 @@ def test_every_row_of_the_flag_table_cites_the_tools_documentation():
     ("gcloud sql users set-password root --instance=i --password=s3cretpw", "s3cretpw"),
     ('git -c http.extraHeader="Authorization: Basic s3cretpw" clone https://x.invalid/r', "s3cretpw"),
     ("cd /tmp && sudo PGHOST=db redis-cli -a s3cretpw ping", "s3cretpw"),
+    ("redis-cli CONFIG SET requirepass s3cretpw", "s3cretpw"),
+    ("echo -n 'admin:s3cretpw' | base64", "s3cretpw"),          # Basic credentials built by hand (RFC 7617)
+    ("printf '%s' 'admin:s3cretpw' | base64 -w0", "s3cretpw"),
 ])
 def test_credential_flags_of_each_tool(line, secret):
     assert secret not in POLICY.redact_text(line)
@@ -145,6 +151,8 @@ def test_credential_flags_of_each_tool(line, secret):
     "kubectl get pods -o wide",
     "docker run -p 8080:80 nginx",
     "curl -u \"$USER:$PASS\" https://x.invalid",
+    "echo hello | base64",
+    "echo 'a:b' > f && base64 f",
 ])
 def test_flags_without_a_secret_stay(line):
     assert POLICY.redact_text(line) == line
@@ -182,3 +190,20 @@ def test_fifth_corpus_fast_path_and_walk_agree_in_every_carrier():
         for carrier in corpus5.CARRIERS:
             doc = {"schema": 1, "raw": corpus5.payload(carrier, sample["path"], sample["text"])}
             assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+
+
+def test_public_pem_blocks_keep_their_bytes_and_private_ones_do_not():
+    import base64
+    import hashlib
+
+    body = base64.b64encode(b"".join(hashlib.sha256(bytes([i])).digest() for i in range(6))).decode()
+    block = "-----BEGIN {}-----\n" + body[:64] + "\n" + body[64:128] + "\n-----END {}-----\n"
+    for label in ("PUBLIC KEY", "CERTIFICATE"):
+        text = block.format(label, label)
+        assert POLICY.redact_text(text) == text
+    assert body[:64] not in POLICY.redact_text(block.format("PRIVATE KEY", "PRIVATE KEY"))
+
+
+def test_a_braintree_access_token_in_its_format():
+    token = "access_token$production$" + "k3x9" * 4 + "$" + "0a1b2c3d" * 4
+    assert token[24:] not in POLICY.redact_text(f"BT_TOKEN = {token}")

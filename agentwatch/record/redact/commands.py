@@ -34,6 +34,7 @@ class Row:
     conninfo: bool
     source: str
     separate: bool = True
+    piped_from: tuple[str, ...] = ()  # the row reads the words of the command piped into this tool
 
 
 @lru_cache(maxsize=1)
@@ -43,7 +44,8 @@ def table() -> tuple[Row, ...]:
     if data.get("version") != 1:
         raise ValueError("unsupported commands file version")
     return tuple(Row(r["tool"], tuple(r["flags"]), r["value"], r.get("attached", False), tuple(r.get("subcommand", ())),
-                     r.get("conninfo", False), r["source"], r.get("separate", True)) for r in data["flag"])
+                     r.get("conninfo", False), r["source"], r.get("separate", True), tuple(r.get("piped_from", ())))
+                 for r in data["flag"])
 
 
 def tools() -> tuple[str, ...]:
@@ -51,10 +53,16 @@ def tools() -> tuple[str, ...]:
 
 
 def verify_pattern() -> bytes:
-    """The fast path's test near a tool's name: the name as a word, then a flag of its rows within the line."""
-    names = "|".join(re.escape(t) for t in tools())
+    """The fast path's test near a tool's name: the name as a word, then a flag of its rows within the line;
+    or, for a row that reads what is piped in, the piping command's name, a colon and the tool after a pipe."""
+    names = "|".join(re.escape(r.tool) for r in table() if r.flags)
     flags = "|".join(sorted({re.escape(f) for r in table() for f in r.flags}, key=len, reverse=True))
-    return rf"(?i:(?<![A-Za-z0-9_.-])(?:{names})(?![A-Za-z0-9_-])[^\r\n]{{0,1300}}?(?:[\s\"'=]|^)(?:{flags}))".encode()
+    out = rf"(?:(?<![A-Za-z0-9_.-])(?:{names})(?![A-Za-z0-9_-])[^\r\n]{{0,1300}}?(?:[\s\"'=]|^)(?:{flags}))"
+    for r in table():
+        if r.piped_from:
+            sources = "|".join(re.escape(p) for p in r.piped_from)
+            out += rf"|(?:(?:{sources})[^\r\n|]{{0,1300}}:[^\r\n|]{{0,1300}}\|[ \t]*{re.escape(r.tool)})"
+    return f"(?i:{out})".encode()
 
 
 def _unquote(word: str, start: int) -> tuple[int, int]:
@@ -102,10 +110,14 @@ def spans(s: str) -> list[tuple[int, int, str]]:
         by_tool.setdefault(r.tool, []).append(r)
     out: list[tuple[int, int, str]] = []
     pos = 0
+    previous: tuple[str, list[tuple[str, int]]] = ("", [])  # the last simple command, when piped into this one
+    piped = False
     for seg in [*_SEGMENT.finditer(s), None]:
         end = seg.start() if seg is not None else len(s)
         words = [(m.group(), m.start()) for m in _WORD.finditer(s, pos, end)]
         pos = seg.end() if seg is not None else len(s)
+        came_piped, piped = piped, seg is not None and seg.group() == "|"
+        before, previous = previous, ("", [])
         i = 0
         while i < len(words) and (re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[i][0])
                                   or words[i][0].rsplit("/", 1)[-1] in _WRAPPERS or words[i][0].startswith("-")
@@ -114,20 +126,26 @@ def spans(s: str) -> list[tuple[int, int, str]]:
         if i >= len(words):
             continue
         tool = words[i][0].strip("\"'").rsplit("/", 1)[-1]
+        previous = (tool, words[i + 1:])
         mine = by_tool.get(tool) or by_tool.get(tool.lower())
         if not mine:
             continue
         args = words[i + 1:]
+        for row in mine:
+            if row.piped_from and came_piped and before[0] in row.piped_from:
+                for word, start in before[1]:
+                    if not word.startswith("-"):
+                        out += [(a, b, KIND) for a, b in _value_spans(row, s, start, start + len(word))]
         plain = [w for w, _ in args]
         for row in mine:
-            if row.subcommand and not _has_sequence(plain, row.subcommand):
+            if row.piped_from or row.subcommand and not _has_sequence(plain, row.subcommand):
                 continue
             out += [(a, b, KIND) for a, b in _row_spans(row, s, args)]
     return out
 
 
 def _has_sequence(words: list[str], seq: tuple[str, ...]) -> bool:
-    nonflag = [w for w in words if not w.startswith("-")]
+    nonflag = [w.lower() for w in words if not w.startswith("-")]
     return any(nonflag[i:i + len(seq)] == list(seq) for i in range(len(nonflag)))
 
 

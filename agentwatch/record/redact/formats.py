@@ -256,6 +256,8 @@ def _json_values(ruleset: RuleSet, node: object, secret: bool, out: set[str], de
         return
     named = len(node) <= 8 and any(
         isinstance(v, str) and k.lower() in _PAIR_NAMES and ruleset.secret_name(v) for k, v in node.items())
+    # A secret bundle (Azure Key Vault's `secret show`: an `id` of .../secrets/<name>/<version> beside its `value`)
+    named = named or isinstance(node.get("id"), str) and "/secrets/" in node["id"] and "value" in node
     for k, v in node.items():
         sub = secret or ruleset.secret_name(k) or (named and k.lower() in _PAIR_VALUES)
         if sub and isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -582,11 +582,14 @@ class RuleSet:
     # -- high-entropy runs --------------------------------------------------------------------------
     def _mask_runs(self, s: str, mask: Masker) -> str:
         out, last = [], 0
+        public = [m.span() for m in _PUBLIC_PEM.finditer(s)] if "-----BEGIN" in s else []
         for m in _RUN.finditer(s):
             run = m.group()
             start, end = m.span()
             if _digest_context(s, start) or not self._run_masks(run):
                 continue
+            if public and any(a <= start and end <= b for a, b in public):
+                continue  # a public key or a certificate: published by its owner
             out += [s[last:start], self._mask_run(run, mask)]
             last = end
         if not out:
@@ -622,6 +625,9 @@ _DIGEST_LABELS_B = tuple(label.encode("ascii") for label in _DIGEST_LABELS)
 
 _PUBLIC_LABEL = re.compile(r"(?:data:image/[a-z0-9.+-]{1,20};base64,|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]{3}) )\Z")
 _PUBLIC_LABEL_B = re.compile(_PUBLIC_LABEL.pattern.encode("ascii"))
+# PEM blocks of public material (RFC 7468: CERTIFICATE, PUBLIC KEY; RFC 4716 and OpenPGP public key blocks)
+_PUBLIC_PEM = re.compile(r"-----BEGIN (?:CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|SSH2 PUBLIC KEY|PGP PUBLIC KEY BLOCK|"
+                         r"X509 CRL|CERTIFICATE REQUEST|TRUSTED CERTIFICATE)-----[\s\S]{0,65536}?-----END [A-Z0-9 ]+-----")
 
 
 def _digest_context(s: str, start: int) -> bool:
