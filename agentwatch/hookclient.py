@@ -495,9 +495,9 @@ def redact_for_spool(line):
             parent = __file__.rpartition("/")[0].rpartition("/")[0] or "."
             if parent not in sys.path:
                 sys.path.append(parent)
-        from agentwatch.record.redact.spool import redact_line
+        from agentwatch.daemon import spool_redact
 
-        return redact_line(line)
+        return spool_redact.redact_for_spool(line)
     except Exception as exc:
         say("spooling a record unredacted: %s: %s" % (type(exc).__name__, exc))
         return line

@@ -85,11 +85,12 @@ def test_argv_and_non_utf8_payloads_are_masked_and_digests_rekeyed():
 
 def test_a_broken_redactor_never_costs_the_record(monkeypatch):
     from agentwatch import hookclient
+    from agentwatch.daemon import spool_redact as hook_side
 
-    def broken(line, policy=None):
+    def broken(line):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(spool_redact, "redact_line", broken)
+    monkeypatch.setattr(hook_side, "redact_for_spool", broken)
     said = []
     monkeypatch.setattr(hookclient, "say", said.append)
     assert hookclient.redact_for_spool(b'{"x":1}\n') == b'{"x":1}\n'

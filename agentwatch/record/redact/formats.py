@@ -27,13 +27,20 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterator
-
-if TYPE_CHECKING:
-    from agentwatch.record.redact.rules import RuleSet
+from typing import Iterator, Protocol
 
 Span = tuple[int, int, str]
 KIND = "assignment"
+
+
+class RuleSet(Protocol):
+    """What the layer asks of the rule set (rules.RuleSet): the one judge of names and of code."""
+
+    def secret_name(self, name: str) -> bool: ...
+
+    def placeholder(self, value: str) -> bool: ...
+
+    def code_benign(self, value: str, name: str, quoted: bool) -> bool: ...
 
 # --- the value policy ---------------------------------------------------------------------------
 # References and placeholders stand for a secret kept elsewhere: their bytes name it, not hold it.
@@ -72,9 +79,7 @@ def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
         return False  # `password = password`: the name, not a value
     if v.isdigit() and "token" in name.lower() and not re.search(r"(?i)pass|pwd|secret|pin", name):
         return False  # max_tokens: 4096
-    from agentwatch.record.redact.rules import _placeholder
-
-    return not _placeholder(v)
+    return not ruleset.placeholder(v)
 
 
 # --- recognising a format -----------------------------------------------------------------------
@@ -188,13 +193,6 @@ _CODE_VALUE = re.compile(r"[A-Za-z_][\w.]*\(.*|(?:self|this|os|process|env|confi
                          r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*\s(?:\+|-|\*|/|if|else|and|or|\?|:)\s.*")
 
 
-def _code_benign(value: str, name: str, quoted: bool) -> bool:
-    """Outside a configuration text, the line rules' judgement of code (a variable, a type, a label)."""
-    from agentwatch.record.redact.rules import benign_value
-
-    return benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted)
-
-
 def _unquoted_ok(val: str, config: bool, prose_ok: bool = True) -> bool:
     """An unquoted value that is not code (a call, an attribute, an expression) nor, outside config, prose."""
     if _CODE_VALUE.fullmatch(val):
@@ -306,7 +304,7 @@ def _kv(ruleset: RuleSet, s: str, config: bool) -> Iterator[Span]:
         value = s[span[0]:span[1]]
         quoted = span[0] != m.start("val")
         if (quoted or _unquoted_ok(value, config, config)) and secret_value(ruleset, value, name) and (
-                config or not _code_benign(value, name, quoted)):
+                config or not ruleset.code_benign(value, name, quoted)):
             yield span[0], span[1], KIND
 
 
@@ -363,7 +361,7 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
             value = s[span[0]:span[1]]
             quoted = span[0] != start
             if (quoted or _unquoted_ok(value, True, prose_ok)) and secret_value(ruleset, value, name) and (
-                    prose_ok or not _code_benign(value, name, quoted)):
+                    prose_ok or not ruleset.code_benign(value, name, quoted)):
                 yield span[0], span[1], KIND
     for m in re.finditer(r"(?m)^([ \t]*)- +(?:key|name): *[\"']?([^\n\"']+)[\"']? *\n\1  +(?:value|secret): *([^\n]*)$", s):
         if ruleset.secret_name(m.group(2).strip()):

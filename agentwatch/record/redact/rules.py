@@ -290,6 +290,14 @@ class RuleSet:
                 return True
         return False
 
+    def placeholder(self, value: str) -> bool:
+        """A stand-in for a secret (a reference, a template, filler): `_placeholder`."""
+        return _placeholder(value)
+
+    def code_benign(self, value: str, name: str, quoted: bool) -> bool:
+        """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`."""
+        return benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted)
+
     def key_name(self, name: str) -> int:
         """A name that says "a key" or names a known service, without a secret word: 2 qualified, 1 a lone key, 0 not.
 

@@ -1,17 +1,9 @@
-"""Redacting what the hook spools: its slow path, before the frame touches the disk.
+"""Redacting a spooled append frame: its payload and argv masked under a policy.
 
-A hook whose record is not acknowledged in time writes the append frame to the spool, and
-the daemon stores it at the drain. The hook client (hookclient.py) is standard library only
-and keeps its fast path free of this module: only on the slow path, just before it spools,
-does it import this module and pass the frame line through `redact_line`.
-
-The payload is masked with the policy the configuration asks for (privacy mode, salt,
-extra patterns: `config.load().policy()`), so a mask made here is the mask the daemon
-would make: the drain redacts the record again and masks are never masked again, so the
-stored row is what it would have been. Where the configuration or the salt cannot be read,
-a salt drawn for this record masks it (its masks then correlate with no other record's):
-the frame is never spooled in clear because the configuration is broken. `privacy =
-"full"` spools the frame as it is, as the store would keep it.
+The hook's slow path (daemon/spool_redact.py chooses the policy the configuration asks
+for) passes the frame line through `redact_line` before it writes it to the spool, so a
+secret never rests there. Masks are never masked again, so the drain, which redacts the
+record as any other, stores the masks made here. `privacy = "full"` leaves the line as it is.
 """
 
 from __future__ import annotations
@@ -19,24 +11,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 from typing import Any
 
 from agentwatch.record import redact
 
 
-def _policy() -> redact.Policy:
-    try:
-        from agentwatch import config
-
-        return config.load().policy()
-    except Exception:
-        return redact.Policy(redact.REDACTED, os.urandom(32))
-
-
-def redact_line(line: bytes, policy: redact.Policy | None = None) -> bytes:
+def redact_line(line: bytes, policy: redact.Policy) -> bytes:
     """The spool line (one append frame and its newline) with its payload's secrets masked."""
-    policy = policy or _policy()
     if policy.mode == redact.FULL:
         return line
     env = json.loads(line)
