@@ -207,3 +207,17 @@ def test_public_pem_blocks_keep_their_bytes_and_private_ones_do_not():
 def test_a_braintree_access_token_in_its_format():
     token = "access_token$production$" + "k3x9" * 4 + "$" + "0a1b2c3d" * 4
     assert token[24:] not in POLICY.redact_text(f"BT_TOKEN = {token}")
+
+
+def test_the_self_test_fails_when_the_format_layer_or_the_flag_table_is_broken(monkeypatch):
+    assert redact.self_test(POLICY).ok
+    monkeypatch.setattr(formats, "spans", lambda ruleset, s, path="": [])
+    monkeypatch.setattr(commands, "spans", lambda s: [])
+    failures = redact.self_test(POLICY).failures
+    # every format only the layer reads, and every flag only the table knows, is reported by name
+    # (.htpasswd and .pgpass are read by their path, formats.path_spans, which stays)
+    assert sorted(f.split(":")[0] for f in failures) == [
+        "format curl", "format env", "format go", "format ini", "format json-output", "format keytool",
+        "format kubectl", "format php", "format plist", "format properties", "format python", "format redis-cli",
+        "format sqlcmd", "format wget", "format yaml", "format yaml-pairs"]
+    assert all("correcthorse" not in f for f in failures)  # a report never echoes a secret

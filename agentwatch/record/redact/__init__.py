@@ -532,7 +532,11 @@ def self_test(policy: Policy | None = None) -> SelfTestResult:
         checked += 1
         doc = {"raw": {"tool_input": {"file_path": path} if path else {"command": text},
                        "tool_response": {"stdout": text}}}
-        fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
+        try:
+            fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
+        except Exception as exc:  # a broken layer is a failed self-test, never a crash at start
+            failures.append(f"format {label}: the text layer failed ({type(exc).__name__})")
+            continue
         if fast != slow or secret.encode() in fast:
             failures.append(f"format {label}: a secret in the text layer's format was stored")
     for i, text in enumerate(BENIGN + FORMAT_BENIGN):
