@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
@@ -221,3 +223,32 @@ def test_the_self_test_fails_when_the_format_layer_or_the_flag_table_is_broken(m
         "format kubectl", "format php", "format plist", "format properties", "format python", "format redis-cli",
         "format sqlcmd", "format wget", "format yaml", "format yaml-pairs"]
     assert all("correcthorse" not in f for f in failures)  # a report never echoes a secret
+
+
+# -- properties: the layer on generated texts in its formats -----------------------------------------
+
+NAMES = ["password", "db_password", "API_TOKEN", "secret", "user", "host", "tokens", "auth", "key", "pwd", "Passwd"]
+VALUES = ["letmein", "${DB_PASS}", "{X}", "%s", "!Ref P", "x", "'q u o t e d'", '"dq"', "", "123", "a.b(c)", "- item"]
+LINE = st.tuples(st.sampled_from(["", "  ", "- ", "export ", "ENV "]), st.sampled_from(NAMES),
+                 st.sampled_from([" = ", "=", ": ", ":", " => ", " "]), st.sampled_from(VALUES)).map("".join)
+FRAGMENT = LINE | st.sampled_from([
+    "[section]", "<key>password</key><string>v4lue</string>", '{"name": "DB_PASSWORD", "value": "p w"}',
+    "define('DB_PASSWORD', 'v4lue');", 'getenv("TOKEN", "v4lue")', "curl -u a:b4 x", "mysql -pv4lue db",
+    "kubectl create secret generic s --from-literal=k=v4lue", "echo 'u:p4ss' | base64", "{", "[", '"', "\\n",
+]) | st.text(max_size=6)
+TEXT = st.lists(FRAGMENT, max_size=8).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, st.sampled_from(["", "/srv/app/.env", "/srv/app/config.yml", "/x/settings.ini", "/x/a.json",
+                              "/x/.htpasswd", "/x/.pgpass", "/x/config/master.key"]))
+def test_the_layer_on_generated_texts_never_raises_and_the_fast_path_agrees(text, path):
+    ruleset = rules.builtin()
+    out = ruleset.redact(text, POLICY.mask, None, path)
+    assert isinstance(out, str)
+    if path == "" and out != text:
+        assert ruleset.suspicious(text, json=False)
+        assert ruleset.suspicious(canonical_json({"k": [text]}).decode())
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, path.lstrip("/") or "x.txt", text)}
+        assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc))

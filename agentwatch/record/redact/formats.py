@@ -136,6 +136,7 @@ def sniff(text: str) -> tuple[str, ...]:
 
 # --- the layer ------------------------------------------------------------------------------------
 MAX_TEXT = 1 << 20  # longer texts are left to the line rules (the per-event bound keeps work linear)
+MAX_JSON_TRIES = 64  # places in one text where a JSON value is tried
 
 
 PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
@@ -211,20 +212,22 @@ def _json(ruleset: RuleSet, s: str, whole: bool) -> list[Span]:
     if whole:
         try:
             docs.append(json.loads(s))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser: the line rules read it
             whole = False
     if not whole:
         decoder = json.JSONDecoder()
+        tries = 0
         for m in re.finditer(r"(?m)^[ \t]*[\[{]|(?<=[=:] )[\[{]", s):
+            tries += 1
+            if tries > MAX_JSON_TRIES or len(docs) >= 16:
+                break  # a bound on the work per text: each try may read far
             i = m.end() - 1
             try:
                 doc, _ = decoder.raw_decode(s, i)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(doc, (dict, list)) and doc:
                 docs.append(doc)
-            if len(docs) >= 16:
-                break
     values: set[str] = set()
     for doc in docs:
         _json_values(ruleset, doc, False, values, 0)
