@@ -252,3 +252,13 @@ def test_the_layer_on_generated_texts_never_raises_and_the_fast_path_agrees(text
     for carrier in corpus5.CARRIERS:
         doc = {"schema": 1, "raw": corpus5.payload(carrier, path.lstrip("/") or "x.txt", text)}
         assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc))
+
+
+@pytest.mark.parametrize(("command", "secret"), [
+    ("cat > /srv/app/settings.ini <<'EOF'\n[db]\npassword=letmein\nEOF", "letmein"),
+    ("cat > ~/.pgpass <<'EOF'\ndb:5432:app:app:letmein\nEOF\nchmod 600 ~/.pgpass", "letmein"),
+    ('tee /srv/app/.env <<EOF\nDB_PASSWORD=letmein\nEOF', "letmein"),
+])
+def test_a_here_document_is_read_as_the_file_it_writes(command, secret):
+    assert secret not in POLICY.redact_text(command)
+    assert secret.encode() not in stored({"raw": {"tool_input": {"command": command}}})

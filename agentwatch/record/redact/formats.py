@@ -94,6 +94,7 @@ _FILES = {".htpasswd": "htpasswd", "htpasswd": "htpasswd", ".pgpass": "pgpass", 
           ".my.cnf": "kv", ".bash_profile": "kv", ".bashrc": "kv", ".profile": "kv", ".zshrc": "kv",
           "dockerfile": "kv"}
 PATH_MARKERS = (b".htpasswd", b".pgpass", b"master.key")  # files whose format only their path tells
+PATH_MARKER_TEXTS = tuple(m.decode("ascii") for m in PATH_MARKERS)
 
 
 @lru_cache(maxsize=4096)
@@ -142,6 +143,15 @@ MAX_JSON_TRIES = 64  # places in one text where a JSON value is tried
 PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
 
 
+def heredoc_path_spans(s: str) -> list[Span]:
+    """`path_spans` of each here-document that writes a credential file (`cat > .pgpass <<EOF`)."""
+    out: list[Span] = []
+    for m in _HEREDOC.finditer(s):
+        base = m.start("body")
+        out += [(a + base, b + base, k) for a, b, k in path_spans(m.group("body"), m.group("path").strip("\"'"))]
+    return out
+
+
 def path_spans(s: str, path: str) -> list[Span]:
     """Credential files whose format only their path tells: every secret in them, names or not."""
     kind = by_path(path)
@@ -156,11 +166,22 @@ def path_spans(s: str, path: str) -> list[Span]:
     return []
 
 
+# A here-document that writes a file names its path: `cat > FILE <<'EOF'` ... `EOF` (also `tee FILE`).
+_HEREDOC = re.compile(r"(?:\bcat[ \t]*>>?|\btee(?:[ \t]+-a)?)[ \t]*(?P<path>[^\s<>|;&]+)[ \t]*<<-?[ \t]*(?P<q>['\"]?)"
+                      r"(?P<tag>[A-Za-z_][A-Za-z0-9_]*)(?P=q)[^\n]*\n(?P<body>[\s\S]*?)\n[ \t]*(?P=tag)[ \t]*(?:\n|$)")
+
+
 def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
     """The value spans of every secret pair this layer finds in s (a text holding a secret name)."""
     if len(s) > MAX_TEXT or len(s) < 5:
         return []
     out: list[Span] = []
+    if not path and "<<" in s:
+        for m in _HEREDOC.finditer(s):  # the file a command writes: read its body as that file
+            body_path = m.group("path").strip("\"'")
+            if by_path(body_path):
+                base = m.start("body")
+                out += [(a + base, b + base, k) for a, b, k in spans(ruleset, m.group("body"), body_path)]
     kind = by_path(path) if path else ""
     formats = sniff(s)
     if "code" in formats and kind not in ("kv", "yaml"):

@@ -371,6 +371,8 @@ class RuleSet:
             data = _JSON_ESCAPE_B.sub(b" ", data)
             if b"\\" in data:
                 return True  # a backslash that escapes nothing: not canonical JSON, let the walk look
+        if any(marker in data for marker in formats.PATH_MARKERS):
+            return True  # a credential file named in the text (a here-document writing it): the walk reads it
         keywords, rules = self.index.keywords, self.rules
         windows: dict[int, list[list[int]]] = {}  # rule -> merged [lo, hi) regions around its hits
         for start, k in self.index.hits(data):
@@ -447,6 +449,8 @@ class RuleSet:
         for _, k in hits:
             ids.update(self.index.keywords[k][2])
         spans: list[tuple[int, int, str]] = formats.path_spans(s, path) if path else []
+        if "<<" in s and any(marker in s for marker in formats.PATH_MARKER_TEXTS):
+            spans.extend(formats.heredoc_path_spans(s))  # `cat > ~/.pgpass <<EOF`: the file names the format
         for rid in sorted(ids):
             if rid == self.NAMES:
                 spans.extend(self._assignment_spans(s, data, hits))
