@@ -43,6 +43,7 @@ from agentwatch.evidence import checkpoints
 from agentwatch.evidence.note import Checkpoint, NoteError, split_note
 from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
 from agentwatch.store import db
+from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
 from agentwatch.store.packing import Dictionaries
 
 BATCH_ROWS = 1000
@@ -57,8 +58,10 @@ _STATUS_EVERY_S = 0.5  # at most this often while shipping, and at every change 
 
 _READ = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z"
          " FROM records WHERE seq > ? ORDER BY seq LIMIT ?")
-_INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq, detail FROM agentwatch.ingest("
-           "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[])")
+_INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq, detail FROM agentwatch.ingest_rows("
+           "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[],"
+           " %b::bytea[], %b::bigint[])")
+REPORT_EVERY_S = 60.0  # while caught up, the shipper still tells the server its head this often (docs/fleet.md)
 _INGEST_CHECKPOINT = "SELECT accepted, refused, detail FROM agentwatch.ingest_checkpoint(%s, %s, %s, %s, %s, %s)"
 
 
@@ -116,6 +119,8 @@ class Shipper:
         self._last_emit = 0.0
         self._conn: Any = None  # a psycopg connection while connected
         self._overlap = False
+        self._reported_at = 0.0  # monotonic time of the last call that told the server this store's head
+        self.report_every_s = REPORT_EVERY_S
         self.state_dir = Path(state_dir) if state_dir is not None else None  # where the signer's record lives
         self._checkpoint_stat: Optional[tuple] = None  # the signer's record as last read
         self._checkpoint_done: Optional[str] = None  # the note the server last answered for (held or refused)
@@ -216,11 +221,13 @@ class Shipper:
             head = reader.execute("SELECT seq, recorded_at_ns FROM records ORDER BY seq DESC LIMIT 1").fetchone()
             local_seq, local_ns = head if head else (0, 0)
             status.local_head_seq = local_seq
-            if not rows and not self._overlap:
+            due = time.monotonic() - self._reported_at >= self.report_every_s and status.central_head_seq > 0
+            if not rows and not self._overlap and not due:
                 self._send_checkpoint()
                 self._settle(reader, "caught_up")
                 return 0
             columns = [list(c) for c in zip(*rows)] if rows else [[]] * 7
+            columns += _erased_columns(reader, rows)
             accepted, duplicates, central, refused, refused_seq, detail = self._conn.execute(
                 _INGEST, (status.store_id, status.host, local_seq, local_ns, *columns)).fetchone()
         except psycopg.Error as exc:
@@ -234,13 +241,15 @@ class Shipper:
         except FleetUnreachable as exc:
             raise _Retry(str(exc)) from None
         self._overlap = False
+        self._reported_at = time.monotonic()
         status.central_head_seq = central
         status.rows_shipped += accepted
         status.duplicates += duplicates
         status.batches += 1
         if refused is not None:
             status.refused = {"kind": refused, "seq": refused_seq, "detail": detail}
-            self._failed(f"the fleet server refused seq {refused_seq}: {refused}: {detail}", state="refused")
+            what = f"seq {refused_seq}" if refused_seq is not None else "this store"
+            self._failed(f"the fleet server refused {what}: {refused}: {detail}", state="refused")
             # The next attempt starts over (head, overlap row), so it meets the same refusal
             # rather than finding nothing new to send and calling that caught up.
             self._disconnect()
@@ -248,7 +257,7 @@ class Shipper:
         status.refused = None
         status.failing_since_ns = None
         self._send_checkpoint()
-        self._settle(reader, "shipping")
+        self._settle(reader, "shipping" if rows else "caught_up")
         return accepted
 
     # -- checkpoints ------------------------------------------------------------------
@@ -358,6 +367,22 @@ class Shipper:
             except Exception:
                 pass  # a broken connection closes anyway
             self._conn = None
+
+
+def _erased_columns(reader: apsw.Connection, rows: list[tuple]) -> list[list]:
+    """For each row, the digest its erasure row names and that row's seq; None, None for a row not erased.
+
+    An erased row holds `null` and verifies with the digest its erasure row names
+    (docs/erasure.md): the server needs that digest to check its hash.
+    """
+    digests: list = [None] * len(rows)
+    erasures: list = [None] * len(rows)
+    for i, row in enumerate(rows):
+        if row[4] == ERASED_PAYLOAD and row[2] != "attestation":
+            named = erasure_named(reader, row[0])
+            if named is not None:
+                digests[i], erasures[i] = named.payload_sha256, named.erasure_seq
+    return [digests, erasures]
 
 
 class _Retry(Exception):
