@@ -355,8 +355,8 @@ def test_the_example_queries_of_docs_fleet_md_answer_their_questions(fleet, tmp_
         assert result.exit_code == 0, result.output
         results.append(json.loads(result.stdout))
     terraform, prod_failures, lag, refusals = results
-    assert [(r["host"], r["command"]) for r in terraform] == [
-        ("dev-9", "terraform apply -auto-approve"), ("dev-9", "terraform -chdir=infra apply")]
+    assert [(r["login"], r["host"], r["command"]) for r in terraform] == [
+        (fleet.ship.name, "dev-9", "terraform apply -auto-approve"), (fleet.ship.name, "dev-9", "terraform -chdir=infra apply")]
     assert [(r["host"], r["input"]) for r in prod_failures] == [("dev-9", {"command": "cat secrets/prod/db-password"})]
     assert [(r["host"], r["head_seq"], r["lag_rows"], r["findings"]) for r in lag] == [("dev-9", 12, 0, 0)]
     assert refusals == []
