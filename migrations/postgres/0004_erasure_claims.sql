@@ -364,7 +364,10 @@ BEGIN
         FROM unnest(p_seq, p_record_id, p_kind, p_recorded_at_ns, p_payload, p_prev_hash, p_hash, p_payload_sha256,
                     p_erasure_seq)
              WITH ORDINALITY AS b(seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash, digest, erasure_seq, ord)
-        LEFT JOIN agentwatch.records s ON s.store_id = p_store AND s.seq = b.seq AND s.seq <= head_seq
+        -- Only a row at a seq the server holds is looked up (a one-time filter per row: no
+        -- index probe for the new ones).
+        LEFT JOIN LATERAL (SELECT r.* FROM agentwatch.records r
+                           WHERE b.seq <= head_seq AND r.store_id = p_store AND r.seq = b.seq) s ON true
         WINDOW w AS (ORDER BY b.ord)
     ) v WHERE v.verdict IS NOT NULL ORDER BY v.ord LIMIT 1;
 
@@ -374,12 +377,15 @@ BEGIN
     -- (stored, or earlier in the batch) that is an event or gap whose digest
     -- it names; a row shipped erased must name this erasure row. The first one
     -- that does not is refused as `bad_erasure`, and ends the batch there.
-    FOR e IN SELECT b.ord, b.seq, x.erased_seq, x.digest
-             FROM unnest(p_seq, p_kind, p_payload) WITH ORDINALITY AS b(seq, kind, payload, ord),
-                  LATERAL agentwatch._erasure_named(b.seq, b.kind, agentwatch._doc_or_null(b.payload)) x
-             WHERE b.ord <= last_ok AND b.seq > head_seq AND b.kind = 'attestation'
-               AND position('\x226572617375726522'::bytea IN b.payload) > 0  -- "erasure"
-             ORDER BY b.ord LOOP
+    -- (Materialized first: only these few rows are parsed, one subtransaction each.)
+    FOR e IN WITH candidates AS MATERIALIZED (
+                 SELECT b.ord, b.seq, b.kind, b.payload
+                 FROM unnest(p_seq, p_kind, p_payload) WITH ORDINALITY AS b(seq, kind, payload, ord)
+                 WHERE b.ord <= last_ok AND b.seq > head_seq AND b.kind = 'attestation'
+                   AND position('\x226572617375726522'::bytea IN b.payload) > 0)  -- "erasure"
+             SELECT c.ord, c.seq, x.erased_seq, x.digest FROM candidates c,
+                  LATERAL agentwatch._erasure_named(c.seq, c.kind, agentwatch._doc_or_null(c.payload)) x
+             ORDER BY c.ord LOOP
         SELECT k.kind, k.digest, k.erasure_seq INTO t FROM (
             SELECT r.kind, coalesce(r.payload_sha256, sha256(r.payload)) AS digest, r.erasure_seq
             FROM agentwatch.records r WHERE r.store_id = p_store AND r.seq = e.erased_seq
