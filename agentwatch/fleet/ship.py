@@ -24,6 +24,12 @@ server holds the rows it covers: the server keeps it only when its own rows
 reproduce the root, so it witnesses that each checkpoint extends the one before.
 Sending a held checkpoint again is accepted as such; a refused one is a finding
 on the server and `checkpoint_refused` here, and the rows go on shipping.
+
+An erased row (docs/erasure.md) is sent as it is stored, `null`, with the digest
+its erasure row names and that row's seq: the server checks its hash with that
+digest, and erases its own copy of a row when the erasure row arrives. While
+caught up, the shipper still calls ingest with no rows every `report_every_s`
+(60 s), so the server knows the source is alive (docs/fleet.md, "Silence").
 """
 
 from __future__ import annotations
