@@ -22,14 +22,17 @@ from agentwatch.evidence.note import NoteError, Verifier, open_checkpoint
 from agentwatch.evidence.stored_tree import StoredTree, TreeReadError
 from agentwatch.store import db
 from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, parse_hash, row_hash_framed
+from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from agentwatch.store.packing import Dictionaries
+from agentwatch.store.retention import covered, retained_ranges
 from agentwatch.verify.walk import read_store_id
 
 BUNDLE_FORMAT = "agentwatch-proof/1"
+ARCHIVE_FORMAT = "agentwatch-archive/1"  # rows with their proofs against one checkpoint (evidence/archive.py)
 
-_ROW_SQL = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z"
-            " FROM records WHERE seq = ?")
+_ROW_SQL = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z,"
+            " {kept} FROM records WHERE seq = ?")
 
 
 class ProveError(AgentwatchError):
@@ -66,10 +69,14 @@ def prove_inclusion(path: Path, seq: int, *, state_dir: Path | None = None) -> d
             raise ProveError(f"seq {seq} is not covered by the latest signed checkpoint (rows 1..{checkpoint.size})")
         conn.execute("BEGIN")
         try:
-            row = conn.execute(_ROW_SQL, (seq,)).fetchone()
+            dictionaries = Dictionaries.of(conn)
+            row = conn.execute(_ROW_SQL.format(kept=dictionaries.kept_column), (seq,)).fetchone()
             if row is None:
                 raise ProveError(f"seq {seq} is not in the store")
-            row = (*row[:4], Dictionaries.of(conn).document(row[4], row[7], row[8]), *row[5:7])
+            kept = row[9] if row[4] == ERASED_PAYLOAD else None
+            row = (*row[:4], dictionaries.document(row[4], row[7], row[8]), *row[5:7])
+            erased = erasure_named(conn, seq) if row[4] == ERASED_PAYLOAD and kept is None else None
+            retained_by = covered(retained_ranges(conn), seq) if kept is not None else None
             proof = StoredTree(conn).inclusion(seq - 1, checkpoint.size)
         except TreeReadError as exc:
             raise ProveError(f"the store cannot give the proof: {exc}") from None
@@ -78,20 +85,32 @@ def prove_inclusion(path: Path, seq: int, *, state_dir: Path | None = None) -> d
     finally:
         conn.close()
     _, record_id, kind, recorded_at_ns, payload, prev_hash, stored = row
+    record: dict[str, Any] = {
+        "seq": seq,
+        "record_id": record_id,
+        "kind": kind,
+        "recorded_at_ns": recorded_at_ns,
+        "prev_hash": format_hash(prev_hash),
+        "payload_sha256": format_hash(hashlib.sha256(payload).digest()),
+        "payload": payload.decode("utf-8"),
+        "hash": format_hash(stored),
+    }
+    if erased is not None:
+        # The payload is gone; the digest the erasure row kept is what the row hash covers
+        # (docs/erasure.md), so the bundle carries that digest and no payload.
+        del record["payload"]
+        record["payload_sha256"] = format_hash(erased.payload_sha256)
+        record["erased_by_seq"] = erased.erasure_seq
+    elif kept is not None:
+        # A retained row: the digest it kept in its payload's place (docs/retention.md).
+        del record["payload"]
+        record["payload_sha256"] = format_hash(kept)
+        record["retained_by_seq"] = retained_by
     bundle = {
         "format": BUNDLE_FORMAT,
         "type": "inclusion",
         "store_id": store_id.hex(),
-        "record": {
-            "seq": seq,
-            "record_id": record_id,
-            "kind": kind,
-            "recorded_at_ns": recorded_at_ns,
-            "prev_hash": format_hash(prev_hash),
-            "payload_sha256": format_hash(hashlib.sha256(payload).digest()),
-            "payload": payload.decode("utf-8"),
-            "hash": format_hash(stored),
-        },
+        "record": record,
         "leaf_index": seq - 1,
         "tree_size": checkpoint.size,
         "inclusion_proof": _b64(proof),
@@ -182,8 +201,9 @@ def _hashes(values: Any, what: str) -> list[bytes]:
 def verify_bundle(doc: Any, verifier: Verifier, witnesses: Sequence[CosignerKey] = ()) -> BundleResult:
     """Check a bundle with nothing but `verifier` (and the cosigner keys of witnesses whose
     cosignature it must carry). Raises BundleError naming the first problem."""
-    if not isinstance(doc, dict) or doc.get("format") != BUNDLE_FORMAT:
-        raise BundleError(f"not an {BUNDLE_FORMAT} bundle")
+    if not isinstance(doc, dict) or (doc.get("format"), doc.get("type") == "archive") not in (
+            (BUNDLE_FORMAT, False), (ARCHIVE_FORMAT, True)):
+        raise BundleError(f"not an {BUNDLE_FORMAT} bundle or {ARCHIVE_FORMAT} archive")
     try:
         checkpoint = open_checkpoint(doc["checkpoint"], verifier)
     except NoteError as exc:
@@ -206,6 +226,8 @@ def verify_bundle(doc: Any, verifier: Verifier, witnesses: Sequence[CosignerKey]
             return _verify_inclusion(doc, checkpoint, store_id)
         if kind == "consistency":
             return _verify_consistency(doc, checkpoint, store_id)
+        if kind == "archive":
+            return _verify_archive(doc, checkpoint, store_id)
     except ProofError as exc:
         raise BundleError(str(exc)) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -230,6 +252,24 @@ def _verify_inclusion(doc: dict, checkpoint, store_id: str) -> BundleResult:
                      checkpoint.root)
     return BundleResult(True, "inclusion", store_id, checkpoint.size,
                         f"seq {seq} is in the signed tree of {checkpoint.size} rows", seq=seq)
+
+
+def _verify_archive(doc: dict, checkpoint, store_id: str) -> BundleResult:
+    """Every row of an archive (evidence/archive.py) as an inclusion bundle against its one checkpoint."""
+    records = doc["records"]
+    if not isinstance(records, list):
+        raise BundleError("records is not a list")
+    last = 0
+    for entry in records:
+        if type(entry.get("seq")) is not int or entry["seq"] <= last:
+            raise BundleError(f"archive rows are not in increasing seq order at {entry.get('seq')!r}")
+        last = entry["seq"]
+        record = {k: v for k, v in entry.items() if k not in ("leaf_index", "inclusion_proof")}
+        _verify_inclusion({"record": record, "leaf_index": entry["leaf_index"],
+                           "inclusion_proof": entry["inclusion_proof"]}, checkpoint, store_id)
+    span = f" (seq {records[0]['seq']}..{records[-1]['seq']})" if records else ""
+    return BundleResult(True, "archive", store_id, checkpoint.size,
+                        f"{len(records)} archived rows{span} are in the signed tree of {checkpoint.size} rows")
 
 
 def _verify_consistency(doc: dict, checkpoint, store_id: str) -> BundleResult:
