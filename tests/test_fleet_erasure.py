@@ -262,3 +262,42 @@ def test_not_even_the_owner_clears_a_payload_without_an_erasure_row(fleet, tmp_p
             conn.execute("UPDATE agentwatch.records SET payload = 'null', doc = NULL,"
                           " payload_sha256 = sha256(payload), erasure_seq = 3 WHERE store_id = %s AND seq = 1",
                           (store_id,))
+
+
+# -- retention (docs/retention.md) ----------------------------------------------------------
+
+def _retain(path: Path) -> int:
+    from agentwatch.store.retention import Policy, retain
+
+    with Store(path) as store:
+        (done,) = retain(store, Policy(payload_days=1), now_ns=time.time_ns() + 3 * 86_400 * 10**9)
+        return done.retention_seq
+
+
+def test_a_row_retained_before_it_ships_travels_as_null_with_its_kept_digest(fleet, tmp_path):
+    store = tmp_path / "store.db"
+    store_id = build(store, 6, {})
+    assert _retain(store) == 7
+    status = ship(fleet, store, batch_rows=4)  # the retention row in a later call than most of its rows
+    assert (status.refused, status.central_head_seq) == (None, 7)
+    assert central(fleet, store_id) == local_rows(store)
+    with fleet.reader() as conn:
+        assert conn.execute("SELECT seq, payload_sha256, erasure_seq FROM agentwatch.records WHERE store_id = %s"
+                            " AND payload_sha256 IS NOT NULL ORDER BY seq", (store_id,)).fetchall() == [
+            (i, hashlib.sha256(event(i).payload).digest(), 7) for i in range(1, 7)]
+    assert verify_in_sql(fleet, store_id) == (7, None, None)
+    assert findings(fleet) == []
+
+
+def test_a_row_retained_after_it_shipped_keeps_its_payload_on_the_server(fleet, tmp_path):
+    store = tmp_path / "store.db"
+    store_id = build(store, 6, {})
+    ship(fleet, store)
+    before = central(fleet, store_id)
+    _retain(store)
+    status = ship(fleet, store)  # the overlap row (6) is retained locally now: the same row
+    assert (status.refused, status.central_head_seq, status.rows_shipped, status.duplicates) == (None, 7, 1, 1)
+    assert central(fleet, store_id)[:6] == before
+    assert erased_on_server(fleet, store_id) == []
+    assert verify_in_sql(fleet, store_id) == (7, None, None)
+    assert findings(fleet) == []

@@ -27,7 +27,10 @@ on the server and `checkpoint_refused` here, and the rows go on shipping.
 
 An erased row (docs/erasure.md) is sent as it is stored, `null`, with the digest
 its erasure row names and that row's seq: the server checks its hash with that
-digest, and erases its own copy of a row when the erasure row arrives. While
+digest, and erases its own copy of a row when the erasure row arrives. A row
+retained before it shipped (docs/retention.md) goes the same way, with the
+digest kept in the row and its retention row's seq; one retained after it
+shipped keeps its payload on the server. While
 caught up, the shipper still calls ingest with no rows every `report_every_s`
 (60 s), so the server knows the source is alive (docs/fleet.md, "Silence").
 """
@@ -50,6 +53,7 @@ from agentwatch.evidence.note import Checkpoint, NoteError, split_note
 from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
 from agentwatch.store import db
 from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
+from agentwatch.store.retention import covered, retained_ranges
 from agentwatch.store.packing import Dictionaries
 
 BATCH_ROWS = 1000
@@ -376,18 +380,34 @@ class Shipper:
 
 
 def _erased_columns(reader: apsw.Connection, rows: list[tuple]) -> list[list]:
-    """For each row, the digest its erasure row names and that row's seq; None, None for a row not erased.
+    """For each row whose payload was removed, the digest its hash covers and the seq of the row that
+    accounts for it; None, None for any other row.
 
     An erased row holds `null` and verifies with the digest its erasure row names
-    (docs/erasure.md): the server needs that digest to check its hash.
+    (docs/erasure.md); a retained one with the digest kept in the row, under the
+    retention row whose range holds it (docs/retention.md). The server needs the
+    digest to check the row's hash.
     """
     digests: list = [None] * len(rows)
     erasures: list = [None] * len(rows)
+    ranges: Optional[list] = None
     for i, row in enumerate(rows):
-        if row[4] == ERASED_PAYLOAD and row[2] != "attestation":
-            named = erasure_named(reader, row[0])
-            if named is not None:
-                digests[i], erasures[i] = named.payload_sha256, named.erasure_seq
+        if row[4] != ERASED_PAYLOAD or row[2] == "attestation":
+            continue
+        named = erasure_named(reader, row[0])
+        if named is not None:
+            digests[i], erasures[i] = named.payload_sha256, named.erasure_seq
+            continue
+        try:
+            kept = reader.execute("SELECT kept_sha256 FROM records WHERE seq = ?", (row[0],)).fetchone()
+        except apsw.SQLError:
+            continue  # a store from before retention (migration 0007)
+        if kept is not None and isinstance(kept[0], bytes):
+            if ranges is None:
+                ranges = retained_ranges(reader)
+            by = covered(ranges, row[0])
+            if by is not None:
+                digests[i], erasures[i] = kept[0], by
     return [digests, erasures]
 
 

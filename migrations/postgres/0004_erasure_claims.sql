@@ -3,9 +3,12 @@
 -- head only for the caller's own stores (docs/fleet.md). Never edit after
 -- release; add a new file.
 
--- Erasure (docs/erasure.md). An erased row keeps its hash; the server keeps
--- the digest its hash covers (payload_sha256, the one its erasure row names)
--- and the seq of that erasure row, and holds `null` as its payload.
+-- Erasure (docs/erasure.md) and retention (docs/retention.md). An erased or
+-- retained row keeps its hash; the server keeps the digest its hash covers
+-- (payload_sha256: the one its erasure row names, or the one the source kept
+-- for a retained row) and the seq of the row that accounts for it (erasure_seq:
+-- the erasure row, or the retention row whose range holds it), and holds `null`
+-- as its payload.
 ALTER TABLE agentwatch.records
     ADD COLUMN payload_sha256 bytea CHECK (payload_sha256 IS NULL OR octet_length(payload_sha256) = 32),
     ADD COLUMN erasure_seq bigint;
@@ -66,6 +69,33 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                   AND (p_doc ->> 'payload_sha256') ~ '^sha256:[0-9a-f]{64}$'
              THEN decode(substr(p_doc ->> 'payload_sha256', 8), 'hex') END AS digest) AS n
     WHERE n.erased_seq BETWEEN 1 AND p_seq - 1 AND n.digest IS NOT NULL
+$$;
+
+-- The seq range a retention row covers (store/retention.py, retained_ranges):
+-- an attestation whose payload is an object with type "retention" and integer
+-- first_seq <= last_seq < its own seq. NULLs for any other row.
+CREATE FUNCTION agentwatch._retention_range(p_seq bigint, p_kind text, p_doc jsonb,
+                                            OUT first_seq bigint, OUT last_seq bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT n.first_seq, n.last_seq FROM (SELECT
+        CASE WHEN p_kind = 'attestation' AND jsonb_typeof(p_doc) = 'object' AND p_doc ->> 'type' = 'retention'
+                  AND jsonb_typeof(p_doc -> 'first_seq') = 'number' AND (p_doc ->> 'first_seq') ~ '^[0-9]{1,18}$'
+             THEN (p_doc ->> 'first_seq')::bigint END AS first_seq,
+        CASE WHEN p_kind = 'attestation' AND jsonb_typeof(p_doc) = 'object' AND p_doc ->> 'type' = 'retention'
+                  AND jsonb_typeof(p_doc -> 'last_seq') = 'number' AND (p_doc ->> 'last_seq') ~ '^[0-9]{1,18}$'
+             THEN (p_doc ->> 'last_seq')::bigint END AS last_seq) AS n
+    WHERE n.first_seq <= n.last_seq AND n.last_seq < p_seq
+$$;
+
+-- Whether the row at `p_seq` accounts for the removed payload of row `p_target`
+-- with digest `p_digest`: an erasure row naming both, or a retention row whose
+-- range holds the row (the digest the source kept is authenticated by the row's hash).
+CREATE FUNCTION agentwatch._accounts_for(p_seq bigint, p_kind text, p_doc jsonb, p_target bigint, p_digest bytea)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce((SELECT n.erased_seq = p_target AND n.digest = p_digest
+                     FROM agentwatch._erasure_named(p_seq, p_kind, p_doc) n), false)
+        OR coalesce((SELECT p_target BETWEEN r.first_seq AND r.last_seq
+                     FROM agentwatch._retention_range(p_seq, p_kind, p_doc) r), false)
 $$;
 
 -- Rows stay as they arrived, with one exception: the erasure of a row, which
@@ -406,8 +436,9 @@ BEGIN
             EXIT;
         END IF;
     END LOOP;
-    -- The row at the erasure seq a row was shipped erased with (in this batch or
-    -- an earlier one) must be an erasure row naming that row and its digest.
+    -- The row at the erasure seq a row was shipped erased (or retained) with, in this
+    -- batch or an earlier one, must account for it: an erasure row naming that row and
+    -- its digest, or a retention row whose range holds it.
     IF last_ok > 0 THEN
         SELECT x.ord, x.seq, x.hash, NULL::bytea AS stored_hash, 'bad_erasure'::text AS verdict INTO t
         FROM (
@@ -420,8 +451,8 @@ BEGIN
         ) er
         JOIN unnest(p_seq, p_kind, p_payload, p_hash) WITH ORDINALITY AS x(seq, kind, payload, hash, ord)
              ON x.seq = er.erasure_seq
-        LEFT JOIN LATERAL agentwatch._erasure_named(x.seq, x.kind, agentwatch._doc_or_null(x.payload)) nm ON true
-        WHERE x.ord <= last_ok AND (nm.erased_seq IS DISTINCT FROM er.erased_seq OR nm.digest IS DISTINCT FROM er.digest)
+        WHERE x.ord <= last_ok
+          AND NOT agentwatch._accounts_for(x.seq, x.kind, agentwatch._doc_or_null(x.payload), er.erased_seq, er.digest)
         ORDER BY x.ord LIMIT 1;
         IF t.ord IS NOT NULL AND (bad.ord IS NULL OR t.ord < bad.ord) THEN
             bad := t;
@@ -509,9 +540,9 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                                 p_recorded_at_ns, p_payload, p_prev_hash, p_hash, NULL, NULL) i
 $$;
 
--- verify_chain, erasure-aware: an erased row hashes with its kept digest, holds
--- `null`, and once its erasure row is on the server that row names it and the
--- digest (else `bad_erasure`).
+-- verify_chain, erasure-aware: an erased or retained row hashes with its kept
+-- digest, holds `null`, and once the row accounting for it is on the server
+-- (its erasure row, or its retention row) that row does (else `bad_erasure`).
 CREATE OR REPLACE FUNCTION agentwatch.verify_chain(
     p_store text, p_from bigint DEFAULT 1, p_prev bytea DEFAULT NULL,
     OUT rows_checked bigint, OUT head_seq bigint, OUT head_hash bytea, OUT bad_seq bigint, OUT problem text)
@@ -519,7 +550,6 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     sid bytea := decode(p_store, 'hex');
     r record;
-    named record;
     expect_seq bigint := p_from;
     prev bytea := coalesce(p_prev, decode(repeat('00', 32), 'hex'));
     top bigint := (SELECT max(seq) FROM agentwatch.records WHERE store_id = p_store);
@@ -539,12 +569,10 @@ BEGIN
             IF r.payload <> '\x6e756c6c'::bytea OR r.erasure_seq IS NULL OR r.erasure_seq <= r.seq THEN
                 bad_seq := r.seq; problem := 'bad_erasure'; RETURN;
             END IF;
-            IF r.erasure_seq <= top THEN
-                SELECT x.* INTO named FROM agentwatch.records e, LATERAL agentwatch._erasure_named(e.seq, e.kind, e.doc) x
-                WHERE e.store_id = p_store AND e.seq = r.erasure_seq;
-                IF named.erased_seq IS DISTINCT FROM r.seq OR named.digest IS DISTINCT FROM r.payload_sha256 THEN
-                    bad_seq := r.seq; problem := 'bad_erasure'; RETURN;
-                END IF;
+            IF r.erasure_seq <= top AND NOT coalesce(
+                    (SELECT agentwatch._accounts_for(e.seq, e.kind, e.doc, r.seq, r.payload_sha256)
+                     FROM agentwatch.records e WHERE e.store_id = p_store AND e.seq = r.erasure_seq), false) THEN
+                bad_seq := r.seq; problem := 'bad_erasure'; RETURN;
             END IF;
         END IF;
         rows_checked := rows_checked + 1;
@@ -876,6 +904,8 @@ GRANT EXECUTE ON FUNCTION agentwatch._ms(float8) TO agentwatch_read;
 -- A schema's default privileges cannot take back the global EXECUTE for PUBLIC: revoke it here.
 REVOKE ALL ON FUNCTION agentwatch.chain_v1_hash_digest(bytea, bigint, bigint, text, text, bytea, bytea),
                        agentwatch._erasure_named(bigint, text, jsonb), agentwatch._records_change(),
+                       agentwatch._retention_range(bigint, text, jsonb),
+                       agentwatch._accounts_for(bigint, text, jsonb, bigint, bytea),
                        agentwatch._claims_change(), agentwatch.move_claim(text, name, text, text),
                        agentwatch.retire_claim(text, text), agentwatch._head(text),
                        agentwatch.ingest_rows(text, text, bigint, bigint, bigint[], text[], text[], bigint[],
@@ -883,6 +913,7 @@ REVOKE ALL ON FUNCTION agentwatch.chain_v1_hash_digest(bytea, bigint, bigint, te
 GRANT EXECUTE ON FUNCTION agentwatch.ingest_rows(text, text, bigint, bigint, bigint[], text[], text[], bigint[],
                                                  bytea[], bytea[], bytea[], bytea[], bigint[]) TO agentwatch_ship;
 GRANT EXECUTE ON FUNCTION agentwatch.chain_v1_hash_digest(bytea, bigint, bigint, text, text, bytea, bytea),
-                          agentwatch._erasure_named(bigint, text, jsonb) TO agentwatch_read;
+                          agentwatch._erasure_named(bigint, text, jsonb), agentwatch._retention_range(bigint, text, jsonb),
+                          agentwatch._accounts_for(bigint, text, jsonb, bigint, bytea) TO agentwatch_read;
 GRANT SELECT ON agentwatch.events, agentwatch.sources, agentwatch.claim_changes, agentwatch.cross_source_duplicates
     TO agentwatch_read;
