@@ -53,8 +53,8 @@ from agentwatch.evidence.note import Checkpoint, NoteError, split_note
 from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
 from agentwatch.store import db
 from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
-from agentwatch.store.retention import covered, retained_ranges
 from agentwatch.store.packing import Dictionaries
+from agentwatch.store.retention import covered, retained_ranges
 
 BATCH_ROWS = 1000
 MAX_BATCH_ROWS = 10_000  # the ingest function's own limit per call
