@@ -242,6 +242,26 @@ def test_denied_writes_keep_their_source_when_a_login_claims_two(fleet, tmp_path
     assert by_store(result)[b_id].findings == {"denied": 2} and by_store(result)[a_id].findings == {"denied": 1}
 
 
+def test_a_flood_of_denied_writes_is_twenty_findings_and_one_rate_limited(fleet, tmp_path):
+    store = tmp_path / "store.db"
+    store_id = build(store, 2)
+    ship(fleet, store, "laptop-1")
+    with fleet.shipper() as conn:
+        for i in range(25):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"DELETE FROM agentwatch.records WHERE store_id = '{store_id}' AND seq = {i}")
+
+    def collected():
+        with fleet.reader() as conn:
+            conn.execute("SELECT agentwatch.collect_denials()")
+            rows = conn.execute("SELECT kind, store_id, count(*) FROM agentwatch.findings GROUP BY 1, 2"
+                                " ORDER BY 1").fetchall()
+        return rows if sum(n for _, _, n in rows) >= 21 else None
+
+    from support.postgres import wait_for
+    assert wait_for(collected, timeout=20) == [("denied", store_id, 20), ("rate_limited", None, 1)]
+
+
 # -- 6. the smaller items ---------------------------------------------------------------------------
 
 def test_rows_rechained_under_a_fresh_store_id_are_named_as_duplicates(fleet, tmp_path):

@@ -617,15 +617,32 @@ BEGIN
                                       WHERE c2.claimed_by = d.j ->> 'user'
                                         AND position(c2.store_id IN coalesce(d.j ->> 'statement', '')) > 0))
             ) s ON true
+        ), ranked AS (
+            -- rn counts on from the login's findings of the last minute, as _finding does.
+            SELECT a.*, row_number() OVER (PARTITION BY a.j ->> 'user' ORDER BY a.j ->> 'timestamp', a.store_id)
+                        + (SELECT count(*) FROM agentwatch.findings r
+                           WHERE r.role = a.j ->> 'user' AND r.found_at > clock_timestamp() - interval '1 minute'
+                             AND r.kind <> 'rate_limited') AS rn
+            FROM attributed a
         ), found AS (
             INSERT INTO agentwatch.findings (kind, store_id, role, detail, fingerprint)
             SELECT 'denied', store_id, j ->> 'user',
                    left(format('%s: %s', j ->> 'message', coalesce(j ->> 'statement', '')), 1000),
                    concat_ws('|', 'denied', j ->> 'session_id', j ->> 'line_num', store_id)
-            FROM attributed
+            FROM ranked WHERE rn <= 20
             ON CONFLICT (fingerprint) DO NOTHING
             RETURNING 1
-        ) SELECT count(*) INTO added FROM found;
+        ), limited AS (
+            -- As for every finding: at most 20 a login a minute, the rest of this read one `rate_limited`.
+            INSERT INTO agentwatch.findings (kind, role, detail, fingerprint)
+            SELECT 'rate_limited', j ->> 'user',
+                   format('%s more denied writes by login %s in %s, not recorded one by one', count(*),
+                          j ->> 'user', f.name),
+                   concat_ws('|', 'rate_limited', 'denied', j ->> 'user', f.name, pos)
+            FROM ranked WHERE rn > 20 GROUP BY j ->> 'user'
+            ON CONFLICT (fingerprint) DO NOTHING
+            RETURNING 1
+        ) SELECT (SELECT count(*) FROM found) + (SELECT count(*) FROM limited) INTO added;
         denials := denials + added;
         INSERT INTO agentwatch._log_positions VALUES (f.name, pos + octet_length(complete))
         ON CONFLICT (file) DO UPDATE SET position = excluded.position;
