@@ -78,8 +78,13 @@ def test_the_views_name_the_login_beside_the_host_and_a_taken_host_is_refused(fl
     result = reconcile(fleet.read_url)
     assert by_store(result)[a_id].within_bounds is True
     assert result.logins == {other.name: {"host_taken": 1}} and result.within_bounds is False
-    # Under its own host label the other login ships fine.
-    assert ship(fleet, b, "other-box", other).refused is None
+    # Once the administrator retires the claim that holds the label, another login may take it.
+    admin.retire_claim(fleet.admin_url, a_id, "build-box moved to another login")
+    assert ship(fleet, b, "build-box", other).refused is None
+    with fleet.reader() as conn:
+        assert conn.execute("SELECT store_id, host, login, retired_at IS NOT NULL FROM agentwatch.sources"
+                            " ORDER BY first_seen").fetchall() == [
+            (a_id, "build-box", fleet.ship.name, True), (b_id, "build-box", other.name, False)]
 
 
 # -- 3. claims that move ----------------------------------------------------------------------
