@@ -12,6 +12,7 @@ looked for in every file of the server's data directory and in `pg_dump`.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import string
 import subprocess
@@ -20,14 +21,16 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from typer.testing import CliRunner
 
-from agentwatch.fleet import admin
+from agentwatch.cli import app
 from agentwatch.fleet.ship import Shipper
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, framed_identity, row_hash_framed
 from agentwatch.store.erasure import erase_rows
 
 REASON = "a GitHub token in a curl header"
+runner = CliRunner()
 INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq FROM agentwatch.ingest_rows("
           "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[],"
           " %b::bytea[], %b::bigint[])")
@@ -175,8 +178,10 @@ def test_a_row_erased_after_it_shipped_leaves_the_server_and_its_files(fleet, tm
     assert findings(fleet) == []
     assert not in_dump(fleet)
 
-    result = admin.purge(fleet.admin_url)
-    assert (result.rewritten, result.wal_ended, result.notes) == (True, True, [])
+    result = runner.invoke(app, ["fleet", "purge", fleet.admin_url, "--json"])
+    assert result.exit_code == 0, result.output
+    assert {k: v for k, v in json.loads(result.stdout).items() if k != "target"} == {
+        "rewritten": True, "wal_ended": True, "notes": []}
     assert in_data_files(fleet.server, mid) == []
     assert in_data_files(fleet.server, head) == []
     assert verify_in_sql(fleet, store_id) == (32, None, None)
