@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from support.postgres import wait_for
 from typer.testing import CliRunner
 
 from agentwatch.cli import app
@@ -187,6 +188,25 @@ def test_a_source_that_stops_reporting_is_silent_and_a_caught_up_shipper_still_r
     source = by_store(reconcile(fleet.read_url, silent_after_s=1.0))[store_id]
     assert (source.silent, source.within_bounds) == (False, True)
     assert reconcile(fleet.read_url).silent_after_s == 900.0
+    # Following, with nothing new to send: the shipper reports on its own every report_every_s.
+    import threading
+
+    stop = threading.Event()
+    follower = Shipper(store, fleet.ship_url, host="laptop-1")
+    follower.report_every_s = 0.3
+    thread = threading.Thread(target=follower.run, args=(stop,))
+    thread.start()
+    try:
+        def last_report():
+            with fleet.reader() as conn:
+                return conn.execute("SELECT last_report_at FROM agentwatch.sources").fetchone()[0]
+
+        first = wait_for(last_report, timeout=10)
+        assert wait_for(lambda: last_report() > first, timeout=10) is True
+    finally:
+        stop.set()
+        thread.join(30)
+    assert follower.status.rows_shipped == 0
     result = runner.invoke(app, ["reconcile", "--pg", fleet.read_url, "--silent-after", "0.5", "--json"])
     time.sleep(0.6)
     result = runner.invoke(app, ["reconcile", "--pg", fleet.read_url, "--silent-after", "0.5", "--json"])
@@ -240,7 +260,6 @@ def test_denied_writes_keep_their_source_when_a_login_claims_two(fleet, tmp_path
             return conn.execute("SELECT store_id, detail LIKE '%%DELETE%%' FROM agentwatch.findings"
                                 " WHERE kind = 'denied' ORDER BY store_id, 2").fetchall()
 
-    from support.postgres import wait_for
     found = wait_for(lambda: (lambda rows: rows if len(rows) == 3 else None)(collected()), timeout=20)
     assert found == sorted([(b_id, True), (a_id, False), (b_id, False)])
     result = reconcile(fleet.read_url)
@@ -263,7 +282,6 @@ def test_a_flood_of_denied_writes_is_twenty_findings_and_one_rate_limited(fleet,
                                 " ORDER BY 1").fetchall()
         return rows if sum(n for _, _, n in rows) >= 21 else None
 
-    from support.postgres import wait_for
     assert wait_for(collected, timeout=20) == [("denied", store_id, 20), ("rate_limited", None, 1)]
 
 

@@ -177,8 +177,8 @@ class Shipper:
                     continue
                 if not follow:
                     break
-                # Caught up: wait until another connection commits to the store, or a new
-                # checkpoint is signed.
+                # Caught up: wait until another connection commits to the store, a new
+                # checkpoint is signed, or the idle report is due.
                 while not stop.is_set():
                     current = reader.pragma("data_version")
                     if current != version:
@@ -186,6 +186,8 @@ class Shipper:
                         break
                     if self._checkpoint_changed():
                         break
+                    if time.monotonic() - self._reported_at >= self.report_every_s:
+                        break  # time to tell the server this source is alive
                     stop.wait(idle)
                     idle = min(idle * 2, _IDLE_MAX_S)
             if flush_s > 0:
