@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import shutil
 import string
 import subprocess
 import time
@@ -113,7 +114,10 @@ def in_data_files(server, needle: str) -> list[str]:
 
 
 def in_dump(fleet) -> bool:
-    dump = subprocess.run([str(fleet.server.bindir / "pg_dump"), "--schema", "agentwatch",
+    beside = fleet.server.bindir / "pg_dump"  # the server's own version first
+    pg_dump = str(beside) if beside.exists() else shutil.which("pg_dump")
+    assert pg_dump, "pg_dump is not installed (it comes with the PostgreSQL client package)"
+    dump = subprocess.run([pg_dump, "--schema", "agentwatch",
                            fleet.server.admin_dsn(fleet.dbname)], capture_output=True, check=True)
     assert b"COPY agentwatch.records" in dump.stdout
     return b"ghp_" in dump.stdout
