@@ -81,8 +81,7 @@ def _records(conn, upto_seq: int, before_ns: int, size: int) -> Iterator[dict[st
 
 def write_archive(path: Path, before_ns: int, out: Path, *, state_dir: Path | None = None) -> ArchiveResult:
     """Write the archive of the rows recorded before `before_ns` that the latest signed checkpoint covers."""
-    from agentwatch import platform_layer
-from agentwatch.evidence.bundle import verify_bundle
+    from agentwatch.evidence.bundle import verify_bundle
 
     conn = db.open_reader(Path(path))
     try:
