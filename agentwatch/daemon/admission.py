@@ -79,10 +79,11 @@ class Admission:
         self._pump()
 
     def _pump(self) -> None:
-        ready = self._ready
-        while ready and self.at_writer < self.window:
+        ready, window = self._ready, self.window
+        assert window is not None, "only a windowed admission queues records"
+        while ready and self.at_writer < window:
             jobs: list[Job] = []
-            while ready and self.at_writer + len(jobs) < self.window:
+            while ready and self.at_writer + len(jobs) < window:
                 job = ready.pop()
                 assert job is not None
                 jobs.append(job)

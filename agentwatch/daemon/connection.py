@@ -31,7 +31,7 @@ from agentwatch.store.append import Append, Appended
 log = logging.getLogger(__name__)
 
 class Host(Protocol):
-    """What a connection needs from the daemon that accepted it (daemon.server.Server)."""
+    """What a connection, and the spool drainer, need from the daemon (daemon.server.Server)."""
 
     uid: int
     pid: int
@@ -87,6 +87,7 @@ class Slot:
                 _TRUE_FALSE[result.duplicate],
             )
         else:
+            assert error is not None, "Admission.settle passes a result or an error"
             if error.code in counters.rejected:  # bad_request, or what a worker found in a long line
                 counters.rejected[error.code] += 1
             else:
@@ -96,9 +97,11 @@ class Slot:
 
 
 class Connection(asyncio.Protocol):
+    # Set by connection_made, which the event loop calls before anything else reaches the protocol.
+    transport: asyncio.Transport
+
     def __init__(self, server: Host):
         self.server = server
-        self.transport: Optional[asyncio.Transport] = None
         self.buf = bytearray()
         self.pending: deque[Slot] = deque()
         self.discarding = False  # inside a line longer than max_line: drop bytes up to its newline
@@ -312,9 +315,10 @@ class Connection(asyncio.Protocol):
         """Write every reply that is ready at the front of the queue."""
         pending = self.pending
         if pending and pending[0].reply is not None:
-            out = []
-            while pending and pending[0].reply is not None:
-                out.append(pending.popleft().reply)
+            out: list[bytes] = []
+            while pending and (reply := pending[0].reply) is not None:
+                pending.popleft()
+                out.append(reply)
             if not self.closed:
                 self.transport.write(b"".join(out))
         if self.subscribe_request is not None and self.subscription is None and not pending and not self.closed:
@@ -382,5 +386,5 @@ class Connection(asyncio.Protocol):
     def abort(self) -> None:
         self.closed = True
         self.server.conns.discard(self)
-        if self.transport is not None:
+        if hasattr(self, "transport"):
             self.transport.abort()

@@ -21,10 +21,9 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Optional
 
-from agentwatch.daemon.admission import Admission
-from agentwatch.daemon.settings import Counters, ServeConfig
+from agentwatch.daemon.connection import Host  # the one view of the server its parts share
 from agentwatch.daemon.spool import Spool, SpoolFile
 from agentwatch.daemon.writer import Job, Refusal
 from agentwatch.record.normalize import gap_append
@@ -32,12 +31,6 @@ from agentwatch.store.append import Append, Appended
 
 log = logging.getLogger(__name__)
 
-class Host(Protocol):
-    """What the drainer needs from the daemon (daemon.server.Server)."""
-
-    config: ServeConfig
-    counters: Counters
-    admission: Admission
 
 FILES_PER_PASS = 512
 WORKER_ENDS = 3  # a file held by this many normalizing workers as they ended is recorded as a gap
@@ -99,7 +92,7 @@ class SpoolDrainer:
     async def stop(self) -> None:
         """Let the pass in progress finish (rows committed, files settled); start no other."""
         self._stopping = True
-        if self._wake is not None:
+        if self._wake is not None and self._pass_done is not None:
             self._wake.set()
             await self._pass_done.wait()
 
@@ -170,6 +163,7 @@ class SpoolDrainer:
 
         assert self.pool is not None
         for item in waiting:
+            assert item.file.envelope is not None, "only files read whole wait for a worker"
             envelope = dict(item.file.envelope)
             envelope["delivery"] = "spool"
             self.pool.normalize_envelope("spool", envelope, item.file.uid, functools.partial(answer, item))
@@ -227,9 +221,9 @@ class SpoolDrainer:
         if error is None and refused is not None:
             error = refused
             return Spooled(file, gap_append(file.gap_record_id, "spool_refused", file.gap_detail(error)), error)
-        if error is None and self.pool is not None:
+        if error is None and file.envelope is not None and self.pool is not None:
             return Spooled(file, None, None)  # type: ignore[arg-type]  # normalized by a worker, on the loop
-        if error is None:
+        if error is None and file.envelope is not None:
             envelope = dict(file.envelope)
             envelope["delivery"] = "spool"
             try:
