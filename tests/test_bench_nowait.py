@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon import Daemon, wait_for
+from support.daemon import Daemon, wait_for
 from test_bench_daemon import _lines, _load, paced_latencies
 from test_bench_hook import _percentile
 from test_nowait import hook_env, ledger_lines, run_hook, start_flooders, stop_flooders
@@ -109,7 +109,7 @@ def test_hook_ack_latency_under_load(tmp_path):
 def test_ingestion_with_workers_and_on_the_loop(tmp_path):
     """The ingestion ceiling (item 5) with normalization in the workers and on the loop, beside the
     bare prototype, alternating rounds (a drift favours neither arm)."""
-    from hook_fakes import SocketDir
+    from support.hook_fakes import SocketDir
     from test_bench_daemon import EVENTS, Prototype, one_per_connection, pipelined
 
     per_conn = max(EVENTS // 10, 500)

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon import Daemon, wait_for
-from hook_fakes import hook_cmd
 from support import flood
+from support.daemon import Daemon, wait_for
+from support.hook_fakes import hook_cmd
 
 FLOOD = Path(flood.__file__)
 
