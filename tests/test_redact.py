@@ -627,7 +627,8 @@ def test_the_rules_never_see_a_blob_s_middle(monkeypatch):
     ruleset = rules.builtin()
     seen: list[int] = []
     whole = ruleset._redact_whole
-    monkeypatch.setattr(ruleset, "_redact_whole", lambda s, mask, extra=None: seen.append(len(s)) or whole(s, mask, extra))
+    monkeypatch.setattr(ruleset, "_redact_whole",
+                        lambda s, mask, extra=None, path="": seen.append(len(s)) or whole(s, mask, extra, path))
     blob = _blob("mib", 1 << 20)
     text = f'{{"password": "hunter2hunter2x"}} {blob} trailing token ghp_{"a1B2" * 9}'
     out = ruleset.redact(text, _masker)
