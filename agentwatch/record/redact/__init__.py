@@ -220,7 +220,7 @@ class Policy:
         for path, covers in CONTENT_DIGESTS.items():
             parent = _parent(doc, path)
             value = parent.get(path[-1]) if parent is not None else None
-            if not (isinstance(value, str) and value.startswith("sha256:")):
+            if parent is None or not (isinstance(value, str) and value.startswith("sha256:")):
                 continue
             if changed_from is None or any(_get(doc, c) != _get(changed_from, c) for c in covers):
                 parent[path[-1]] = self.keyed(value)
