@@ -284,3 +284,10 @@ def test_identifiers_keep_their_bytes(text):
 @pytest.mark.parametrize("text", [f"[DEBUG] Using ID={RUN}", f"token: {RUN}", f"x?key={RUN}", RUN])
 def test_runs_that_are_not_after_an_identifiers_name_are_still_masked(text):
     assert RUN not in POLICY.redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["--password \u00a0 x", "--password=\u2003 x", "curl -u \u3000 x"])
+def test_a_flag_whose_value_is_unicode_blanks_is_judged_not_crashed_on(text):
+    # the rules' ASCII classes take U+00A0 as a value character; str.split() takes it as a blank
+    assert isinstance(POLICY.redact_text(text), str)
+    stored({"raw": {"tool_input": {"command": text}}})

@@ -480,7 +480,8 @@ class RuleSet:
                     continue
                 if not rule.case_sensitive and _CALL_START.match(value):
                     continue  # `"Authorization": headers()["Authorization"]`: code, not a credential
-                if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(value.split()[-1].strip("\"'")):
+                last_word = value.split()[-1:] or [""]
+                if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(last_word[0].strip("\"'")):
                     continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
         if spans:
