@@ -293,6 +293,7 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
     freed = sum(c[2] for c in chosen)
     doc = {
         "schema": 1, "type": RETENTION_TYPE, "first_seq": chosen[0][0], "last_seq": chosen[-1][0],
+        "seqs": runs([seq for seq, _, _ in chosen]),
         "rows": len(chosen), "held": held, "bytes_freed": freed, "cutoff_ns": cutoff, "scanned_to": resume,
         "policy": policy.to_json(), "policy_digest": policy.digest, "actor": who or actor(), "version": __version__,
     }
@@ -309,6 +310,18 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
     (appended,) = store.append([row], before_commit=clear)
     return Step(Pass(appended.seq, chosen[0][0], chosen[-1][0], len(chosen), freed, held), resume, finished,
                 [(row, appended)])
+
+
+def runs(seqs: list[int]) -> list[list[int]]:
+    """Ascending seqs as [first, last] runs: what a retention row lists (the fleet server clears
+    exactly those rows; the ones a hold kept inside the range are not among them)."""
+    out: list[list[int]] = []
+    for seq in seqs:
+        if out and out[-1][1] == seq - 1:
+            out[-1][1] = seq
+        else:
+            out.append([seq, seq])
+    return out
 
 
 def frontier(conn: apsw.Connection) -> int:
