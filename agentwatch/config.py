@@ -253,7 +253,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         flag="--retention-days", metavar="DAYS"),
     Key("retention.interval_s", _number(1, 31_536_000, integer=False), lambda: 3600.0,
         "seconds between the daemon's retention passes"),
-    Key("retention.max_rows", _number(1, 100_000, integer=True), lambda: 1000,
+    Key("retention.max_rows", _number(1, 100_000, integer=True), lambda: 200,
         "rows one retention transaction removes at most (the writer is held that long)"),
     Key("checkpoint.witness_dirs", _dirs, lambda: (str(paths.state_dir() / "witness"),),
         "witness directories that keep each signed checkpoint (docs/chain.md, \"Witnesses\")"),

@@ -712,6 +712,28 @@ def spool_write(root, record_id, data):
 # ---------------------------------------------------------------- record
 
 
+def redact_for_spool(line):
+    """Slow path only: the frame with its payload's secrets masked before it rests on disk.
+
+    The redaction rules are not standard-library code, so they are imported here and
+    never on the fast path (docs/redaction.md, "Before the store"). Should they fail to
+    load or run, the frame is spooled as it is and the hook says so: a record is never
+    lost for want of its redaction.
+    """
+    try:
+        if "agentwatch" not in sys.modules:
+            # Run as a file: the package is this file's directory; its parent is searched last.
+            parent = __file__.rpartition("/")[0].rpartition("/")[0] or "."
+            if parent not in sys.path:
+                sys.path.append(parent)
+        from agentwatch.daemon import spool_redact
+
+        return spool_redact.redact_for_spool(line)
+    except Exception as exc:
+        say("spooling a record unredacted: %s: %s" % (type(exc).__name__, exc))
+        return line
+
+
 def say(message):
     try:
         _os.write(2, ("agentwatch-hook: %s\n" % message).encode("utf-8", "backslashreplace"))
@@ -802,7 +824,7 @@ def record(argv, t0_mono=None, t0_wall=None):
     outcome = "acked"
     if seq is None:
         try:
-            spool_write(spool_path(), record_id, frame + b',"delivery":"spool"}\n')
+            spool_write(spool_path(), record_id, redact_for_spool(frame + b',"delivery":"spool"}\n'))
             outcome = "spooled"
         except Exception as exc:
             outcome = "failed"

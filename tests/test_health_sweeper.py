@@ -171,7 +171,7 @@ class BrokenRedactorDaemon(Daemon):
     def argv(self) -> list[str]:
         script = (
             "import sys, agentwatch.record.redact.rules as r\n"
-            "r.RuleSet.redact = lambda self, text, mask, extra=None: text\n"
+            "r.RuleSet.redact = lambda self, text, mask, extra=None, path='': text\n"
             "from agentwatch.cli import app\n"
             "app(sys.argv[1:], prog_name='agentwatch')\n"
         )

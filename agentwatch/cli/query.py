@@ -120,6 +120,7 @@ def reconcile_cmd(
     ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="FILE", help="Sender ledger (JSON lines: record_id, outcome, seq)."),
     pg: Optional[str] = typer.Option(None, "--pg", metavar="URL", help="Reconcile the fleet server's copy instead (postgresql://...)."),
     source: Optional[str] = typer.Option(None, "--source", metavar="STORE_ID", help="With --pg: only this source."),
+    silent_after: float = typer.Option(900.0, "--silent-after", metavar="SECONDS", help="With --pg: a source that has not reported for this long is silent."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Account for every record at every boundary, exactly.
@@ -130,9 +131,10 @@ def reconcile_cmd(
     hold), store_identity (the store remembered at this path, its schema as
     shipped). Counts by kind keep the recorder's own rows apart from events.
     With --pg, each source on the fleet server instead: chain_ok (every hash
-    recomputed in PostgreSQL), contiguous, head, lag, last checkpoint and
-    findings; within bounds when the chain verifies, it is contiguous and it
-    has no findings (docs/fleet.md).
+    recomputed in PostgreSQL), contiguous, head, lag, last report, last
+    checkpoint and findings; within bounds when the chain verifies, it is
+    contiguous, it has no findings of its own login, it reported within
+    --silent-after, replaces no live store and copies no other (docs/fleet.md).
     Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store or server unreachable,
     4 replaced, 5 rolled_back, 6 truncated, 7 schema_changed.
     """
@@ -147,7 +149,7 @@ def reconcile_cmd(
         if consumer is not None or ledger is not None:
             fail("--consumer and --ledger reconcile a local store; not with --pg", 2)
         try:
-            central = fleet_reconcile.reconcile(pg, source)
+            central = fleet_reconcile.reconcile(pg, source, silent_after_s=silent_after)
         except AgentwatchError as exc:
             fail(exc)
         render.emit_fleet_reconcile(central, json_out)
