@@ -288,3 +288,14 @@ def test_the_config_file_alone_drives_the_daemon_the_hook_and_the_readers(tmp_pa
     assert events() == ["acked", "spooled"]
     assert run("path").stdout == f"{store}\n"
 
+
+def test_a_config_path_that_is_a_directory_costs_no_record(tmp_path, monkeypatch):
+    """The hook names what it cannot read and spools to the default spool; nothing is lost."""
+    from agentwatch import hookclient
+
+    monkeypatch.setenv("AGENTWATCH_CONFIG", str(tmp_path))
+    monkeypatch.setenv("AGENTWATCH_SOCKET", str(tmp_path / "nobody.sock"))
+    done = subprocess.run(hook_cmd("claude-code"), input=b"{}", capture_output=True, timeout=60)
+    assert done.returncode == 0 and b"ignoring the config file" in done.stderr
+    assert len(list(Path(os.fsdecode(hookclient._default_spool())).glob("new/*.json"))) == 1
+
