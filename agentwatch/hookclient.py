@@ -143,13 +143,16 @@ def config_file():
 def config_paths():
     """{"socket": bytes, "spool": bytes}, as far as the config file sets them; {} without one.
 
-    Never raises: a file that cannot be used is named on stderr and ignored.
+    Never raises: a file that cannot be used (or read: a directory, an I/O error) is named
+    on stderr and ignored, so the record still reaches the default socket or spool.
     """
     try:
         return read_config_paths()
     except ConfigUnusable as exc:
         say("ignoring the config file: %s" % exc)
-        return {}
+    except Exception as exc:
+        say("ignoring the config file %s: %s" % (_show(config_file()[0]), exc))
+    return {}
 
 
 def read_config_paths():

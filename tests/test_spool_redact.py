@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from hook_fakes import run_hook
+from support.hook_fakes import run_hook
 
 from agentwatch import paths
 from agentwatch.record import normalize, redact

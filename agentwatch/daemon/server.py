@@ -145,7 +145,7 @@ class Server:
             if cfg.ship_url:
                 self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
                                                batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq,
-                                               state_dir=cfg.state_dir)
+                                               state_dir=cfg.checkpoint_dir)
                 self.shipping.start()
             log.info("pid %d, store %s, socket %s, spool %s", self.pid, cfg.store, cfg.socket, cfg.spool)
             (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
@@ -426,7 +426,7 @@ class Server:
                     raise CheckpointError("the writer has no tree head yet")
                 return writer.tree_head
 
-            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.state_dir, witnesses=witnesses)
+            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.checkpoint_dir, witnesses=witnesses)
             for witness in witnesses:
                 witness.trust(notary.verifier, os.path.abspath(cfg.store))
             return notary
