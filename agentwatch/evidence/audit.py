@@ -27,11 +27,11 @@ import apsw
 
 from agentwatch import paths
 from agentwatch.errors import EXIT_OK, UsageError, exit_for_findings
-from agentwatch.evidence.compare import SIGNED_VERDICTS, EvidenceReport, check_evidence
+from agentwatch.evidence.compare import SIGNED_VERDICTS, EvidenceReport, check_evidence, daemon_serving
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
 from agentwatch.store.merkle import CompactRange
-from agentwatch.verify import identity, known_stores
+from agentwatch.verify import foreign, identity, known_stores
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
 from agentwatch.verify.walk import CHUNK_ROWS, read_store_id, verify_segment, walk_segment
@@ -175,6 +175,16 @@ def verify_store(
                 resume = CompactRange.from_bytes(before.seq, before.tree)
             report = check_evidence(conn, path, store_id, state_dir=evidence_dir or state_dir, witness_dirs=dirs,
                                     key=key, resume=resume, keep=last_seq)
+        # Rows the recorder's writer did not write: named by the store's gap rows in the walked
+        # range, or past the head the writer last committed (verify/foreign.py).
+        named = {(f.kind, f.seq) for f in store_level}
+        for found in foreign.findings(conn, path, store_id, head_seq, after_seq=start_seq, state_dir=state_dir,
+                                      serving=lambda: daemon_serving(path)):
+            if (found.kind, found.seq) not in named:
+                named.add((found.kind, found.seq))
+                store_level.append(found)
+                if update_anchor:
+                    known_stores.add_finding(path, store_id, found, found.seq, state_dir)
     finally:
         conn.close()
     if incremental and finding is not None:

@@ -16,7 +16,6 @@ compares it with every signed checkpoint it can find: the signer's record
 
 from __future__ import annotations
 
-import fcntl
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from agentwatch.evidence.stored_tree import roots_at
 from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.store.merkle import CompactRange
 from agentwatch.store.tree import has_tree, load
+from agentwatch.store.writerlock import writer_holds
 from agentwatch.verify import known_stores
 from agentwatch.verify.findings import Finding
 
@@ -71,21 +71,9 @@ class EvidenceReport:
 
 
 def daemon_serving(store: Path) -> bool:
-    """Whether a daemon holds the store's lock file (an unreadable lock counts as held)."""
-    lock = store.with_name(store.name + ".lock")
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    """Whether a writer (the daemon) holds the store: its lock file, or on Linux the lock on the
+    store file itself, which deleting the lock file does not remove (store/writerlock.py)."""
+    return writer_holds(store)
 
 
 def _row_hashes(conn: apsw.Connection, after: int) -> Iterable[bytes]:

@@ -48,6 +48,23 @@ _ROW_SQL = (
 )
 
 
+# The gap rows that name a finding (rows written outside the recorder's writer) take ids with this
+# prefix; the id is in the row's hash, so even an erased one shows what it was.
+FINDING_GAP_PREFIX = "gap-foreign-"
+
+
+def erasable(kind: str | bytes | None, record_id: str | bytes | None) -> bool:
+    """Whether a row of this kind and record_id may be erased (docs/erasure.md): an `event`, or a
+    `gap` row that names no finding. Verifiers honour an erasure of no other row."""
+    if isinstance(kind, bytes):
+        kind = kind.decode("utf-8", "replace")
+    if isinstance(record_id, bytes):
+        record_id = record_id.decode("utf-8", "replace")
+    if kind == "event":
+        return True
+    return kind == "gap" and isinstance(record_id, str) and not record_id.startswith(FINDING_GAP_PREFIX)
+
+
 def erasure_record_id(seq: int) -> str:
     """The erasure row's record_id: one per erased seq (record_id is UNIQUE)."""
     return f"erasure-{seq}"
@@ -230,6 +247,9 @@ def _plan(store: Store, seq: int, reason: str) -> _Plan | Erasure:
      dict_id, z) = row
     if kind not in ("event", "gap"):
         raise UsageError(f"seq {seq} is an {kind} row: only event and gap payloads can be erased")
+    if not erasable(kind, record_id):
+        raise UsageError(f"seq {seq} is a gap row naming a finding (rows written outside the recorder): "
+                         "it is evidence and cannot be erased")
     if payload_type != "text":
         raise EraseRefused(f"seq {seq}: payload is not text; run agentwatch verify")
     if payload == ERASED_PAYLOAD:

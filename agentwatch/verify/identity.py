@@ -147,6 +147,22 @@ def _supersede_anchor(store: Path, store_id: bytes, head_seq: int, state_dir: Pa
 
 
 def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | None = None) -> InitResult:
+    """`agentwatch init` under the store's writer lock: refused (exit 3) while a daemon or any
+    other writer holds the store, its lock file deleted or not (store/writerlock.py)."""
+    from agentwatch.store.writerlock import AlreadyServing, WriterLock
+
+    lock = WriterLock(Path(os.path.abspath(store)))
+    try:
+        lock.acquire()
+    except AlreadyServing as exc:
+        raise AlreadyServing(f"{exc}; init needs the store to itself: stop the daemon first") from None
+    try:
+        return _init_store(store, new_store=new_store, state_dir=state_dir, lock=lock)
+    finally:
+        lock.release()
+
+
+def _init_store(store: Path | str, *, new_store: bool, state_dir: Path | None, lock) -> InitResult:
     """`agentwatch init`: create the store if the path holds none, and remember it.
 
     At a path that held another store, or whose store was rolled back, nothing
@@ -172,6 +188,7 @@ def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | 
     status = "unchanged"
     if not exists:
         Store(store).close()
+        lock.lock_store()
         status = "created"
     store_id, head_seq, head_hash, schema = _read(store)
     if schema and not findings:
