@@ -266,3 +266,18 @@ def test_the_signer_does_not_forget_a_record_deleted_or_rolled_back_under_it(tmp
               if r["payload"].get("type") == "integrity_break"]
     assert breaks == ["checkpoint_lost", "checkpoint_lost"]
     assert verify_store(d.store).exit_code == 0
+
+
+def test_rows_written_while_stopped_are_named_with_the_head_file_deleted_too(tmp_path):
+    from agentwatch.verify.known_stores import head_path
+
+    d = Daemon(tmp_path / "d", verify_interval=0).start()
+    append_many(d, 3, prefix="real")
+    assert d.stop() == 0
+    with Store(d.store) as intruder:
+        (row,) = intruder.append([forged("stopped-1")])
+    os.unlink(head_path(d.store))  # the signer's own record still says where the daemon stopped
+    d.start()
+    assert d.stop() == 0
+    assert foreign_gaps(d) == [(row.seq + 1, row.seq, row.seq)]
+    assert [(f.kind, f.seq) for f in verify_store(d.store).findings] == [("foreign_rows", row.seq)]

@@ -269,7 +269,7 @@ def test_every_finding_kind_is_documented():
     assert set(FINDING_KINDS) == {
         "payload_edited", "hash_edited", "edited", "missing", "reordered", "inserted",
         "truncated", "rewritten", "bad_genesis", "malformed", "store_id_changed",
-        "replaced", "rolled_back", "schema_changed",
+        "replaced", "rolled_back", "schema_changed", "foreign_rows", "checkpoint_lost", "witness_lost",
     }
     for kind in FINDING_KINDS:
         assert f"**{kind}**" in text

@@ -34,13 +34,18 @@ def acquire(store: Path) -> WriterLock:
     return WriterLock(store).acquire()
 
 
-def adopt_stop_head(store: Store, path: Path, state_dir: Optional[Path] = None) -> Optional[tuple[int, int]]:
+def adopt_stop_head(store: Store, path: Path, state_dir: Optional[Path] = None, *,
+                    checkpoint_dir: Optional[Path] = None) -> Optional[tuple[int, int]]:
     """Make the store's next commit name rows past the writer's remembered head as foreign.
 
-    Returns the range (first, last), or None. Only when the row at the remembered head is the
-    one the writer committed: a rewrite or a rollback is the identity checks' finding."""
+    The head is the head file's (verify/known_stores.py); without one, the size of the last
+    checkpoint the signer signed (at stop it covers the stop attestation). Returns the range
+    (first, last), or None. Only when the row at the remembered head is the one the writer
+    committed: a rewrite or a rollback is the identity checks' finding."""
     head = foreign.writer_head(path, store.store_id, state_dir)
     now = store.head()
+    if head is None:
+        head = _signed_head(store, checkpoint_dir)
     if head is None or now[0] <= head[0]:
         return None
     if head[0] > 0:
@@ -52,6 +57,22 @@ def adopt_stop_head(store: Store, path: Path, state_dir: Optional[Path] = None) 
         store.committed_head = (0, GENESIS)
     log.warning(f"rows {head[0] + 1}..{now[0]} were written to {path} while no daemon ran; the start names them")
     return head[0] + 1, now[0]
+
+
+def _signed_head(store: Store, checkpoint_dir: Optional[Path]) -> Optional[tuple[int, str]]:
+    """The signer's own record of where the store ended: (size, hash of the row at it)."""
+    from agentwatch.evidence.checkpoints import CheckpointError, read_state
+
+    try:
+        state = read_state(store.store_id, checkpoint_dir)
+    except CheckpointError:
+        return None
+    if state is None:
+        return None
+    row = store.conn.execute("SELECT hash FROM records WHERE seq = ?", (state.size,)).fetchone()
+    if state.size and (row is None or not isinstance(row[0], bytes)):
+        return None
+    return state.size, format_hash(row[0]) if state.size else format_hash(GENESIS)
 
 
 class ForeignRows:

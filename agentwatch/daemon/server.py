@@ -123,7 +123,7 @@ class Server:
             store_lock.lock_store()  # a store created just now: lock the file itself too
             self.known_findings = identity.check_serving(cfg.store, store.conn)
             store.foreign_gap = foreign_gap_row
-            integrity.adopt_stop_head(store, cfg.store)  # rows written while no daemon ran
+            integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.state_dir)  # written while none ran
             try:
                 store.append([self._attestation("start", store.head())])
             except Exception as exc:
