@@ -281,3 +281,32 @@ def test_rows_written_while_stopped_are_named_with_the_head_file_deleted_too(tmp
     assert d.stop() == 0
     assert foreign_gaps(d) == [(row.seq + 1, row.seq, row.seq)]
     assert [(f.kind, f.seq) for f in verify_store(d.store).findings] == [("foreign_rows", row.seq)]
+
+
+READERS = [["sql", "SELECT count(*) FROM events"], ["sessions"], ["show", "s-1"], ["tail"], ["export", "--format", "jsonl"]]
+
+
+def test_readers_refuse_a_rewritten_view_or_warn_with_the_flag(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "store.db"
+    with Store(path) as store:
+        store.append([Append(f"e-{i}", "event", canonical_json({
+            "schema": 1, "harness": "claude-code", "session_id": "s-1",
+            "event": {"name": "PreToolUse", "kind": "tool_pre"}, "tool": {"name": "Bash"}})) for i in range(4)])
+    for args in READERS:
+        assert (args[0], cli(*args, "--store", str(path)).returncode) == (args[0], 0)
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        (sql,) = con.execute("SELECT sql FROM sqlite_schema WHERE type = 'view' AND name = 'events'").fetchone()
+        con.execute("DROP VIEW events")
+        con.execute(sql + " AND seq != 2")  # hides a row from every query through the view
+    finally:
+        con.close()
+    for args in READERS:
+        refused = cli(*args, "--store", str(path))
+        assert (args[0], refused.returncode) == (args[0], 7), refused.stderr
+        assert "readers refuse" in refused.stderr and refused.stdout == ""
+        warned = cli("--schema-changed-ok", *args, "--store", str(path))
+        assert (args[0], warned.returncode) == (args[0], 0), warned.stderr
+        assert warned.stderr.count("agentwatch: warning:") >= 1 and "schema differs" in warned.stderr

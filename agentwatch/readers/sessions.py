@@ -24,7 +24,7 @@ from typing import Any, Iterator, Optional, cast
 import apsw
 
 from agentwatch.errors import UsageError
-from agentwatch.store import db
+from agentwatch.readers import schema_guard
 from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 
 # Outcomes a tool call can have (the tool_calls view's `outcome`).
@@ -85,7 +85,7 @@ def parse_since(since: str, now_ns: Optional[int] = None) -> int:
 
 def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optional[str] = None) -> list[SessionSummary]:
     """One summary per session that has an event at or after `since_ns`, oldest first."""
-    conn = db.open_reader(store)
+    conn = schema_guard.open_reader(store)
     try:
         where: list[str] = ["kind = 'event'", "session_id IS NOT NULL"]
         args: list[Any] = []
@@ -210,7 +210,7 @@ def resolve_session(conn: apsw.Connection, session: str, harness: Optional[str] 
 
 def timeline(store: Path, session: str, harness: Optional[str] = None) -> tuple[str, str, int, list[Item]]:
     """(harness, session_id, head seq read, items up to it in seq order) for one session."""
-    conn = db.open_reader(store)
+    conn = schema_guard.open_reader(store)
     try:
         harness, session_id = resolve_session(conn, session, harness)
         head = _head(conn)
@@ -227,7 +227,7 @@ def follow_timeline(store: Path, harness: str, session_id: str, *, after_seq: in
                     stop: Optional[threading.Event] = None) -> Iterator[list[Item]]:
     """New timeline items as they commit, until `stop`: each read is one short statement set,
     and between reads it waits for `PRAGMA data_version` to say another connection committed."""
-    conn = db.open_reader(store)
+    conn = schema_guard.open_reader(store)
     try:
         version = conn.pragma("data_version")
         wait = _MIN_WAIT_S

@@ -20,7 +20,7 @@ import apsw
 import apsw.ext
 
 from agentwatch.errors import ReadOnlyViolation, UsageError
-from agentwatch.store import db
+from agentwatch.readers import schema_guard
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_MEMORY_MB = 512
@@ -159,7 +159,7 @@ def run(
         raise UsageError("--timeout must be above 0 seconds")
     if max_memory_mb < 1:
         raise UsageError("--max-memory must be at least 1 MB")
-    conn = db.open_reader(path)
+    conn = schema_guard.open_reader(path)
     try:
         _documents_in_full(conn)
     except BaseException:

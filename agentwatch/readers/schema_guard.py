@@ -1,0 +1,47 @@
+"""Readers answer only from the schema as shipped (docs/schema.md, "Schema check").
+
+A view, trigger or generated column decides what a query sees: with the `events` view
+rewritten to leave a row out, `agentwatch sql` answered through it without a word while
+`verify` named `schema_changed`. So `sql`, `sessions`, `show`, `tail` and `export` open the
+store through `open_reader` here, which compares the schema the way `verify` does and
+refuses (SchemaChanged, exit 7). `agentwatch --schema-changed-ok COMMAND` lets them answer
+all the same, with a warning on stderr for every store they open that way.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import apsw
+
+from agentwatch.store import db, schema_check
+
+_allowed = False
+
+
+def allow(value: bool = True) -> None:
+    """Answer from a changed schema, warning each time (the root option `--schema-changed-ok`)."""
+    global _allowed
+    _allowed = value
+
+
+def open_reader(path: Path) -> apsw.Connection:
+    """A read-only connection (db.open_reader) to a store whose schema is the shipped one."""
+    conn = db.open_reader(path)
+    try:
+        problems = schema_check.differences(conn)
+    except BaseException:
+        conn.close()
+        raise
+    if not problems:
+        return conn
+    what = schema_check.describe(problems)
+    if not _allowed:
+        conn.close()
+        raise schema_check.SchemaChanged(
+            f"{path}: {what}; readers refuse a store whose views, triggers or columns may not show what it "
+            "holds (run `agentwatch verify`; `agentwatch --schema-changed-ok ...` answers anyway, with a warning)")
+    print(f"agentwatch: warning: {path}: {what}; the answer below comes through that schema and may hide or "
+          "alter rows", file=sys.stderr)
+    return conn
