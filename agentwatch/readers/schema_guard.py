@@ -10,13 +10,14 @@ all the same, with a warning on stderr for every store they open that way.
 
 from __future__ import annotations
 
-import sys
+import logging
 from pathlib import Path
 
 import apsw
 
 from agentwatch.store import db, schema_check
 
+log = logging.getLogger(__name__)
 _allowed = False
 
 
@@ -42,6 +43,7 @@ def open_reader(path: Path) -> apsw.Connection:
         raise schema_check.SchemaChanged(
             f"{path}: {what}; readers refuse a store whose views, triggers or columns may not show what it "
             "holds (run `agentwatch verify`; `agentwatch --schema-changed-ok ...` answers anyway, with a warning)")
-    print(f"agentwatch: warning: {path}: {what}; the answer below comes through that schema and may hide or "
-          "alter rows", file=sys.stderr)
+    # Logged: on stderr without a logging configuration (the reader commands have none).
+    log.warning(f"agentwatch: warning: {path}: {what}; the answer comes through that schema and may hide or "
+                "alter rows")
     return conn

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from agentwatch import platform_layer
-from agentwatch.errors import AgentwatchError, UsageError
+from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class WriterLock:
         try:
             fd = os.open(self.store, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
-            raise UsageError(f"{self.store}: cannot open the store to lock it ({exc.strerror})") from None
+            raise StoreUnreachable(f"{self.store}: cannot open the store to lock it ({exc.strerror})") from None
         if not platform_layer.writer_lock(fd):
             os.close(fd)
             raise AlreadyServing(f"{self.what} is held by another writer (the lock on the store file itself; "
