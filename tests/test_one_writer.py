@@ -310,3 +310,26 @@ def test_readers_refuse_a_rewritten_view_or_warn_with_the_flag(tmp_path):
         warned = cli("--schema-changed-ok", *args, "--store", str(path))
         assert (args[0], warned.returncode) == (args[0], 0), warned.stderr
         assert warned.stderr.count("agentwatch: warning:") >= 1 and "schema differs" in warned.stderr
+
+
+def test_verify_keeps_naming_a_replaced_store_after_init_new_store(tmp_path):
+    d = Daemon(tmp_path / "d", verify_interval=0).start()
+    append_many(d, 5, prefix="old")
+    assert d.stop() == 0
+    old_id = json.loads(cli("key", "--store", str(d.store), "--json").stdout)["store_id"]
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{d.store}{suffix}").unlink(missing_ok=True)
+    Store(d.store).close()  # another store at the path
+    assert cli("verify", "--store", str(d.store)).returncode == 4
+    assert cli("init", "--new-store", "--store", str(d.store)).returncode == 0
+    d.start()  # the explicit choice lets serve record again
+    append_many(d, 2, prefix="new")
+    assert d.stop() == 0
+    done = cli("verify", "--store", str(d.store))
+    assert done.returncode == 0, done.stdout + done.stderr
+    history = [line for line in done.stdout.splitlines() if line.startswith("history:")]
+    # Named once per old store (the signer's record; its witness entry names the same store).
+    assert len(history) == 1
+    assert f"store {old_id} was replaced at this path (accepted by `init --new-store` at 20" in history[0]
+    doc = json.loads(cli("verify", "--store", str(d.store), "--json").stdout)
+    assert [(h["store_id"], h["source"]) for h in doc["evidence"]["history"]] == [(old_id, "the checkpoint record")]

@@ -17,6 +17,7 @@ compares it with every signed checkpoint it can find: the signer's record
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -57,6 +58,9 @@ class EvidenceReport:
     tree_root: bytes = b""
     kept: CompactRange | None = None  # the tree at the size asked for (the new anchor's)
     resumed_at: int = 0  # the tree was extended from the anchor's range at this size (0: from genesis)
+    # Stores replaced at this path by an explicit `init --new-store` whose evidence still exists:
+    # {store_id, source, accepted_at_ns, accepted_at}. Named for as long as the evidence exists.
+    history: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         import base64
@@ -66,6 +70,7 @@ class EvidenceReport:
             "tree_resumed_at": self.resumed_at,
             "tree_root": base64.b64encode(self.tree_root).decode() if self.tree_root else None,
             "checkpoints": self.checkpoints,
+            "history": self.history,
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -182,11 +187,17 @@ def check_evidence(conn: apsw.Connection, store: Path, store_id: bytes, *, state
     # Stores that `agentwatch init --new-store` accepted away at this path are named in its
     # history (verify/known_stores.py), not as a replacement again.
     known = known_stores.load(store, state_dir)
-    accepted = {entry.get("previous_store_id") for entry in known.history} if known is not None else set()
+    accepted = {entry.get("previous_store_id"): entry for entry in known.history} if known is not None else {}
     for other_id, other_store, source in _others(state_dir, witnesses, store_id):
-        if other_store and os.path.realpath(other_store) == here and other_id not in accepted:
-            report.findings.append(Finding(1, "replaced", f"{source} was signed for store {other_id} at this path; "
-                                           f"the store here is {store_id.hex()}"))
+        if not other_store or os.path.realpath(other_store) != here:
+            continue
+        if other_id in accepted:
+            at = int(accepted[other_id].get("accepted_at_ns") or 0)
+            report.history.append({"store_id": other_id, "source": source, "accepted_at_ns": at,
+                                   "accepted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at / 1e9))})
+            continue
+        report.findings.append(Finding(1, "replaced", f"{source} was signed for store {other_id} at this path; "
+                                       f"the store here is {store_id.hex()}"))
     return report
 
 
