@@ -333,3 +333,28 @@ def test_verify_keeps_naming_a_replaced_store_after_init_new_store(tmp_path):
     assert f"store {old_id} was replaced at this path (accepted by `init --new-store` at 20" in history[0]
     doc = json.loads(cli("verify", "--store", str(d.store), "--json").stdout)
     assert [(h["store_id"], h["source"]) for h in doc["evidence"]["history"]] == [(old_id, "the checkpoint record")]
+
+
+def test_an_erased_call_stays_visible_in_show_sessions_and_health(tmp_path):
+    d = Daemon(tmp_path / "d", verify_interval=0).start()
+    seqs = append_many(d, 3, prefix="call")
+    assert d.stop() == 0
+    done = cli("erase", str(seqs[1]), "--reason", "a token in the command", "--by", "alice", "--store", str(d.store))
+    assert done.returncode == 0, done.stderr
+    shown = cli("show", "test-session", "--store", str(d.store))
+    lines = [line for line in shown.stdout.splitlines() if f"#{seqs[1]}" in line]
+    assert len(lines) == 1 and "erased" in lines[0] and "alice" in lines[0] and "a token in the command" in lines[0]
+    (summary,) = json.loads(cli("sessions", "--json", "--store", str(d.store)).stdout)
+    assert (summary["session_id"], summary["erased"]) == ("test-session", 1)
+    table = cli("sessions", "--store", str(d.store)).stdout.splitlines()
+    assert table[0].split().count("erased") == 1  # the column shows once a session has an erased record
+    d.start()
+    try:
+        erased = d.health()["erased"]
+        assert erased["count"] == 1
+        assert (erased["last"]["erased_seq"], erased["last"]["by"], erased["last"]["reason"]) == (
+            seqs[1], "alice", "a token in the command")
+        text = cli("health", "--socket", str(d.socket)).stdout
+        assert "erased" in text and "1 payloads" in text
+    finally:
+        assert d.stop() == 0

@@ -41,7 +41,7 @@ from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
 from agentwatch.evidence.checkpoints import CheckpointTimer, Notary
 from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.record import normalize, redact
-from agentwatch.store import db
+from agentwatch.store import db, erasure
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.wal import Checkpointer
@@ -86,6 +86,7 @@ class Server:
         self.checkpoint_timer: Optional[CheckpointTimer] = None
         self.checkpoint_error: Optional[str] = None
         self.foreign: Optional[integrity.ForeignRows] = None  # rows the writer did not write, named
+        self.erased: Optional[dict] = None  # erased payloads: how many, the last (store/erasure.py)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -122,6 +123,7 @@ class Server:
                 raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
             store_lock.lock_store()  # a store created just now: lock the file itself too
             self.known_findings = identity.check_serving(cfg.store, store.conn)
+            self.erased = erasure.summary(store.conn)  # erase never runs beside the daemon: counted once
             store.foreign_gap = foreign_gap_row
             integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.state_dir)  # written while none ran
             try:
@@ -493,6 +495,7 @@ class Server:
             "draining": self.draining,
             "spool": self.drainer.stats(),
             "signed_checkpoints": self._checkpoint_health(),
+            "erased": self.erased,
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),

@@ -110,6 +110,28 @@ def erasure_named(conn: apsw.Connection, seq: int) -> Named | None:
     return None
 
 
+def summary(conn: apsw.Connection) -> dict[str, Any]:
+    """How many payloads the store's erasure rows erased, and the last erasure: its erased seq, its own
+    seq and time, who and why (for `health`; docs/erasure.md)."""
+    try:
+        count = conn.execute("SELECT count(*) FROM records WHERE erased_seq IS NOT NULL").fetchone()[0]
+        last = conn.execute("SELECT seq, recorded_at_ns, CAST(payload AS BLOB) FROM records "
+                            "WHERE erased_seq IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
+    except apsw.SQLError:
+        return {"count": 0, "last": None}  # a store from before erasure
+    if last is None:
+        return {"count": count, "last": None}
+    try:
+        doc = json.loads(last[2])
+    except (TypeError, ValueError):
+        doc = {}
+    who = doc.get("actor") if isinstance(doc, dict) and isinstance(doc.get("actor"), dict) else {}
+    return {"count": count, "last": {
+        "erased_seq": doc.get("erased_seq") if isinstance(doc, dict) else None, "erasure_seq": last[0],
+        "at_ns": last[1], "by": who.get("by") or who.get("user") or who.get("uid"),
+        "reason": doc.get("reason") if isinstance(doc, dict) else None}}
+
+
 # --- erasing -------------------------------------------------------------------------------
 
 
