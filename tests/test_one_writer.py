@@ -358,3 +358,16 @@ def test_an_erased_call_stays_visible_in_show_sessions_and_health(tmp_path):
         assert "erased" in text and "1 payloads" in text
     finally:
         assert d.stop() == 0
+
+
+def test_verify_and_health_say_the_per_user_install_is_same_user_evidence(tmp_path):
+    d = Daemon(tmp_path / "d", verify_interval=0).start()
+    try:
+        append_many(d, 2, prefix="a")
+        assert d.health()["evidence_trust"] == "evidence: same user only"
+    finally:
+        assert d.stop() == 0
+    doc = json.loads(cli("verify", "--json", "--store", str(d.store)).stdout)
+    assert doc["evidence"]["trust"] == "evidence: same user only"
+    text = cli("verify", "--store", str(d.store)).stdout
+    assert "evidence: same user only: this user can rewrite the store" in text

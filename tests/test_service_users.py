@@ -211,6 +211,8 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
         report = json.loads(verify.stdout)
         assert report["ok"] is True
         assert {c["source"].split(":")[0] for c in report["evidence"]["checkpoints"]} == {"signer", "witness"}
+        # The developer checked evidence another account holds (issue #24, class 8).
+        assert report["evidence"]["trust"] == "witness: other account"
     finally:
         daemon.send_signal(signal.SIGTERM)
         code = daemon.wait(30)

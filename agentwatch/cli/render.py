@@ -154,6 +154,10 @@ def emit_verify(result, as_json: bool) -> None:
         for f in result.findings or (result.finding,):
             where = f"break at seq {f.seq}" if f.seq else "the store as a whole"
             print(f"FAILED: {result.store}: {where}: {f.kind}: {neutralize(str(f.detail))}{erased}")
+    if evidence is not None and evidence.trust:
+        from agentwatch.evidence.trust import explain
+
+        print(explain(evidence.trust))
     for old in evidence.history if evidence else ():
         print(f"history: store {old['store_id']} was replaced at this path (accepted by `init --new-store` at "
               f"{old['accepted_at']}); {old['source']} still holds its evidence")

@@ -38,6 +38,7 @@ from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
 from agentwatch.daemon.writer import Job, Refusal, Writer, foreign_gap_row
 from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
+from agentwatch.evidence import trust
 from agentwatch.evidence.checkpoints import CheckpointTimer, Notary
 from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.record import normalize, redact
@@ -496,6 +497,7 @@ class Server:
             "spool": self.drainer.stats(),
             "signed_checkpoints": self._checkpoint_health(),
             "erased": self.erased,
+            "evidence_trust": trust.level([Path(d) for d in cfg.witness_dirs], fleet=bool(cfg.ship_url)),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),

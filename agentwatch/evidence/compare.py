@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 import apsw
 
+from agentwatch.evidence import trust
 from agentwatch.evidence.checkpoints import CheckpointError, origin_for, read_state, read_verifier, state_path
 from agentwatch.evidence.note import Checkpoint, NoteError, Verifier, open_checkpoint
 from agentwatch.evidence.stored_tree import roots_at
@@ -61,6 +62,7 @@ class EvidenceReport:
     # Stores replaced at this path by an explicit `init --new-store` whose evidence still exists:
     # {store_id, source, accepted_at_ns, accepted_at}. Named for as long as the evidence exists.
     history: list[dict[str, Any]] = field(default_factory=list)
+    trust: str = ""  # evidence/trust.py: what kind of evidence this check rested on
 
     def to_json(self) -> dict[str, Any]:
         import base64
@@ -71,6 +73,7 @@ class EvidenceReport:
             "tree_root": base64.b64encode(self.tree_root).decode() if self.tree_root else None,
             "checkpoints": self.checkpoints,
             "history": self.history,
+            "trust": self.trust,
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -97,6 +100,8 @@ def check_evidence(conn: apsw.Connection, store: Path, store_id: bytes, *, state
     incremental verify hashes only the new rows. `report.kept` is the range at size `keep`.
     """
     report = EvidenceReport()
+    witness_dirs = list(witness_dirs)
+    report.trust = trust.level(witness_dirs, [state_path(store_id, state_dir).parent])
     origin = origin_for(store_id)
     here = os.path.realpath(store)
     verifier = read_verifier(store_id, state_dir, key)

@@ -79,6 +79,9 @@ def summary(doc: dict) -> tuple[str, list[Row]]:
     rows.append(_sweeper(doc.get("sweeper") or {}))
     rows.append(_findings(doc.get("sweeper") or {}))
     rows.append(_spool(doc.get("spool") or {}))
+    if doc.get("evidence_trust"):
+        rows.append(Row("evidence", str(doc["evidence_trust"]),
+                        "warn" if doc["evidence_trust"] == "evidence: same user only" else "ok"))
     erased = doc.get("erased") or {}
     if erased.get("count"):
         last = erased.get("last") or {}
