@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -142,7 +143,14 @@ def open_checkpointer(path: Path) -> apsw.Connection:
 
 
 def open_reader(path: Path) -> apsw.Connection:
-    """A read-only connection. It never creates, migrates or writes the store."""
+    """A read-only connection. It never creates, migrates or writes the store.
+
+    A stopped store whose WAL and shared memory are gone (a clean stop removes them) cannot be
+    opened by a reader who may not create files beside it (a member of the service group,
+    docs/deployment.md): SQLite needs the shared memory to read a WAL-mode store. Then, while
+    no writer holds the store (store/writerlock.py) and no WAL exists, the file is read as
+    `immutable`: without locks or shared memory, which is right for a file nobody writes.
+    """
     path = Path(path)
     with store_errors(path):
         _refuse_symlink(path)
@@ -150,17 +158,38 @@ def open_reader(path: Path) -> apsw.Connection:
             raise StoreUnreachable(f"{path}: store does not exist")
         if path.is_dir():
             raise StoreUnreachable(f"{path}: is a directory, not a store file")
-        conn = _connect(path, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
         try:
-            _configure(conn)
-            conn.pragma("query_only", True)
-            migrations.check_readable(conn, path)
-        except BaseException as exc:
-            _close_quietly(conn)
-            if isinstance(exc, apsw.NotADBError):
-                raise SchemaError(f"{path}: not a SQLite database") from None
-            raise
+            return _reader(path, str(path), apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
+        except (apsw.ReadOnlyError, apsw.CantOpenError):
+            if not _stopped_and_unwritable(path):
+                raise
+        uri = "file:" + urllib.parse.quote(str(path.absolute())) + "?immutable=1"
+        return _reader(path, uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW | apsw.SQLITE_OPEN_URI)
+
+
+def _reader(path: Path, name: str, flags: int) -> apsw.Connection:
+    try:
+        conn = apsw.Connection(name, flags=flags)
+    except apsw.CantOpenError as exc:
+        raise StoreUnreachable(f"{path}: cannot open store ({exc})") from None
+    try:
+        _configure(conn)
+        conn.pragma("query_only", True)
+        migrations.check_readable(conn, path)
+    except BaseException as exc:
+        _close_quietly(conn)
+        if isinstance(exc, apsw.NotADBError):
+            raise SchemaError(f"{path}: not a SQLite database") from None
+        raise
     return conn
+
+
+def _stopped_and_unwritable(path: Path) -> bool:
+    """No writer holds the store, no WAL is beside it, and this process cannot create one."""
+    from agentwatch.store.writerlock import writer_holds
+
+    return (not os.path.lexists(f"{path}-wal") and not os.access(path.parent, os.W_OK)
+            and not writer_holds(path))
 
 
 @contextmanager
