@@ -12,7 +12,7 @@ verify also re-checks, below its anchor:
 
 A re-checked row is verified from the stored hash of the row before it (verify/walk.py),
 which is how a changed payload, kind, record_id or time shows. The schedule's state is a
-small file beside the anchor: `<anchors>/<store_id>.recheck.json`.
+small file beside the anchors: `<state>/recheck/<store_id>.json`.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ class Schedule:
 
 
 def state_path(store_id: bytes, state_dir: Path | None = None) -> Path:
-    anchor = anchor_path(store_id, state_dir)
-    return anchor.with_name(f"{store_id.hex()}.recheck.json")
+    """`<state>/recheck/<store_id>.json`, beside the anchors directory."""
+    return anchor_path(store_id, state_dir).parent.parent / "recheck" / f"{store_id.hex()}.json"
 
 
 def load(store_id: bytes, state_dir: Path | None = None) -> Schedule:
