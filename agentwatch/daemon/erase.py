@@ -30,8 +30,8 @@ __all__ = ["DaemonRunning", "erase_store"]
 
 
 def erase_store(path: Path, seqs: Iterable[int], reason: str, *, by: str | None = None,
-                state_dir: Optional[Path] = None, witness_dirs: Optional[Sequence[Path]] = None,
-                sign: bool = True) -> EraseResult:
+                override_hold: str | None = None, state_dir: Optional[Path] = None,
+                witness_dirs: Optional[Sequence[Path]] = None, sign: bool = True) -> EraseResult:
     """Erase the payloads of `seqs` in the store at `path` (see store.erasure.erase_rows), then
     sign a checkpoint over the erasure rows (`state_dir`: the checkpoint directory)."""
     path = Path(path)
@@ -43,7 +43,7 @@ def erase_store(path: Path, seqs: Iterable[int], reason: str, *, by: str | None 
         with Store(path) as store:
             writer.opened(store)
             try:
-                result = erase_rows(store, seqs, reason, by=by)
+                result = erase_rows(store, seqs, reason, by=by, override_hold=override_hold)
             finally:
                 writer.closing(store)
             if sign and any(e.status == "erased" for e in result.erased):

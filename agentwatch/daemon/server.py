@@ -33,6 +33,7 @@ from agentwatch.daemon import health, integrity, logs, runfiles
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
+from agentwatch.daemon.retention import Retainer
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
@@ -45,6 +46,7 @@ from agentwatch.record import normalize, redact
 from agentwatch.store import db, erasure
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
+from agentwatch.store.retention import Policy
 from agentwatch.store.wal import Checkpointer
 from agentwatch.verify import identity, known_stores
 from agentwatch.verify.findings import Finding
@@ -88,6 +90,7 @@ class Server:
         self.checkpoint_error: Optional[str] = None
         self.foreign: Optional[integrity.ForeignRows] = None  # rows the writer did not write, named
         self.erased: Optional[dict] = None  # erased payloads: how many, the last (store/erasure.py)
+        self.retainer: Optional[Retainer] = None  # retention passes (config retention.*; None: off)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -278,6 +281,10 @@ class Server:
         ]
         if self.config.attest_interval > 0:
             tasks.append(asyncio.create_task(self._attest_periodically()))
+        if self.config.retention_days > 0:
+            self.retainer = Retainer(self.admission.submit, Policy(self.config.retention_days),
+                                     self.config.retention_interval, self.config.retention_max_rows)
+            tasks.append(asyncio.create_task(self.retainer.run()))
         await self._stop.wait()
         self.draining = True
         server.close()  # stop accepting; clients now spool
@@ -498,6 +505,8 @@ class Server:
             "signed_checkpoints": self._checkpoint_health(),
             "erased": self.erased,
             "evidence_trust": trust.level([Path(d) for d in cfg.witness_dirs], fleet=bool(cfg.ship_url)),
+            "retention": (dict(self.retainer.stats.to_json(), payload_days=self.retainer.policy.payload_days)
+                          if self.retainer is not None else {"payload_days": 0}),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),

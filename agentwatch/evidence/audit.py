@@ -31,6 +31,7 @@ from agentwatch.evidence.compare import SIGNED_VERDICTS, EvidenceReport, check_e
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
 from agentwatch.store.merkle import CompactRange
+from agentwatch.store.packing import Dictionaries
 from agentwatch.verify import foreign, identity, known_stores, recheck
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
@@ -85,6 +86,7 @@ class VerifyResult:
     anchor: AnchorInfo
     chain_version: int = CHAIN_VERSION
     erased: tuple[tuple[int, int], ...] = ()
+    retained: int = 0  # rows up to the verified head whose payload a retention pass removed (docs/retention.md)
     # Every finding: about the store as a whole (replaced, rolled_back, rewritten, schema_changed,
     # a remembered truncation: verify/identity.py), then the chain's first break and each one the
     # signed checkpoints and witnesses show (agentwatch.evidence.compare), by seq.
@@ -119,6 +121,7 @@ class VerifyResult:
             "known_store": self.known_store,
             "evidence": None if self.evidence is None else self.evidence.to_json(),
             "recheck": self.recheck,
+            "retained": self.retained,
         }
 
 
@@ -196,6 +199,7 @@ def verify_store(
                 store_level.append(found)
                 if update_anchor:
                     known_stores.add_finding(path, store_id, found, found.seq, state_dir)
+        retained = retained_count(conn, last_seq)
     finally:
         conn.close()
     if incremental and finding is not None:
@@ -263,11 +267,20 @@ def verify_store(
         finding=finding,
         anchor=AnchorInfo(apath, status, before, after),
         erased=tuple(sorted(set(erased))),
+        retained=retained,
         findings=findings,
         known_store=known.to_json() if known is not None else None,
         evidence=report,
         recheck=recheck_doc,
     )
+
+
+def retained_count(conn, upto_seq: int) -> int:
+    """How many rows up to `upto_seq` are retained: verified with the digest they kept."""
+    if Dictionaries.of(conn).kept_column == "NULL":
+        return 0  # a store from before retention
+    return conn.execute("SELECT count(*) FROM records WHERE kept_sha256 IS NOT NULL AND seq <= ?",
+                        (upto_seq,)).fetchone()[0]
 
 
 # A full verify of a large store is split into consecutive segments verified at once, one
