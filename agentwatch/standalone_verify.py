@@ -275,7 +275,7 @@ def with_erasure(conn, row):
     if row is None:
         return None
     row, (dict_id, packed, kept) = row[:7], row[7:]
-    if kept is not None and row[4] == ERASED and isinstance(row[0], int):
+    if kept is not None and row[4] == ERASED and isinstance(row[0], int) and erasable(row[2], row[1]):
         by = retention_of(conn, row[0])
         if by is not None:
             return row[:4] + (Retained(kept, by),) + row[5:]

@@ -120,8 +120,8 @@ class VerifyResult:
             "findings": [f.to_json() for f in self.findings],
             "known_store": self.known_store,
             "evidence": None if self.evidence is None else self.evidence.to_json(),
-            "recheck": self.recheck,
             "retained": self.retained,
+            "recheck": self.recheck,
         }
 
 

@@ -226,7 +226,9 @@ class Pass:
 _CANDIDATES_SQL = (
     "SELECT seq, harness, session_id, recorded_at_ns, CAST(payload AS BLOB), payload_dict, payload_z FROM records"
     " WHERE seq > ? AND recorded_at_ns < ? AND kind IN ('event', 'gap') AND typeof(payload) = 'text'"
-    " AND payload IS NOT 'null' ORDER BY seq LIMIT ?"
+    " AND payload IS NOT 'null'"
+    # A gap row naming a finding (rows written outside the recorder's writer) is evidence: never retained.
+    " AND NOT (kind = 'gap' AND substr(record_id, 1, 12) = 'gap-foreign-') ORDER BY seq LIMIT ?"
 )
 
 

@@ -131,7 +131,7 @@ def _row(conn: apsw.Connection, sql: str, seq: int) -> Row | None:
     if row[4] is None:
         return row
     payload = row[4]
-    if kept is not None and payload == ERASED_PAYLOAD:
+    if kept is not None and payload == ERASED_PAYLOAD and erasable(row[2], row[1]):
         return (*row[:4], kept, *row[5:])  # a retained row: its kept digest (docs/retention.md)
     if z is not None:
         return (*row[:4], _sha256(unpacked(payload, dictionaries.get(dict_id), z) or payload).digest(), *row[5:])
