@@ -63,7 +63,7 @@ PROJECTED = """
     interrupt model schema session_id tool.call_id tool.category tool.duration_ms tool.input_sha256
     tool.is_error tool.mcp_server tool.name tool.outcome turn_id
 """.split()
-MAX_DOCUMENT = 64 << 20
+MAX_DOCUMENT = 16 << 20
 
 
 class Unreachable(Exception):

@@ -121,6 +121,7 @@ def post(url: str, body: bytes, timeout: float = HTTP_TIMEOUT_S) -> bytes:
         raise EndpointError(f"{url}: no answer ({exc})", uncertain=True) from None
 
 
+@schema_guard.store_errors
 def export(
     store: Path,
     *,

@@ -10,14 +10,17 @@ all the same, with a warning on stderr for every store they open that way.
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import apsw
 
 from agentwatch.store import db, schema_check
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _allowed = False
 
 
@@ -25,6 +28,16 @@ def allow(value: bool = True) -> None:
     """Answer from a changed schema, warning each time (the root option `--schema-changed-ok`)."""
     global _allowed
     _allowed = value
+
+
+def store_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    """Run a reader whose first argument is the store's path inside db.store_errors: whatever the
+    store holds (a value past the readers' limit, a damaged page) is one clear line, exit 3."""
+    @functools.wraps(fn)
+    def run(store, *args, **kwargs):
+        with db.store_errors(Path(store)):
+            return fn(store, *args, **kwargs)
+    return run
 
 
 def open_reader(path: Path) -> apsw.Connection:

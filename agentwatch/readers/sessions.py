@@ -84,6 +84,7 @@ def parse_since(since: str, now_ns: Optional[int] = None) -> int:
     return int(when.timestamp()) * 1_000_000_000 + when.microsecond * 1000
 
 
+@schema_guard.store_errors
 def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optional[str] = None) -> list[SessionSummary]:
     """One summary per session that has an event at or after `since_ns`, oldest first."""
     conn = schema_guard.open_reader(store)
@@ -214,6 +215,7 @@ def resolve_session(conn: apsw.Connection, session: str, harness: Optional[str] 
     return rows[0][0], rows[0][1]
 
 
+@schema_guard.store_errors
 def timeline(store: Path, session: str, harness: Optional[str] = None) -> tuple[str, str, int, list[Item]]:
     """(harness, session_id, head seq read, items up to it in seq order) for one session."""
     conn = schema_guard.open_reader(store)

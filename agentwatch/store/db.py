@@ -176,12 +176,19 @@ def open_reader(path: Path) -> apsw.Connection:
         return _reader(path, uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW | apsw.SQLITE_OPEN_URI)
 
 
+# The longest value a reader reads from a store (SQLITE_LIMIT_LENGTH): a payload, a packed
+# stream, a dictionary. Past it SQLite refuses the value (TooBigError: exit 3, the row named),
+# so no row, whatever a hostile store holds, costs a reader more than this and what it makes of it.
+READER_MAX_VALUE = packing.MAX_DOCUMENT_BYTES + (1 << 20)
+
+
 def _reader(path: Path, name: str, flags: int) -> apsw.Connection:
     try:
         conn = apsw.Connection(name, flags=flags)
     except apsw.CantOpenError as exc:
         raise StoreUnreachable(f"{path}: cannot open store ({exc})") from None
     try:
+        conn.limit(apsw.SQLITE_LIMIT_LENGTH, READER_MAX_VALUE)
         _configure(conn)
         conn.pragma("query_only", True)
         migrations.check_readable(conn, path)
