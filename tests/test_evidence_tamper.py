@@ -15,8 +15,8 @@ import os
 import shutil
 from pathlib import Path
 
-import chain_tamper as t
 import pytest
+from support import chain_tamper as t
 
 from agentwatch.errors import exit_for_findings
 from agentwatch.evidence.audit import verify_store

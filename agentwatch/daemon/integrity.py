@@ -69,10 +69,12 @@ def _signed_head(store: Store, checkpoint_dir: Optional[Path]) -> Optional[tuple
         return None
     if state is None:
         return None
+    if not state.size:
+        return 0, format_hash(GENESIS)
     row = store.conn.execute("SELECT hash FROM records WHERE seq = ?", (state.size,)).fetchone()
-    if state.size and (row is None or not isinstance(row[0], bytes)):
+    if row is None or not isinstance(row[0], bytes):
         return None
-    return state.size, format_hash(row[0]) if state.size else format_hash(GENESIS)
+    return state.size, format_hash(row[0])
 
 
 class ForeignRows:

@@ -123,7 +123,7 @@ class WriterStats:
     gaps_recorded: int = 0
     last_commit_ns: int = 0
     last_error: Optional[str] = None
-    batch_max: int = 0
+    largest_batch: int = 0
     rows_refused_by_store: int = 0  # single rows the store refused (answered bad_request)
     # How long the hot path was held up, for soaks and health: the longest group commit
     # (BEGIN IMMEDIATE to COMMIT, fsync included), and the longest a record sat queued
@@ -203,8 +203,9 @@ class Writer:
         if self.checkpointer is not None and not self.checkpointer.start():
             # No second connection: SQLite checkpoints inside COMMIT again, as it would anyway.
             log.warning("%s; checkpoints stay in the commit", self.checkpointer.stats.last_error)
-            self.store.conn.setwalhook(None)
-            self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
+            if self.store is not None:
+                self.store.conn.setwalhook(None)
+                self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
             self.checkpointer = None
         self._thread.start()
 
@@ -378,7 +379,8 @@ class Writer:
                 self.halt(f"{exc.kind}: {exc}")
                 return self._stopped(jobs)
             # Rows were deleted from the tail: say so, and go on from the head the store has.
-            self.store.committed_head = exc.found
+            if self.store is not None:
+                self.store.committed_head = exc.found
             self.head_seq, self.head_hash = exc.found
             if self._on_truncated is not None:
                 self._on_truncated(exc.found, exc.expected)
@@ -435,8 +437,8 @@ class Writer:
         stats.commits += 1
         stats.rows_committed += len(rows)
         stats.last_commit_ns = now
-        if len(rows) > stats.batch_max:
-            stats.batch_max = len(rows)
+        if len(rows) > stats.largest_batch:
+            stats.largest_batch = len(rows)
         return [(job, result, None) for job, result in zip(jobs, results)]
 
     def _stopped(self, jobs: list[Job]) -> list:

@@ -163,7 +163,7 @@ def verify_store(
         schedule = recheck.load(store_id, state_dir) if before is not None and update_anchor else None
         scheduled_full = schedule is not None and not full and recheck.full_due(schedule)
         incremental = before is not None and not full and not scheduled_full
-        start_seq, start_hash = (before.seq, before.hash) if incremental else (0, GENESIS)
+        start_seq, start_hash = (before.seq, before.hash) if before is not None and incremental else (0, GENESIS)
         total = max(head_seq - start_seq, 0)
         if progress:
             progress(0, total)
@@ -226,7 +226,7 @@ def verify_store(
     chain_ok = finding is None
     ok = not findings
     finding = finding or (store_level[0] if store_level else None)
-    if chain_ok:
+    if chain_ok or finding is None:
         verified_through = last_seq
     else:
         verified_through = finding.seq - 1 if finding.seq > start_seq else 0

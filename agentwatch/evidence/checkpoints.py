@@ -217,7 +217,7 @@ class Notary:
             checkpoint = Checkpoint(origin_for(self.store_id), size, root)
             last = self._recall()
             last_cp = open_checkpoint(last.note, self.verifier) if last is not None else None
-            if last_cp is not None and last_cp.size == size:
+            if last is not None and last_cp is not None and last_cp.size == size:
                 if last_cp.root != root:
                     raise CheckpointError(f"refusing to sign a second root for tree size {size}")
                 note, new = last.note, False
@@ -239,12 +239,11 @@ class Notary:
         from agentwatch.verify.findings import Finding
 
         memory = self._memory
+        unreadable: str | None = None
         try:
             disk = read_state(self.store_id, self.state_dir)
         except CheckpointError as exc:
             disk, unreadable = None, str(exc)
-        else:
-            unreadable = None
         if memory is None:
             return disk
         found = []
@@ -460,7 +459,7 @@ def sign_store(store: Path, *, state_dir: Path | None = None, witness_dirs: Sequ
         store_id = read_store_id(conn)
         conn.execute("BEGIN")
         try:
-            head_seq = conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0]
+            head_seq = db.one(conn.execute("SELECT coalesce(max(seq), 0) FROM records"))[0]
             past = foreign.past_writer_head(conn, store, store_id, head_seq, state_dir=None)
             if past is not None:
                 # Never sign rows no writer of the recorder wrote as if they were its own.

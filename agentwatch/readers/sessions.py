@@ -25,6 +25,7 @@ import apsw
 
 from agentwatch.errors import UsageError
 from agentwatch.readers import schema_guard
+from agentwatch.store import db
 from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 
 # Outcomes a tool call can have (the tool_calls view's `outcome`).
@@ -114,12 +115,12 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
             key = (erasure["harness"] or "", erasure["session_id"])
             erased_by_session[key] = erased_by_session.get(key, 0) + 1
         for h, sid, first_ns, last_ns, events, prompts, denials, first_seq, last_seq in rows:
-            cwd, last_event = conn.execute(
+            cwd, last_event = db.one(conn.execute(
                 "SELECT (SELECT json_extract(payload, '$.cwd') FROM records WHERE session_id = ?1 AND harness = ?2 "
                 "        AND kind = 'event' AND json_extract(payload, '$.cwd') IS NOT NULL ORDER BY seq LIMIT 1), "
                 "       (SELECT event_name FROM records WHERE seq = ?3)",
                 (sid, h, last_seq),
-            ).fetchone()
+            ))
             summary = SessionSummary(h or "", sid, cwd, first_ns, last_ns, events, prompts or 0,
                                      denials=denials or 0, last_event=last_event, first_seq=first_seq,
                                      last_seq=last_seq)
@@ -147,14 +148,14 @@ def _call_outcomes(conn: apsw.Connection, harness: str, session_id: str) -> dict
 def _denials(conn: apsw.Connection, harness: str, session_id: str) -> int:
     """Records that deny: a permission decision `deny`, or the end of a call the view calls denied;
     one record that is both counts once."""
-    return conn.execute(
+    return db.one(conn.execute(
         "SELECT count(*) FROM ("
         " SELECT seq FROM records WHERE session_id = ?1 AND harness = ?2 AND kind = 'event'"
         "  AND json_extract(payload, '$.decision.value') = 'deny'"
         " UNION SELECT coalesce(end_seq, start_seq) FROM tool_calls WHERE session_id = ?1 AND harness = ?2"
         "  AND outcome = 'denied')",
         (session_id, harness),
-    ).fetchone()[0]
+    ))[0]
 
 
 # -- one session's timeline ------------------------------------------------------------
@@ -228,7 +229,7 @@ def timeline(store: Path, session: str, harness: Optional[str] = None) -> tuple[
 
 
 def _head(conn: apsw.Connection) -> int:
-    return conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0]
+    return db.one(conn.execute("SELECT coalesce(max(seq), 0) FROM records"))[0]
 
 
 def follow_timeline(store: Path, harness: str, session_id: str, *, after_seq: int,
@@ -237,25 +238,15 @@ def follow_timeline(store: Path, harness: str, session_id: str, *, after_seq: in
     and between reads it waits for `PRAGMA data_version` to say another connection committed."""
     conn = schema_guard.open_reader(store)
     try:
-        version = conn.pragma("data_version")
-        wait = _MIN_WAIT_S
-        while stop is None or not stop.is_set():
-            current = conn.pragma("data_version")
-            if current != version:
-                version = current
-                head = _head(conn)
-                if head > after_seq:
-                    batch = items(conn, harness, session_id, after_seq=after_seq, upto_seq=head)
-                    after_seq = head
-                    wait = _MIN_WAIT_S
-                    if batch:
-                        yield batch
-                    continue
-            if stop is not None:
-                stop.wait(wait)
-            else:
-                time.sleep(wait)
-            wait = min(wait * 2, _MAX_WAIT_S)
+        waiter = db.CommitWaiter(conn, _MIN_WAIT_S, _MAX_WAIT_S)
+        while waiter.wait_for_commit(stop):
+            head = _head(conn)
+            if head > after_seq:
+                batch = items(conn, harness, session_id, after_seq=after_seq, upto_seq=head)
+                after_seq = head
+                waiter.reset()
+                if batch:
+                    yield batch
     finally:
         conn.close()
 
@@ -328,8 +319,8 @@ def erasures(conn: apsw.Connection) -> list[dict[str, Any]]:
             continue
         if not isinstance(doc, dict) or doc.get("type") != "erasure" or type(doc.get("erased_seq")) is not int:
             continue
-        described = doc.get("described") if isinstance(doc.get("described"), dict) else {}
-        who = doc.get("actor") if isinstance(doc.get("actor"), dict) else {}
+        described: dict = doc["described"] if isinstance(doc.get("described"), dict) else {}
+        who: dict = doc["actor"] if isinstance(doc.get("actor"), dict) else {}
         by = who.get("by") or who.get("user") or (f"uid {who['uid']}" if "uid" in who else "unknown")
         out.append({"seq": doc["erased_seq"], "at_ns": at_ns or 0, "erasure_seq": erasure_seq,
                     "erased_at_ns": erased_at_ns, "harness": described.get("harness"),
@@ -352,7 +343,7 @@ def _calls(conn: apsw.Connection, harness: str, session_id: str, after_seq: int,
         start = _doc(conn, start_seq)
         end = _doc(conn, end_seq)
         tool = (start or end or {}).get("tool") or {}
-        at_ns = conn.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (first_seq,)).fetchone()[0]
+        at_ns = db.one(conn.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (first_seq,)))[0]
         item = Item("tool", first_seq, at_ns, harness, name=tool_name(tool), summary=input_summary(tool),
                     outcome=outcome, duration_ms=duration_ms, end_seq=end_seq, call_id=call_id)
         if start_seq is None:
@@ -405,7 +396,7 @@ def calls_ending_at(conn: apsw.Connection, harness: str, session_id: str, end_se
 def _recorded_at(conn: apsw.Connection, seq: Optional[int]) -> Optional[int]:
     if seq is None:
         return None
-    return conn.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (seq,)).fetchone()[0]
+    return db.one(conn.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (seq,)))[0]
 
 
 def tool_name(tool: dict) -> Optional[str]:

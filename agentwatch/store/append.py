@@ -120,7 +120,7 @@ _SUFFIXES = ("", "-wal", "-shm")
 
 def _file_ids(path: Path) -> tuple[Optional[tuple[int, int]], ...]:
     """(device, inode) of the store, its WAL and its shared memory at `path`; None where absent."""
-    ids = []
+    ids: list[Optional[tuple[int, int]]] = []
     for suffix in _SUFFIXES:
         try:
             st = os.stat(f"{path}{suffix}", follow_symlinks=False)

@@ -114,7 +114,7 @@ def summary(conn: apsw.Connection) -> dict[str, Any]:
     """How many payloads the store's erasure rows erased, and the last erasure: its erased seq, its own
     seq and time, who and why (for `health`; docs/erasure.md)."""
     try:
-        count = conn.execute("SELECT count(*) FROM records WHERE erased_seq IS NOT NULL").fetchone()[0]
+        count = db.one(conn.execute("SELECT count(*) FROM records WHERE erased_seq IS NOT NULL"))[0]
         last = conn.execute("SELECT seq, recorded_at_ns, CAST(payload AS BLOB) FROM records "
                             "WHERE erased_seq IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
     except apsw.SQLError:
@@ -125,7 +125,7 @@ def summary(conn: apsw.Connection) -> dict[str, Any]:
         doc = json.loads(last[2])
     except (TypeError, ValueError):
         doc = {}
-    who = doc.get("actor") if isinstance(doc, dict) and isinstance(doc.get("actor"), dict) else {}
+    who: dict = doc["actor"] if isinstance(doc, dict) and isinstance(doc.get("actor"), dict) else {}
     return {"count": count, "last": {
         "erased_seq": doc.get("erased_seq") if isinstance(doc, dict) else None, "erasure_seq": last[0],
         "at_ns": last[1], "by": who.get("by") or who.get("user") or who.get("uid"),
@@ -352,7 +352,7 @@ def _empty_wal(store: Store, wait_ms: int) -> tuple[bool, int]:
     """
     store.conn.setbusytimeout(wait_ms)
     try:
-        busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        busy, _, _ = db.one(store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
     finally:
         store.conn.setbusytimeout(db.BUSY_TIMEOUT_MS)
     wal = Path(str(store.path) + "-wal")
