@@ -17,9 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import chain_tamper as t
 import pytest
-from daemon import Daemon, append_many, envelope, wait_for
+from support import chain_tamper as t
+from support.daemon import Daemon, append_many, envelope, wait_for
 
 from agentwatch import platform_layer
 from agentwatch.evidence.audit import verify_store

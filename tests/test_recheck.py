@@ -7,7 +7,7 @@ its anchor, and walks everything once the last full walk is older than recheck.F
 
 from __future__ import annotations
 
-import chain_tamper as t
+from support import chain_tamper as t
 
 from agentwatch.evidence.audit import verify_store
 from agentwatch.store.append import Store

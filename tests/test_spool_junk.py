@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from daemon import Daemon, envelope, line, spool_write, wait_for
+from support.daemon import Daemon, envelope, line, spool_write, wait_for
 
 from agentwatch.daemon.drain import FILES_PER_PASS, JUNK_DETAIL
 from agentwatch.hookclient import uuid7
