@@ -228,7 +228,7 @@ class Pass:
 
 
 _SCAN_SQL = (
-    "SELECT seq, kind, harness, session_id, recorded_at_ns, CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB)"
+    "SELECT seq, kind, record_id, harness, session_id, recorded_at_ns, CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB)"
     " END, payload_dict, payload_z FROM records WHERE seq > ? ORDER BY seq LIMIT ?"
 )
 
@@ -270,13 +270,15 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
         if not rows:
             finished = True  # past the head
             break
-        for seq, kind, harness, session_id, at, payload, dict_id, z in rows:
+        for seq, kind, record_id, harness, session_id, at, payload, dict_id, z in rows:
             if type(at) is not int or at >= cutoff:
                 finished = True
                 break
             resume = seq
             if kind not in RETAINABLE_KINDS or payload is None or payload == b"null":
                 continue
+            if kind == "gap" and isinstance(record_id, str) and record_id.startswith("gap-foreign-"):
+                continue  # a gap row naming a finding (rows written outside the recorder's writer) is evidence
             if holding(active, harness, session_id, at):
                 held += 1
                 continue
