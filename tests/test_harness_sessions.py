@@ -8,7 +8,9 @@ for the harness (its CLI on PATH is a stand-in that prints a version that has ev
 each step's payload through the installed command for that step's event the way the harness
 runs it (`/bin/sh -c COMMAND`; Cline: the hook file itself), lets the client spool (no daemon),
 stores the spooled records in step order in a store of the test's own, and then checks the
-`events` and `tool_calls` views exactly.
+`events` and `tool_calls` views exactly. A step's `event` is the config entry the harness runs;
+its `name`, when given, the event name the payload carries (VS Code runs the `subagentStart` entry
+for its `SubagentStart`).
 """
 
 from __future__ import annotations
@@ -132,7 +134,8 @@ def test_a_realistic_session_through_the_installed_command(name, installed, stor
     first = steps[0]["payload"]
     session_id = next(first[k] for k in SESSION_KEYS if k in first)
     assert [(e["seq"], e["event_name"], e["event_kind"], e["harness"], e["session_id"]) for e in events] == [
-        (n, step["event"], step["kind"], expect["sender"], session_id) for n, step in enumerate(steps, 1)
+        (n, step.get("name", step["event"]), step["kind"], expect["sender"], session_id)
+        for n, step in enumerate(steps, 1)
     ]
     assert [e["record_id"] for e in events] == [env["record_id"] for env in envelopes]
     word = "copilot" if harness == "vscode" else harness

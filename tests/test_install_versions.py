@@ -30,3 +30,18 @@ def test_a_program_that_fails_or_is_missing_gives_no_version(tmp_path, monkeypat
     (tmp_path / "codex").write_text("#!/bin/sh\necho codex-cli 0.150.0\n")
     (tmp_path / "codex").chmod(0o755)
     assert versions.version_of("codex") == ((0, 150, 0), str(tmp_path / "codex"))
+
+
+def test_claude_code_gates_are_the_first_changelog_entry_naming_each_event():
+    """Each gated event and its version, as quoted from the harness's own changelogs."""
+    import json
+    from pathlib import Path
+
+    from agentwatch.install.harnesses import CLAUDE_CODE
+
+    quoted = json.loads((Path(__file__).parent / "fixtures/gates/claude-code.json").read_text())
+    assert [(event, versions.show(since)) for event, since in CLAUDE_CODE.gated] == [
+        (g["event"], g["since"]) for g in quoted["gates"]
+    ]
+    # PostToolUseFailure: the Python SDK release that added it bundles CLI 2.1.27, not 2.1.119
+    assert dict(CLAUDE_CODE.gated)["PostToolUseFailure"] == (2, 1, 27)
