@@ -33,7 +33,7 @@ SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 # the same install (another runtime, or another harness running that config).
 FILES = sorted(p.stem for p in SESSIONS.glob("*.json"))
 HARNESSES = [name for name in FILES if "--" not in name]
-PROGRAMS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini", "cursor": "cursor-agent",
+PROGRAMS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini", "cursor": "cursor",
             "copilot": "copilot", "cline": "cline"}
 SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "taskId")
 MS = 1_000_000

@@ -69,7 +69,7 @@ VERSION_OUTPUT = {
     "claude": "2.1.240 (Claude Code)",
     "codex": "codex-cli 0.152.1",
     "gemini": "0.56.0",
-    "cursor-agent": "3.18.25",
+    "cursor": "3.18.25\n4a1b2c3d\nx64",
     "copilot": "1.0.12",
 }
 
@@ -742,7 +742,7 @@ def test_without_a_readable_version_only_the_events_every_build_accepts_are_writ
 
 
 def test_an_older_build_gets_only_the_events_it_has(home, project, tmp_path, monkeypatch):
-    bin_dir = fake_clis(tmp_path / "old-bin", {"claude": "2.1.80 (Claude Code)", "cursor-agent": "2.3.35"})
+    bin_dir = fake_clis(tmp_path / "old-bin", {"claude": "2.1.80 (Claude Code)", "cursor": "2.3.35"})
     monkeypatch.setenv("PATH", str(bin_dir))
     claude = json.loads(cli("install", "claude-code", "--json").stdout)
     assert claude["events"] == EVENTS["claude-code"][:9] + [
@@ -866,3 +866,24 @@ def test_copilot_subagent_start_entry_is_renamed_not_narrowed(home, project):
     assert (report["status"], report["added"], report["removed"]) == ("updated", ["subagentStart"],
                                                                        ["SubagentStart"])
     assert sorted(ours(json.loads(path.read_text()), "copilot")) == sorted(EVENTS["copilot"])
+
+
+def test_cursor_agent_dates_never_unlock_events_the_editor_refuses(home, project, tmp_path, monkeypatch):
+    # Cursor 1.7's validator refuses hook types it does not know; cursor-agent 2025.08.25 reads the same file
+    bin_dir = fake_clis(tmp_path / "bin", {"cursor-agent": "2025.08.25-896bbe1", "cursor": "1.7.0\n9b5c1e2\nx64"})
+    monkeypatch.setenv("PATH", str(bin_dir))
+    report = json.loads(cli("install", "cursor", "--json").stdout)
+    assert report["events"] == ["beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution",
+                                "beforeMCPExecution", "afterMCPExecution", "afterFileEdit", "afterAgentResponse",
+                                "stop"]
+    assert report["notes"][0] == "cursor 1.7.0 found: registered the events it has"
+    assert ("cursor-agent 2025.08.25-896bbe1 also reads this file; its versions are its own, so the events are "
+            "gated on cursor --version") in report["notes"]
+
+
+def test_vscode_user_scope_warns_that_older_builds_do_not_read_it(home, project):
+    user = json.loads(cli("install", "vscode", "--scope", "user", "--json").stdout)
+    assert any(n.startswith("only newer VS Code builds read ~/.copilot/hooks") for n in user["notes"])
+    assert cli("uninstall", "vscode", "--scope", "user").exit_code == 0
+    repo = json.loads(cli("install", "vscode", "--scope", "project", "--json").stdout)
+    assert not any("~/.copilot/hooks" in n for n in repo["notes"])

@@ -96,7 +96,7 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
                 found_text = f"{harness} {versions.show(version)} found" if version else f"{harness} version unknown"
                 raise InstallError(narrowing.refusal(spec, found_text, step))
             events, added, removed = step.events, step.added, step.removed
-            notes = step.notes + notes + spec.notes_for(scope)
+            notes = step.notes + notes + versions.other_readers(harness) + spec.notes_for(scope)
         change, had_found = _json_change(spec, target, events if install else None)
         changes, had = [change], bool(had_found)
         if not install:

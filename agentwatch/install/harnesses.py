@@ -283,7 +283,10 @@ VSCODE = JsonHarness(
     retired=_SHARED_RETIRED,
     command_harness="copilot",
     also_ours=("vscode",),
-    notes={"*": [_SHARED_NOTE]},
+    notes={"*": [_SHARED_NOTE],
+           "user": ["only newer VS Code builds read ~/.copilot/hooks (its chat.hookFilesLocations setting lists "
+                    "the files it reads): on an older build nothing from this file is recorded; install with "
+                    "--scope project there"]},
 )
 
 JSON_HARNESSES = {h.name: h for h in (CLAUDE_CODE, CODEX, GEMINI_CLI, CURSOR, COPILOT, VSCODE, OPENHANDS)}
