@@ -65,6 +65,10 @@ class ServeConfig:
     ship_url: str = _default("ship.url")
     ship_host: Optional[str] = None  # None: config's default (the host name), taken when shipping starts
     ship_batch_rows: int = _default("ship.batch_rows")
+    # Retention (docs/retention.md): payloads older than this many days removed (0: off).
+    retention_days: float = _default("retention.payload_days")
+    retention_interval: float = _default("retention.interval_s")
+    retention_max_rows: int = _default("retention.max_rows")
 
     @classmethod
     def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
@@ -94,6 +98,9 @@ class ServeConfig:
             ship_url=cfg["ship.url"],
             ship_host=cfg["ship.host"],
             ship_batch_rows=cfg["ship.batch_rows"],
+            retention_days=cfg["retention.payload_days"],
+            retention_interval=cfg["retention.interval_s"],
+            retention_max_rows=cfg["retention.max_rows"],
             **daemon_options,
         )
 
