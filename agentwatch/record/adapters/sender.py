@@ -72,6 +72,8 @@ def _codex(payload: dict) -> bool:
     name a model only at SessionStart, where the two cannot be told apart (read as Claude's)."""
     if "turn_id" in payload:
         return True
+    if "prompt_id" in payload:  # Claude Code's own turn key
+        return False
     return "model" in payload and payload.get("hook_event_name") != "SessionStart"
 
 
