@@ -41,6 +41,10 @@ MAX_PARSE = 32 << 20
 # A string value longer than this may be cut from an oversized payload, largest first.
 _CUT_MIN = 1024
 _CUT_HEAD = 1024  # characters of a cut string kept in its marker
+_CUT_BUDGET = MAX_LINE - (64 << 10)  # what a cut payload may take of a frame (head and argv besides)
+# Keys that hold a tool's arguments (Claude-style tool_input, Copilot toolArgs, Cline parameters
+# and input, Cursor's command and file_path).
+_INPUT_KEYS = frozenset(("tool_input", "toolArgs", "parameters", "input", "command", "file_path"))
 # Room in the frame for the fields decided after the payload is sized.
 _RESERVE = 256
 _READ_CHUNK = 1 << 18
@@ -238,12 +242,25 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
     return b"".join(chunks), total, hasher and hasher.hexdigest(), eof
 
 
+def _too_large(raw):
+    """Whether `raw`, escaped into the frame, passes _CUT_BUDGET: the one test both halves of a
+    call face, so that a start and an end carrying the same arguments cut them alike."""
+    if len(raw) <= _CUT_BUDGET // 6:  # escaping grows text at most sixfold
+        return False
+    if len(raw) > _CUT_BUDGET:
+        return True
+    try:
+        return len(_enc_utf8(raw.decode("utf-8")).encode("utf-8", "surrogatepass")) > _CUT_BUDGET
+    except UnicodeDecodeError:
+        return False  # sent as base64, cut as bytes by build_frame
+
+
 def cut_fields(raw, budget):
     """An oversized JSON payload with its largest strings replaced, so that it fits `budget` bytes.
 
     Returns (new bytes, [JSON pointer of each cut value]) or None when `raw` is
-    not a UTF-8 JSON document or cutting strings does not make it fit. Each cut
-    string becomes {"agentwatch_cut": {"orig_bytes", "sha256"}, "head": its first
+    not a UTF-8 JSON document or cutting strings does not make it fit. Strings
+    outside the tool's arguments go first, largest first. Each cut string becomes {"agentwatch_cut": {"orig_bytes", "sha256"}, "head": its first
     characters}, so the ids, tool name and session beside it stay exact and the
     call still pairs. Only this slow path imports `json`.
     """
@@ -266,7 +283,9 @@ def cut_fields(raw, budget):
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 stack.append((v, "%s/%d" % (pointer, i), value, i))
-    found.sort(key=lambda item: (-item[0], item[1]))
+    # The tool's arguments are cut last: a call without a call id pairs on their digest, and
+    # its start (arguments only) may fit whole while its end (arguments and result) does not.
+    found.sort(key=lambda item: (any(part in _INPUT_KEYS for part in item[1].split("/")), -item[0], item[1]))
 
     def framed(value):  # bytes of `value` as JSON text inside the frame's payload_text string
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -606,13 +625,13 @@ def record(argv, t0_mono=None, t0_wall=None):
         raw = extra.pop().encode("utf-8", "surrogateescape")
         total, digest, complete, from_argv = len(raw), None, True, True
     cut = None
-    if len(raw) > MAX_LINE - (64 << 10):
+    if _too_large(raw):
         # Too large for one frame: keep every field but the largest, cut and marked.
         if digest is None:
             hasher = _sha256()
             hasher.update(raw)
             digest = hasher.hexdigest()
-        shrunk = cut_fields(raw, MAX_LINE - (64 << 10)) if complete and total == len(raw) else None
+        shrunk = cut_fields(raw, _CUT_BUDGET) if complete and total == len(raw) else None
         raw, cut = shrunk if shrunk else (raw[:MAX_LINE], None)
     frame = build_frame(
         record_id, harness, event, raw, total, digest, complete, extra, from_argv, (t0_wall, t0_mono), cut

@@ -55,7 +55,7 @@ def test_a_write_over_one_mib_keeps_its_call_and_marks_what_was_cut(monkeypatch,
     assert all(len(line) - 1 <= MAX_LINE for line in daemon.lines)
     pre_env, post_env = json.loads(pre_line), json.loads(post_line)
     assert pre_env["cut_fields"] == ["/tool_input/content"]
-    assert post_env["cut_fields"] == ["/tool_input/content", "/tool_response/content"]  # largest first
+    assert post_env["cut_fields"] == ["/tool_response/content", "/tool_input/content"]  # the arguments last
     with Store(store_path) as store:
         for env in (pre_env, post_env):
             assert env["truncated"] is True
@@ -72,7 +72,7 @@ def test_a_write_over_one_mib_keeps_its_call_and_marks_what_was_cut(monkeypatch,
         assert marker["agentwatch_cut"] == {"orig_bytes": len(content.encode()), "sha256": digest}
         assert marker["head"] == content[:1024]
         assert doc["tool"]["input"]["file_path"] == "/home/dev/shop/fixtures/catalog.json"
-        assert doc["cut_fields"][0] == "/tool_input/content" and "payload_error" not in doc
+        assert doc["cut_fields"][-1] == "/tool_input/content" and "payload_error" not in doc
     assert docs[1]["tool"]["response"]["content"] == docs[1]["tool"]["input"]["content"]
     # the hook's own budget is its stdin wait (2 s) plus the ack wait; cutting costs far less
     assert max(took) < 2.0, took
@@ -139,3 +139,44 @@ def test_input_closed_empty_is_marked(monkeypatch, tmp_path):
     doc = _spooled_doc()
     assert doc["payload_error"] == "no input: stdin was closed empty"
     assert "stdin_incomplete" not in doc
+
+
+def test_a_call_without_an_id_still_pairs_when_only_its_end_is_too_large(monkeypatch, store_path):
+    # github/docs content/copilot/reference/hooks-reference.md: preToolUse {toolName, toolArgs},
+    # postToolUse adds toolResult {resultType, textResultForLlm}; no call id, so calls pair on the
+    # arguments' digest. A 640 KB file fits the start's frame whole; the end (arguments and a
+    # 640 KB result) does not, and only its result may be cut.
+    body = "line of the generated report, naïve café\n" * 15_000
+    args = json.dumps({"path": "/home/dev/api/report.txt", "file_text": body})
+    base = {"sessionId": "cs-77", "cwd": "/home/dev/api", "toolName": "create", "toolArgs": args}
+    pre = {**base, "timestamp": 1764501600000}
+    post = {**base, "timestamp": 1764501601000,
+            "toolResult": {"resultType": "success", "textResultForLlm": "Created file:\n" + body}}
+    with SocketDir() as directory:
+        monkeypatch.setenv("AGENTWATCH_SOCKET", str(directory / "agentwatch.sock"))
+        monkeypatch.setenv("AGENTWATCH_HOOK_TIMEOUT_MS", "10000")
+        with FakeDaemon(directory / "agentwatch.sock") as daemon:
+            for event, payload in (("preToolUse", pre), ("postToolUse", post)):
+                data = json.dumps(payload, ensure_ascii=False).encode()
+                assert run_hook("copilot", "--event", event, stdin=data).returncode == 0
+    pre_env, post_env = (json.loads(line) for line in daemon.lines)
+    assert "cut_fields" not in pre_env and pre_env["truncated"] is False
+    assert post_env["cut_fields"] == ["/toolResult/textResultForLlm"]
+    with Store(store_path) as store:
+        store.append([normalize.to_append(pre_env)])
+        store.append([normalize.to_append(post_env)])
+        calls = list(store.conn.execute("SELECT tool_name, paired_by, outcome, start_seq, end_seq FROM tool_calls"))
+    assert calls == [("create", "fifo", "ok", 1, 2)]
+
+
+def test_both_halves_of_a_call_cut_the_same_arguments():
+    """The start fits a frame only when its escaped form does; the end then cuts the same values."""
+    body = "line of the generated report, naïve café\n" * 17_000
+    args = json.dumps({"path": "/home/dev/api/report.txt", "file_text": body})
+    pre = json.dumps({"sessionId": "cs-77", "toolName": "create", "toolArgs": args}).encode()
+    post = json.dumps({"sessionId": "cs-77", "toolName": "create", "toolArgs": args,
+                       "toolResult": {"resultType": "success", "textResultForLlm": body}}).encode()
+    assert len(pre) < hookclient._CUT_BUDGET and hookclient._too_large(pre)  # its escapes push it over
+    (pre_text, pre_cut), (post_text, post_cut) = (hookclient.cut_fields(d, hookclient._CUT_BUDGET) for d in (pre, post))
+    assert (pre_cut, post_cut) == (["/toolArgs"], ["/toolResult/textResultForLlm", "/toolArgs"])
+    assert json.loads(pre_text)["toolArgs"] == json.loads(post_text)["toolArgs"]
