@@ -260,7 +260,8 @@ def cut_fields(raw, budget):
 
     Returns (new bytes, [JSON pointer of each cut value]) or None when `raw` is
     not a UTF-8 JSON document or cutting strings does not make it fit. Strings
-    outside the tool's arguments go first, largest first. Each cut string becomes {"agentwatch_cut": {"orig_bytes", "sha256"}, "head": its first
+    outside the tool's arguments go first, largest first. Each cut string
+    becomes {"agentwatch_cut": {"orig_bytes", "sha256"}, "head": its first
     characters}, so the ids, tool name and session beside it stay exact and the
     call still pairs. Only this slow path imports `json`.
     """
