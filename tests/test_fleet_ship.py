@@ -315,8 +315,7 @@ def test_the_fleet_views_pair_tool_calls_as_the_local_store_does(fleet, tmp_path
         ("r-13", None, "fifo", "open", None, None),
         (None, "r-16", "fifo", "ok", 5234, "harness"),   # the fixture's own duration
         ("r-18", "r-17", "fifo", "ok", 20.0, "observed"),
-        ("r-19", None, "fifo", "open", None, None),     # a hook rewrote the arguments AfterTool reports:
-        (None, "r-20", "fifo", "ok", None, None),      # both halves visible, each on its own
+        ("r-19", "r-20", "fifo", "ok", 7.0, "observed"),  # a hook rewrote the arguments: paired by order
         ("r-21", "r-22", "fifo", "error", 3.0, "observed"),
     ]
     assert (central[0]["started_at"], central[0]["ended_at"]) == ("1970-01-01T00:00:01.000Z", "1970-01-01T00:00:01.250Z")

@@ -324,11 +324,29 @@ def test_gemini_parallel_reads_get_their_own_outcomes_whatever_order_they_end(re
     ]
 
 
-def test_gemini_call_whose_arguments_a_hook_rewrote_shows_both_halves(rec):
+def test_gemini_call_whose_arguments_a_hook_rewrote_pairs_by_order_as_the_last_resort(rec):
     # coreToolHookTriggers.ts merges a BeforeTool hook's tool_input into the params AfterTool
-    # reports: the two inputs differ, so the start stays open and the end is a call of its own
-    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="glob", tool_input={"pattern": "**/theme*"}))
-    rec.add(fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "src/**/theme*"}))
+    # reports: the two digests differ, and the halves left alone pair on the tool name, in order
+    read = {"absolute_path": "/home/dev/site/src/theme.ts"}
+    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="read_file", tool_input=read), observed_ms=1_000)
+    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="glob", tool_input={"pattern": "**/theme*"}),
+            observed_ms=1_001)
+    rec.add(fixture("gemini-cli", "AfterTool-error", tool_input=read), observed_ms=1_020)
+    rec.add(fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "src/**/theme*"}),
+            observed_ms=1_030)
+    rec.add(fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "x"}), observed_ms=1_040)
+    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="glob", tool_input={"pattern": "y"}), observed_ms=1_050)
+    assert [(c["tool_name"], c["start_seq"], c["end_seq"], c["outcome"]) for c in rec.calls()] == [
+        ("read_file", 1, 3, "error"),
+        ("glob", 2, 4, "ok"),      # rewritten: paired by order
+        ("glob", None, 5, "ok"),   # an end never pairs with a later start
+        ("glob", 6, None, "open"),
+    ]
+
+
+def test_only_gemini_pairs_by_order_as_the_last_resort(rec):
+    rec.add(fixture("openhands", "PreToolUse", tool_input={"command": "ls"}), observed_ms=1_000)
+    rec.add(fixture("openhands", "PostToolUse", tool_input={"command": "ls -la"}), observed_ms=1_010)
     assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in rec.calls()] == [(1, None, "open"), (None, 2, "ok")]
 
 

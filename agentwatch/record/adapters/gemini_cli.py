@@ -8,7 +8,8 @@ on the tool name plus the digest of `tool_input`, which AfterTool carries too
 (packages/core/src/core/coreToolHookTriggers.ts passes the invocation's
 params to both). Only a BeforeTool hook that rewrites the arguments
 (`hookSpecificOutput.tool_input`, merged into those params) makes the two
-differ: that call shows as an open start and an end of its own, both visible.
+differ: then the view pairs the halves left alone by order, the last resort
+(migrations/0008).
 AfterTool's tool_response is {llmContent, returnDisplay, error}; a non-empty
 error makes the record a tool_error. MCP tools carry mcp_context.server_name.
 Gemini sends no prompt id: turn_id stays empty. A call refused in the
