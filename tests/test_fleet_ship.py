@@ -55,7 +55,7 @@ def test_fleet_init_on_the_command_line_reports_what_it_applied(fleet):
     result = runner.invoke(app, ["fleet", "init", fleet.admin_url, "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert (doc["version"], doc["applied"], doc["roles_created"], doc["denials"]) == (3, [], [], "on")
+    assert (doc["version"], doc["applied"], doc["roles_created"], doc["denials"]) == (4, [], [], "on")
 
 
 def test_ship_once_then_reconcile_and_sql_on_the_fleet_server(fleet, tmp_path):
