@@ -1,6 +1,6 @@
 """The hook's input as harnesses really deliver it: late, never, or larger than a frame.
 
-Run as harnesses run the client (a real `python -I -S hook.py` process, tests/hook_fakes.py),
+Run as harnesses run the client (a real `python -I -S hook.py` process, tests/support/hook_fakes.py),
 and stored through normalize into a real store, so each case is checked where it matters: the
 call still pairs, and a record whose input did not arrive says so.
 """
@@ -12,7 +12,7 @@ import json
 import subprocess
 import time
 
-from hook_fakes import FakeDaemon, SocketDir, hook_cmd, run_hook
+from support.hook_fakes import FakeDaemon, SocketDir, hook_cmd, run_hook
 
 from agentwatch import hookclient
 from agentwatch.record import normalize
@@ -99,9 +99,9 @@ def _spawn(monkeypatch, tmp_path, budget_ms: int | None = None) -> subprocess.Po
 
 
 def _spooled_doc() -> dict:
-    from agentwatch import paths
+    from agentwatch import config
 
-    [path] = sorted((paths.default_spool() / "new").iterdir())
+    [path] = sorted((config.load().spool / "new").iterdir())
     return normalize.record_document(normalize.check_envelope(json.loads(path.read_bytes())))
 
 

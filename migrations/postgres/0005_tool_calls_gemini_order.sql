@@ -1,10 +1,9 @@
--- 0004_tool_calls_gemini_order: the fleet's tool_calls view as the local store's
--- (migrations/0008_tool_calls_gemini_order.sql): 0002's port with the same last resort for
+-- 0005_tool_calls_gemini_order: the fleet's tool_calls view as the local store's
+-- (migrations/0008_tool_calls_gemini_order.sql): 0004's view with the same last resort for
 -- Gemini CLI (the halves the first pass left alone pair again on the tool name alone, in the
 -- order the hooks started). Never edit after release; add a new file.
 
 DROP VIEW agentwatch.tool_calls;
-
 CREATE VIEW agentwatch.tool_calls AS
 WITH tool_events AS (
     SELECT
@@ -152,9 +151,9 @@ joined AS (
         s.recorded_at_ns AS start_recorded_ns,
         e.recorded_at_ns AS end_recorded_ns,
         CASE WHEN jsonb_typeof(e.doc -> 'tool' -> 'duration_ms') = 'number'
-             THEN (e.doc -> 'tool' ->> 'duration_ms')::float8
+             THEN (e.doc -> 'tool' ->> 'duration_ms')::numeric
              WHEN jsonb_typeof(s.doc -> 'tool' -> 'duration_ms') = 'number'
-             THEN (s.doc -> 'tool' ->> 'duration_ms')::float8 END AS harness_ms,
+             THEN (s.doc -> 'tool' ->> 'duration_ms')::numeric END AS harness_ms,
         c.end_seq IS NULL AND EXISTS (
             SELECT 1 FROM agentwatch.records AS i
             WHERE i.doc ->> 'session_id' = c.session_id AND i.store_id = c.store_id AND i.seq > c.start_seq
@@ -194,9 +193,9 @@ SELECT
         WHEN start_seq IS NULL OR end_seq IS NULL THEN NULL
         WHEN start_observed_ns IS NOT NULL AND end_observed_ns IS NOT NULL THEN
             CASE WHEN end_observed_ns >= start_observed_ns
-                 THEN (end_observed_ns - start_observed_ns)::float8 / 1000000.0::float8 END
+                 THEN agentwatch._ms((end_observed_ns - start_observed_ns)::float8 / 1000000.0::float8) END
         WHEN end_recorded_ns >= start_recorded_ns
-            THEN (end_recorded_ns - start_recorded_ns)::float8 / 1000000.0::float8
+            THEN agentwatch._ms((end_recorded_ns - start_recorded_ns)::float8 / 1000000.0::float8)
     END AS duration_ms,
     CASE
         WHEN harness_ms IS NOT NULL THEN 'harness'
@@ -222,5 +221,4 @@ SELECT
     start_payload,
     end_payload
 FROM joined;
-
 GRANT SELECT ON agentwatch.tool_calls TO agentwatch_read;
