@@ -132,7 +132,7 @@ class Server:
             self.known_findings = identity.check_serving(cfg.store, store.conn)
             self.erased = erasure.summary(store.conn)  # erase never runs beside the daemon: counted once
             store.foreign_gap = foreign_gap_row
-            integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.state_dir)  # written while none ran
+            integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.checkpoint_dir)  # written while none ran
             try:
                 store.append([self._attestation("start", store.head())])
             except Exception as exc:

@@ -1,4 +1,4 @@
--- 0005_retention_central: a retention row removes, centrally too, the payloads its source
+-- 0006_retention_central: a retention row removes, centrally too, the payloads its source
 -- retained (docs/retention.md, "The fleet tier"). Never edit after release; add a new file.
 --
 -- A source's retention row lists the seqs it retained ("seqs": [first, last] runs; the rows
