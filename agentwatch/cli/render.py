@@ -363,6 +363,10 @@ def emit_install(result, as_json: bool) -> None:
             print(f"  {change.action}: {change.path}{backup}")
         if result.events:
             print(f"  events: {', '.join(result.events)}")
+        if result.added:
+            print(f"  added: {', '.join(result.added)}")
+        if result.removed:
+            print(f"  removed: {', '.join(result.removed)}")
         if result.command:
             print(f"  command: {result.command}")
     if result.operation == "install" and result.status != "already_installed":
