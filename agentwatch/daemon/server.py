@@ -33,6 +33,7 @@ from agentwatch.daemon import health, logs, runfiles
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
+from agentwatch.daemon.procwitness import ProcessWitness
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
@@ -85,6 +86,11 @@ class Server:
         self.notary: Optional[Notary] = None  # signs checkpoints (None: off, or it could not start)
         self.checkpoint_timer: Optional[CheckpointTimer] = None
         self.checkpoint_error: Optional[str] = None
+        self.witness: Optional[ProcessWitness] = None  # the process witness, when configured (procwitness.py)
+        if config.process_witness:
+            self.witness = ProcessWitness(self.policy, config.process_witness_buffer)
+            if self.witness.open():
+                self.normalize = self.witness.observe(self.normalize)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -241,6 +247,8 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
         self.writer.start()
+        if self.witness is not None:
+            self.witness.start(lambda jobs: loop.call_soon_threadsafe(self.admission.submit, jobs))
         if self.notary is not None:
             writer = self.writer
             timer = CheckpointTimer(self.notary, lambda: writer.head_seq, interval=self.config.checkpoint_interval,
@@ -272,6 +280,8 @@ class Server:
         if self.sweeper is not None:
             await asyncio.to_thread(self.sweeper.stop)
         await self.drainer.stop()
+        if self.witness is not None:
+            await asyncio.to_thread(self.witness.stop)
         await self._finish_reading()
         for task in tasks:
             task.cancel()
@@ -479,6 +489,7 @@ class Server:
             "signed_checkpoints": self._checkpoint_health(),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
+            "process_witness": self.witness.health() if self.witness is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),
             "limits": {
                 "max_line_bytes": cfg.max_line,

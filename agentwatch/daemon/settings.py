@@ -65,6 +65,9 @@ class ServeConfig:
     ship_url: str = _default("ship.url")
     ship_host: Optional[str] = None  # None: config's default (the host name), taken when shipping starts
     ship_batch_rows: int = _default("ship.batch_rows")
+    # The process witness (daemon/procwitness.py): on, and its proc connector's receive buffer.
+    process_witness: bool = _default("serve.process_witness")
+    process_witness_buffer: int = _default("serve.process_witness_buffer")
 
     @classmethod
     def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
@@ -94,6 +97,8 @@ class ServeConfig:
             ship_url=cfg["ship.url"],
             ship_host=cfg["ship.host"],
             ship_batch_rows=cfg["ship.batch_rows"],
+            process_witness=cfg["serve.process_witness"],
+            process_witness_buffer=cfg["serve.process_witness_buffer"],
             **daemon_options,
         )
 

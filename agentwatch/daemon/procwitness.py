@@ -1,0 +1,530 @@
+"""The process witness: what the kernel saw the harnesses' processes run (docs/reliability.md).
+
+Hooks and transcripts are written by the harness, in the agent's reach; the kernel is not.
+With CAP_NET_ADMIN and CAP_SYS_ADMIN (the service deployment grants them) this thread follows
+the process trees of the harnesses and records, through the daemon's one writer:
+
+- an `attestation` row of type `process_root` when a harness process becomes a root: the first
+  non-shell ancestor of a hook client that sent a record (the kernel's peer pid of its
+  connection), once per harness process and session;
+- an `attestation` row of type `process`, `event: exec`, for every exec under a root: pid,
+  ppid, uid, the kernel's start time, the program's path (fanotify), argv and cwd (from /proc
+  while the process lives), and `tree_pid`, the root's child the process descends from;
+- a `process` row with `event: exit` (the wait status) for every process that had an exec row;
+- a `gap` row (`process_witness_lost`) with the count of kernel events that never arrived.
+
+The row documents go through the daemon's redaction policy like events. Without the
+capabilities the witness does not start and `health` says why; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import select
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from agentwatch.daemon import kernel
+from agentwatch.daemon.writer import Job, Refusal
+from agentwatch.record import redact
+from agentwatch.record.normalize import gap_append
+from agentwatch.store import canonical
+from agentwatch.store.append import Append, Appended
+
+log = logging.getLogger(__name__)
+
+SCHEMA = 1
+DEFAULT_BUFFER = 8 << 20  # the proc connector's receive buffer: a 2,000-exec burst fits (docs/benchmarks.md)
+RETAIN_NS = 10_000_000_000  # exited processes and unclaimed execs are remembered this long
+BACKLOG_MAX = 20_000  # execs not (yet) under a root, kept for a root that names them late
+# Processes between a hook client and the harness that started it: the root is above them.
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "tcsh", "csh", "busybox"})
+
+
+def _read(path: str, limit: int = 65536) -> Optional[bytes]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _stat_ppid(pid: int) -> Optional[int]:
+    data = _read(f"/proc/{pid}/stat", 4096)
+    if not data:
+        return None
+    try:
+        return int(data[data.rindex(b")") + 2:].split()[1])
+    except (ValueError, IndexError):
+        return None
+
+
+def _comm(pid: int) -> str:
+    data = _read(f"/proc/{pid}/comm", 64)
+    return data.decode("utf-8", "replace").strip() if data else ""
+
+
+def _readlink(path: str) -> Optional[str]:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def _uid(pid: int) -> Optional[int]:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def _argv(pid: int) -> Optional[list[str]]:
+    data = _read(f"/proc/{pid}/cmdline", 1 << 17)
+    if not data:
+        return None
+    return [a.decode("utf-8", "surrogateescape") for a in data.rstrip(b"\0").split(b"\0")]
+
+
+@dataclass
+class _Opens:
+    """The files the kernel opened for one exec of a pid (fanotify), before its exec event."""
+
+    path: str
+    expect: set
+    mono_ns: int
+
+
+@dataclass
+class _Pending:
+    """An exec not under any root yet: kept for a while in case a root claims it."""
+
+    mono_ns: int
+    pid: int
+    ppid: Optional[int]
+    start_ns: int
+    path: Optional[str]
+
+
+@dataclass
+class Stats:
+    execs_recorded: int = 0
+    exits_recorded: int = 0
+    roots: int = 0
+    lost_events: int = 0  # proc connector events that never arrived, reported in gap rows
+    fanotify_overflows: int = 0
+    rows_unstored: int = 0  # rows the writer did not commit (reported in a gap row once it does)
+    last_error: Optional[str] = None
+    cpu_s: float = 0.0  # the witness thread's own CPU time
+
+
+@dataclass
+class _Root:
+    pid: int
+    sessions: set = field(default_factory=set)
+
+
+class ProcessWitness:
+    def __init__(self, policy: Optional[redact.Policy] = None, buffer_bytes: int = DEFAULT_BUFFER,
+                 flush_interval: float = 0.05):
+        self.policy = policy or redact.default_policy()
+        self._rules = redactor(self.policy)
+        self.buffer_bytes = buffer_bytes
+        self.flush_interval = flush_interval
+        self.state = "starting"
+        self.reason: Optional[str] = None
+        self.stats = Stats()
+        self.procs: Optional[kernel.ProcConnector] = None
+        self.opens_src: Optional[kernel.ExecOpens] = None
+        self._peers: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake_r, self._wake_w = -1, -1
+        self._thread: Optional[threading.Thread] = None
+        self._stopping = False
+        self._submit: Optional[Callable[[list[Job]], Any]] = None
+        # The tree: every live process's parent, the processes under a root, what was recorded.
+        self.parent: dict[int, int] = {}
+        self.tracked: dict[int, tuple[int, int]] = {}  # pid -> (root pid, the root's child it descends from)
+        self.roots: dict[int, _Root] = {}
+        self.recorded: set[int] = set()
+        self.exited: deque[tuple[int, int]] = deque()  # (monotonic ns, pid), purged after RETAIN_NS
+        self.gone: set[int] = set()  # exited, still remembered as a parent
+        self.opens: dict[int, deque[_Opens]] = {}
+        self.backlog: deque[_Pending] = deque()
+        self._rows: list[Append] = []
+        self._unstored_reported = 0
+        self._lost_reported = 0
+        self._overflows_reported = 0
+        self._offset_ns = time.time_ns() - time.monotonic_ns()
+
+    # -- lifecycle (the daemon's loop) ------------------------------------------------
+
+    def open(self) -> bool:
+        """Open the kernel sources; False (and `reason`) when this process may not."""
+        missing = kernel.missing_capabilities(kernel.effective_capabilities())
+        if missing:
+            return self._unavailable("missing " + ", ".join(missing))
+        try:
+            self.procs = kernel.ProcConnector(self.buffer_bytes)
+            self.opens_src = kernel.ExecOpens()
+        except kernel.Unavailable as exc:
+            if self.procs is not None:
+                self.procs.close()
+                self.procs = None
+            return self._unavailable(str(exc))
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._scan_proc()
+        self.state = "running"
+        return True
+
+    def _unavailable(self, reason: str) -> bool:
+        self.state, self.reason = "unavailable", reason
+        log.warning("process witness: unavailable (%s)", reason)
+        return False
+
+    def start(self, submit: Callable[[list[Job]], Any]) -> None:
+        """Run the reading thread; `submit` hands jobs to the writer (any thread; the daemon hops to its loop)."""
+        if self.state != "running":
+            return
+        self._submit = submit
+        self._thread = threading.Thread(target=self._run, name="agentwatch-procwitness", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Read what the kernel already reported, hand the last rows over, and close the sources."""
+        self._stopping = True
+        self._wake()
+        if self._thread is not None:
+            self._thread.join()
+        for src in (self.procs, self.opens_src):
+            if src is not None:
+                src.close()
+        for fd in (self._wake_r, self._wake_w):
+            if fd >= 0:
+                os.close(fd)
+        self._wake_r = self._wake_w = -1
+        if self.state == "running":
+            self.state = "stopped"
+
+    def observe(self, normalize: Callable[..., Append]) -> Callable[..., Append]:
+        """Wrap the daemon's normalizer: each record a connected client sends names its peer pid."""
+
+        def observed(env: Any, *args: Any, **kw: Any) -> Append:
+            row = normalize(env, *args, **kw)
+            peer = kw.get("peer_pid")
+            if peer and self.state == "running":
+                self._peers.put((peer, row.payload))
+                self._wake()
+            return row
+
+        return observed
+
+    def health(self) -> dict:
+        s = self.stats
+        doc: dict[str, Any] = {"state": self.state, "reason": self.reason}
+        if self.procs is not None:
+            doc.update({
+                "roots": len(self.roots), "tracked": len(self.tracked), "execs_recorded": s.execs_recorded,
+                "exits_recorded": s.exits_recorded, "lost_events": self.procs.lost,
+                "enobufs": self.procs.enobufs, "fanotify_overflows": s.fanotify_overflows,
+                "rows_unstored": s.rows_unstored, "receive_buffer_bytes": self.procs.rcvbuf,
+                "marked_mounts": len(self.opens_src.marked) if self.opens_src else 0,
+                "cpu_s": round(s.cpu_s, 3), "last_error": s.last_error,
+            })
+        return doc
+
+    def _wake(self) -> None:
+        if self._wake_w >= 0:
+            try:
+                os.write(self._wake_w, b"\0")
+            except (BlockingIOError, OSError):
+                pass
+
+    def _stored(self, result: Optional[Appended], error: Optional[Refusal]) -> None:
+        if error is not None:  # on the loop: the row is gone; a gap row says how many
+            self.stats.rows_unstored += 1
+
+    # -- the reading thread -------------------------------------------------------------
+
+    def _run(self) -> None:
+        assert self.procs is not None and self.opens_src is not None
+        fds = [self.procs.fileno(), self.opens_src.fileno(), self._wake_r]
+        cpu0 = time.thread_time()
+        last_purge = time.monotonic_ns()
+        while True:
+            stopping = self._stopping
+            try:
+                select.select(fds, [], [], self.flush_interval if not stopping else 0)
+                self._drain_wake()
+                self._step()
+            except Exception as exc:  # a bad event costs that event, never the witness or the daemon
+                self.stats.last_error = f"{type(exc).__name__}: {exc}"
+                log.exception("process witness")
+            now = time.monotonic_ns()
+            if now - last_purge > 1_000_000_000:
+                self._purge(now)
+                last_purge = now
+            self._flush()
+            self.stats.cpu_s = time.thread_time() - cpu0
+            if stopping:
+                return
+
+    def _drain_wake(self) -> None:
+        try:
+            while os.read(self._wake_r, 4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def _step(self) -> None:
+        assert self.procs is not None and self.opens_src is not None
+        # A process's exec event follows the opens of its exec: read the events first, then the
+        # opens, and every exec in hand has its files queued.
+        events = list(self.procs.read())
+        self._take_opens(self.opens_src.read())
+        self.stats.fanotify_overflows = self.opens_src.overflows
+        while not self._peers.empty():
+            self._peer(*self._peers.get_nowait())
+        for ev in events:
+            if ev.what == kernel.PROC_EVENT_FORK:
+                self._fork(ev)
+            elif ev.what == kernel.PROC_EVENT_EXEC:
+                self._exec(ev)
+            elif ev.what == kernel.PROC_EVENT_EXIT:
+                self._exit(ev)
+        self._note_loss()
+
+    def _take_opens(self, opened: list[kernel.ExecOpen]) -> None:
+        now = time.monotonic_ns()
+        for o in opened:
+            groups = self.opens.get(o.pid)
+            if groups is None:
+                groups = self.opens[o.pid] = deque()
+            last = groups[-1] if groups else None
+            if last is not None and o.path in last.expect:
+                last.expect = set(o.interp)  # the interpreter or loader of the exec in progress
+            else:
+                groups.append(_Opens(o.path, set(o.interp), now))
+
+    # -- the tree ---------------------------------------------------------------------------
+
+    def _scan_proc(self) -> None:
+        """Every process alive when the witness starts; forks keep the map current after."""
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                ppid = _stat_ppid(int(name))
+                if ppid is not None:
+                    self.parent[int(name)] = ppid
+
+    def _ppid(self, pid: int) -> Optional[int]:
+        ppid = self.parent.get(pid)
+        if ppid is None:
+            ppid = _stat_ppid(pid)
+            if ppid is not None:
+                self.parent[pid] = ppid
+        return ppid
+
+    def _under(self, pid: int, root: int) -> Optional[int]:
+        """The root's child that `pid` descends from, None when it is not under `root`."""
+        child, p, steps = pid, self._ppid(pid), 0
+        while p is not None and p > 1 and steps < 64:
+            if p == root:
+                return child
+            child, p, steps = p, self._ppid(p), steps + 1
+        return None
+
+    def _root_of(self, peer: int) -> Optional[int]:
+        pid = self._ppid(peer)
+        while pid is not None and pid > 1 and _comm(pid) in SHELLS:
+            pid = self._ppid(pid)
+        if pid is None or pid <= 1 or pid == os.getpid():
+            return None
+        return pid
+
+    def _peer(self, peer: int, payload: bytes) -> None:
+        tracked = self.tracked.get(peer)
+        root = tracked[0] if tracked else self._root_of(peer)
+        if root is None:
+            return
+        try:
+            doc = canonical.loads(payload)
+            session = doc.get("session_id") if isinstance(doc, dict) else None
+            harness = doc.get("harness") if isinstance(doc, dict) else None
+        except ValueError:
+            session = harness = None
+        known = self.roots.get(root)
+        if known is not None and session in known.sessions:
+            return
+        if known is None:
+            known = self.roots[root] = _Root(root)
+            self.stats.roots += 1
+            self.tracked[root] = (root, 0)
+            for pid in list(self.parent):
+                if pid not in self.tracked and pid not in self.gone:
+                    top = self._under(pid, root)
+                    if top is not None:
+                        self.tracked[pid] = (root, top)
+            self._claim_backlog(root)
+        known.sessions.add(session)
+        self._emit({"schema": SCHEMA, "type": "process_root", "root_pid": root, "peer_pid": peer,
+                    "harness": harness, "session_id": session, "uid": _uid(root),
+                    "path": _readlink(f"/proc/{root}/exe"), "argv": _argv(root)})
+
+    def _claim_backlog(self, root: int) -> None:
+        """Execs seen before their harness was known (the first hook's own, a command before it)."""
+        keep: deque[_Pending] = deque()
+        for p in self.backlog:
+            top = self._under(p.pid, root)
+            if top is None:
+                keep.append(p)
+                continue
+            alive = p.pid not in self.gone
+            if alive:
+                self.tracked[p.pid] = (root, top)
+            self._exec_row(p.pid, p.ppid, p.start_ns, p.path, "fanotify" if p.path else None,
+                           alive=alive, where=(root, top))
+        self.backlog = keep
+
+    def _fork(self, ev: kernel.ProcEvent) -> None:
+        if ev.tid != ev.pid:
+            return  # a new thread, not a process
+        self.parent[ev.pid] = ev.ppid
+        self.gone.discard(ev.pid)
+        entry = self.tracked.get(ev.ppid)
+        if entry is not None:
+            root, top = entry
+            self.tracked[ev.pid] = (root, top or ev.pid)
+
+    def _exec(self, ev: kernel.ProcEvent) -> None:
+        pid = ev.pid
+        groups = self.opens.get(pid)
+        opened = groups.popleft() if groups else None
+        path = opened.path if opened is not None else None
+        start_ns = ev.ts_ns + self._offset_ns
+        if pid in self.tracked:
+            self._exec_row(pid, self.parent.get(pid), start_ns, path, "fanotify" if path else None, alive=True)
+        else:
+            self.backlog.append(_Pending(time.monotonic_ns(), pid, self.parent.get(pid), start_ns, path))
+            if len(self.backlog) > BACKLOG_MAX:
+                self.backlog.popleft()
+
+    def _exec_row(self, pid: int, ppid: Optional[int], start_ns: int, path: Optional[str],
+                  path_from: Optional[str], alive: bool, where: Optional[tuple[int, int]] = None) -> None:
+        root, top = where or self.tracked[pid]
+        doc: dict[str, Any] = {"schema": SCHEMA, "type": "process", "event": "exec", "pid": pid, "ppid": ppid,
+                               "root_pid": root, "tree_pid": top or pid, "start_ns": start_ns}
+        argv = cwd = uid = None
+        if alive:
+            argv, cwd, uid = _argv(pid), _readlink(f"/proc/{pid}/cwd"), _uid(pid)
+            if path is None:
+                path = _readlink(f"/proc/{pid}/exe")
+                path_from = "proc" if path else None
+        doc.update({"path": path, "path_from": path_from, "argv": argv, "cwd": cwd, "uid": uid})
+        self.recorded.add(pid)
+        self.stats.execs_recorded += 1
+        self._emit(doc)
+
+    def _exit(self, ev: kernel.ProcEvent) -> None:
+        pid = ev.pid
+        if ev.tid != pid:
+            return  # a thread ended; the process goes on
+        entry = self.tracked.pop(pid, None)
+        if pid in self.recorded and entry is not None:
+            self.recorded.discard(pid)
+            status = ev.status
+            doc: dict[str, Any] = {"schema": SCHEMA, "type": "process", "event": "exit", "pid": pid,
+                                   "root_pid": entry[0], "tree_pid": entry[1] or pid,
+                                   "exit_ns": ev.ts_ns + self._offset_ns, "status": status}
+            if status & 0x7F:
+                doc["signal"] = status & 0x7F
+            else:
+                doc["exit_code"] = status >> 8 & 0xFF
+            self.stats.exits_recorded += 1
+            self._emit(doc)
+        self.recorded.discard(pid)
+        self.roots.pop(pid, None)
+        self.exited.append((time.monotonic_ns(), pid))
+        self.gone.add(pid)
+
+    def _purge(self, now: int) -> None:
+        horizon = now - RETAIN_NS
+        while self.exited and self.exited[0][0] < horizon:
+            _, pid = self.exited.popleft()
+            if pid in self.gone:  # a pid reused meanwhile stays
+                self.gone.discard(pid)
+                self.parent.pop(pid, None)
+        while self.backlog and self.backlog[0].mono_ns < horizon:
+            self.backlog.popleft()
+        for pid in [p for p, g in self.opens.items() if not g or g[-1].mono_ns < horizon]:
+            del self.opens[pid]
+        self._offset_ns = time.time_ns() - time.monotonic_ns()
+
+    # -- rows -------------------------------------------------------------------------------
+
+    def _note_loss(self) -> None:
+        assert self.procs is not None
+        lost = self.procs.lost - self._lost_reported
+        overflows = self.stats.fanotify_overflows - self._overflows_reported
+        if lost or overflows:
+            self._lost_reported += lost
+            self._overflows_reported += overflows
+            self.stats.lost_events = self._lost_reported
+            self._rows.append(gap_append(f"gap-{uuid.uuid4()}", "process_witness_lost", {
+                "source": "proc_connector" if lost else "fanotify", "lost_events": lost,
+                "fanotify_overflows": overflows, "enobufs": self.procs.enobufs,
+                "receive_buffer_bytes": self.procs.rcvbuf, "noticed_ns": time.time_ns(),
+            }))
+        unstored = self.stats.rows_unstored - self._unstored_reported
+        if unstored:
+            self._unstored_reported += unstored
+            self._rows.append(gap_append(f"gap-{uuid.uuid4()}", "process_witness_unstored",
+                                         {"rows": unstored, "noticed_ns": time.time_ns()}))
+
+    def _emit(self, doc: dict) -> None:
+        self._rows.append(Append(f"attest-process-{uuid.uuid4()}", "attestation",
+                                 encode(doc, self.policy, self._rules)))
+
+    def _flush(self) -> None:
+        if self._rows and self._submit is not None:
+            rows, self._rows = self._rows, []
+            self._submit([Job(row, self._stored) for row in rows])
+
+
+def redactor(policy: redact.Policy) -> redact.Policy:
+    """The policy whose rules mask secrets in process documents: the daemon's, in the `redacted` mode
+    unless privacy is `full` (`hashed` and `metadata-only` restrict the document first, in `encode`)."""
+    if policy.mode in (redact.FULL, redact.REDACTED):
+        return policy
+    return redact.Policy(redact.REDACTED, policy.salt, policy.extra_patterns)
+
+
+def encode(doc: dict, policy: redact.Policy, rules: Optional[redact.Policy] = None) -> bytes:
+    """A process document as the privacy mode lets it be stored (docs/redaction.md).
+
+    The redaction rules run over every string (a token in argv is masked as in a tool call's
+    command); `hashed` keys argv, cwd and paths; `metadata-only` keeps the path and the
+    numbers and drops argv and cwd.
+    """
+    if policy.mode == redact.METADATA_ONLY:
+        doc = dict(doc)
+        argv = doc.pop("argv", None)
+        doc.pop("cwd", None)
+        doc["argc"] = len(argv) if isinstance(argv, list) else None
+    elif policy.mode == redact.HASHED:
+        doc = dict(doc)
+        for key in ("argv", "cwd", "path"):
+            value = doc.get(key)
+            if isinstance(value, list):
+                doc[key] = [policy.keyed(v) for v in value]
+            elif isinstance(value, str):
+                doc[key] = policy.keyed(value)
+    return (rules or redactor(policy)).encode(doc)
