@@ -9,7 +9,8 @@ harness -> bash -> the tool's command.
 
 SCRIPT is a list of steps: {"hook": PAYLOAD} runs the hook with that payload (Claude Code's
 hook input shape); {"run": COMMAND} runs `bash -c COMMAND` and waits; {"burst": N, "parallel": K}
-runs /bin/true N times, K at a time.
+runs /bin/true N times, K at a time; {"signal": [PID, SIGNUM]} sends a signal (a test stops and
+continues the daemon around a burst with it).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def main(script_path: str) -> int:
             subprocess.run(["/bin/sh", "-c", hook_command], input=json.dumps(step["hook"]).encode(), check=True)
         elif "run" in step:
             subprocess.run(["/bin/bash", "-c", step["run"]], check=False)
+        elif "signal" in step:
+            os.kill(*step["signal"])
         elif "burst" in step:
             with ThreadPoolExecutor(step.get("parallel", 8)) as pool:
                 list(pool.map(lambda _: subprocess.run(["/bin/true"]), range(step["burst"])))

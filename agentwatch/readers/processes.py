@@ -1,0 +1,265 @@
+"""Reconciliation of the process witness against the tool calls the hooks reported (docs/reliability.md).
+
+The process witness (daemon/procwitness.py) records what the kernel saw run under each harness
+process; the hooks report the tool calls. Each shell-type tool call is paired with the process
+trees the harness started in its window (from its `tool_pre` row to its `tool_post` or
+`tool_error` row, by the recorder's commit times), and two findings come out:
+
+- `unrecorded_exec`: a process tree the harness started that no tool call's window covers: the
+  agent ran something no hook reported (or the harness ran something of its own: the finding
+  carries argv so a reader can tell);
+- `phantom_call`: a shell-type call that reported a command, in a session the witness followed,
+  with no process tree started in its window: a command that never ran.
+
+A tree is a child of the harness process with everything below it. Trees of the hook clients
+themselves (a tree holding the pid a record's connection came from) are the recorder's own and
+are left out. Only sessions the witness followed (a `process_root` row names them) are checked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from agentwatch.store import db
+from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
+
+# Shell-category tools that do not start a process of their own (they read or signal one).
+NON_SPAWNING = frozenset({"bashoutput", "killshell", "write_stdin"})
+SLACK_NS = 1_000_000  # how far the kernel's exec times (monotonic, converted) and the commit times (wall) may disagree
+HOOK_SPAN_NS = 60_000_000_000  # a hook client connects within this long of its exec
+
+
+@dataclass
+class Tree:
+    root_pid: int
+    tree_pid: int
+    start_ns: int
+    first_seq: int
+    execs: list[dict] = field(default_factory=list)  # {seq, pid, path, argv}
+    ended: bool = False
+    hook: bool = False
+    call: Optional["Call"] = None
+
+    def argv_text(self) -> str:
+        return " ".join(" ".join(e["argv"]) if isinstance(e.get("argv"), list) else str(e.get("path"))
+                        for e in self.execs)
+
+    def to_json(self) -> dict:
+        return {"root_pid": self.root_pid, "tree_pid": self.tree_pid, "start_ns": self.start_ns,
+                "first_seq": self.first_seq, "execs": self.execs,
+                "call_seq": self.call.seq if self.call is not None else None}
+
+
+@dataclass
+class Call:
+    session_id: Any
+    harness: Any
+    call_id: Any
+    name: str
+    category: Any
+    command: Optional[str]
+    seq: int  # the first row of the call
+    start_ns: Optional[int] = None  # its tool_pre's commit
+    end_ns: Optional[int] = None  # its tool_post / tool_error's commit
+    duration_ms: Any = None
+    root_pid: Optional[int] = None
+    trees: list[Tree] = field(default_factory=list)
+
+    @property
+    def expects_exec(self) -> bool:
+        return self.category == "shell" and self.name.lower() not in NON_SPAWNING
+
+    def window(self, next_event_ns: Optional[int]) -> tuple[int, int]:
+        start = self.start_ns
+        if start is None:  # its pre hook is missing: only what the post says it took
+            ms = self.duration_ms if isinstance(self.duration_ms, (int, float)) else 0
+            start = (self.end_ns or 0) - int(ms * 1_000_000)
+        end = self.end_ns if self.end_ns is not None else (next_event_ns or start + 3_600_000_000_000)
+        return start - SLACK_NS, end + SLACK_NS
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # unrecorded_exec | phantom_call
+    seq: int  # the tree's first exec row, or the call's first row
+    session_id: Any
+    root_pid: Optional[int]
+    detail: str
+    during_loss: bool = False  # the witness lost kernel events near this time: the finding may be the loss
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "seq": self.seq, "session_id": self.session_id, "root_pid": self.root_pid,
+                "detail": self.detail, "during_loss": self.during_loss}
+
+
+@dataclass
+class Report:
+    store: str
+    roots: int = 0
+    sessions_followed: int = 0
+    trees: int = 0
+    hook_trees: int = 0
+    calls_checked: int = 0
+    calls_unfollowed: int = 0  # shell calls in sessions the witness did not follow
+    lost_events: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"store": self.store, "roots": self.roots, "sessions_followed": self.sessions_followed,
+                "trees": self.trees, "hook_trees": self.hook_trees, "calls_checked": self.calls_checked,
+                "calls_unfollowed": self.calls_unfollowed, "lost_events": self.lost_events,
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def reconcile(store: Path, session: Optional[str] = None) -> Report:
+    """Pair the witnessed process trees with the reported tool calls in a store (read-only)."""
+    conn = db.open_reader(store)
+    try:
+        return _reconcile(conn, str(store), session)
+    finally:
+        conn.close()
+
+
+def _reconcile(conn: Any, store: str, session: Optional[str]) -> Report:
+    report = Report(store)
+    roots_of_session: dict[Any, set[int]] = {}
+    trees: dict[tuple[int, int], list[Tree]] = {}
+    losses: list[int] = []
+    for seq, payload in conn.execute(
+            "SELECT seq, payload FROM records WHERE kind = 'attestation' "
+            "AND json_extract(payload, '$.type') IN ('process', 'process_root') ORDER BY seq"):
+        doc = json.loads(payload)
+        if doc.get("type") == "process_root":
+            roots_of_session.setdefault(doc.get("session_id"), set()).add(doc.get("root_pid"))
+            continue
+        key = (doc.get("root_pid"), doc.get("tree_pid"))
+        if doc.get("event") == "exec":
+            group = trees.setdefault(key, [])
+            if not group or group[-1].ended:
+                group.append(Tree(key[0], key[1], doc.get("start_ns") or 0, seq))
+            group[-1].execs.append({"seq": seq, "pid": doc.get("pid"), "path": doc.get("path"),
+                                    "argv": doc.get("argv"), "start_ns": doc.get("start_ns")})
+        elif doc.get("event") == "exit" and doc.get("pid") == key[1] and trees.get(key):
+            trees[key][-1].ended = True
+    for (payload,) in conn.execute(
+            "SELECT payload FROM records WHERE kind = 'gap' "
+            "AND json_extract(payload, '$.reason') = 'process_witness_lost'"):
+        doc = json.loads(payload)
+        report.lost_events += doc.get("lost_events") or 0
+        losses.append(doc.get("noticed_ns") or 0)
+    all_trees = [t for group in trees.values() for t in group]
+
+    # The events: which hook clients connected (their trees are the recorder's), and the calls.
+    document = Dictionaries.of(conn).document
+    hook_execs: dict[int, list[Tree]] = {}
+    for tree in all_trees:
+        for e in tree.execs:
+            hook_execs.setdefault(e["pid"], []).append(tree)
+    calls: dict[tuple, Call] = {}
+    session_events: dict[Any, list[int]] = {}
+    sql = (f"SELECT seq, recorded_at_ns, event_kind, {DOCUMENT_COLUMNS} FROM records WHERE kind = 'event'"
+           + (" AND session_id = ?" if session is not None else "") + " ORDER BY seq")
+    for seq, at_ns, event_kind, *cols in conn.execute(sql, (session,) if session is not None else ()):
+        doc = json.loads(document(*cols))
+        sid = doc.get("session_id")
+        session_events.setdefault(sid, []).append(at_ns)
+        peer = (doc.get("client") or {}).get("peer_pid")
+        for tree in hook_execs.get(peer, ()):
+            if any(e["pid"] == peer and 0 <= at_ns - (e.get("start_ns") or 0) <= HOOK_SPAN_NS for e in tree.execs):
+                tree.hook = True
+                roots_of_session.setdefault(sid, set()).add(tree.root_pid)
+        if event_kind not in ("tool_pre", "tool_post", "tool_error"):
+            continue
+        tool = doc.get("tool") or {}
+        call_id = tool.get("call_id")
+        call_key: tuple = (sid, call_id) if call_id is not None else (sid, "seq", seq)
+        if event_kind == "tool_pre" or call_key not in calls:
+            if event_kind == "tool_pre" and call_key in calls and calls[call_key].start_ns is not None:
+                call_key = (sid, "seq", seq)  # a call id used twice: a call of its own
+            if call_key not in calls:
+                tool_input = tool.get("input")
+                command = tool_input.get("command") if isinstance(tool_input, dict) else None
+                calls[call_key] = Call(sid, doc.get("harness"), call_id, str(tool.get("name") or ""),
+                                       tool.get("category"), command if isinstance(command, str) else None, seq)
+        call = calls[call_key]
+        if event_kind == "tool_pre":
+            call.start_ns = at_ns
+        else:
+            call.end_ns = at_ns
+            call.duration_ms = tool.get("duration_ms")
+
+    followed = {sid for sid, roots in roots_of_session.items() if roots and sid is not None}
+    if session is not None:
+        followed &= {session}
+    report.roots = len({r for sid in followed for r in roots_of_session[sid]})
+    report.sessions_followed = len(followed)
+    report.trees = len(all_trees)
+    report.hook_trees = sum(t.hook for t in all_trees)
+
+    def next_event(call: Call) -> Optional[int]:
+        after = [t for t in session_events.get(call.session_id, []) if call.start_ns is not None and t > call.start_ns]
+        return min(after) if after else None
+
+    checked: list[tuple[Call, tuple[int, int]]] = []
+    for call in calls.values():
+        if call.session_id not in followed:
+            if call.expects_exec:
+                report.calls_unfollowed += 1
+            continue
+        checked.append((call, call.window(next_event(call))))
+    report.calls_checked = sum(c.expects_exec for c, _ in checked)
+
+    candidates = [t for t in all_trees if not t.hook and any(t.root_pid in roots_of_session[s] for s in followed)]
+    candidates.sort(key=lambda t: t.start_ns)
+
+    def fits(call: Call, window: tuple[int, int], tree: Tree) -> bool:
+        return tree.root_pid in roots_of_session.get(call.session_id, ()) and window[0] <= tree.start_ns <= window[1]
+
+    # 1. A tree running the call's own command; 2. the earliest tree in the window of a call that
+    # still has none; 3. any call's window (a search tool's ripgrep, a second process of one call).
+    for call, window in checked:
+        if call.expects_exec and call.command:
+            for tree in candidates:
+                if tree.call is None and fits(call, window, tree) and call.command in tree.argv_text():
+                    tree.call = call
+                    call.trees.append(tree)
+    for call, window in sorted(checked, key=lambda cw: cw[1][0]):
+        if call.expects_exec and not call.trees:
+            for tree in candidates:
+                if tree.call is None and fits(call, window, tree):
+                    tree.call = call
+                    call.trees.append(tree)
+                    break
+    for tree in candidates:
+        if tree.call is None:
+            for call, window in checked:
+                if fits(call, window, tree):
+                    tree.call = call
+                    break
+
+    def near_loss(lo: int, hi: int) -> bool:
+        return any(lo - 1_000_000_000 <= n <= hi + 1_000_000_000 for n in losses)
+
+    for tree in candidates:
+        if tree.call is None:
+            sid = next((s for s in followed if tree.root_pid in roots_of_session[s]), None)
+            report.findings.append(Finding(
+                "unrecorded_exec", tree.first_seq, sid, tree.root_pid,
+                f"process tree {tree.tree_pid} under harness pid {tree.root_pid} ran "
+                f"{_short(tree.argv_text())!r}; no tool call was reported around it",
+                near_loss(tree.start_ns, tree.start_ns)))
+    for call, window in checked:
+        if call.expects_exec and not call.trees:
+            report.findings.append(Finding(
+                "phantom_call", call.seq, call.session_id, next(iter(roots_of_session[call.session_id]), None),
+                f"{call.name} call {call.call_id} reported {_short(call.command or '')!r}, "
+                f"but no process started under the harness in its window", near_loss(*window)))
+    report.findings.sort(key=lambda f: f.seq)
+    return report
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

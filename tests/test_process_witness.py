@@ -1,0 +1,227 @@
+"""The process witness against real processes and the real kernel (docs/reliability.md, "The process witness").
+
+A harness process (tests/support/fakeharness.py) runs its hooks through `/bin/sh -c` and its
+tool commands as `bash -c`, as Claude Code does, against a real `agentwatch serve
+--process-witness`; the proc connector and fanotify are the kernel's own. Needs root for
+CAP_NET_ADMIN and CAP_SYS_ADMIN (CI runs as root); elsewhere these tests skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import apsw
+import pytest
+from daemon import Daemon, wait_for
+from support.users import as_user, python_for_others, system_user
+
+from agentwatch.daemon import kernel
+from agentwatch.readers import processes
+
+HARNESS = Path(__file__).parent / "support" / "fakeharness.py"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _need_capabilities() -> None:
+    missing = kernel.missing_capabilities(kernel.effective_capabilities())
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI runs as root, but this process lacks {missing}")
+        pytest.skip(f"the process witness needs {', '.join(missing)}")
+
+
+@pytest.fixture
+def witnessed(tmp_path, monkeypatch):
+    _need_capabilities()
+    started = []
+
+    def start(buffer: int | None = None) -> Daemon:
+        if buffer is not None:
+            monkeypatch.setenv("AGENTWATCH_SERVE_PROCESS_WITNESS_BUFFER", str(buffer))
+        d = Daemon(tmp_path / f"d{len(started)}", extra_args=["--process-witness"]).start()
+        started.append(d)
+        return d
+
+    yield start
+    for d in started:
+        assert d.stop() == 0, d.output()
+
+
+def hook(event: str, session: str = "s1", **fields) -> dict:
+    """A Claude Code hook input (docs: code.claude.com/docs/en/hooks, "Hook input")."""
+    return {"hook": {"hook_event_name": event, "session_id": session, "cwd": "/tmp", **fields}}
+
+
+def bash_call(call_id: str, command: str) -> list[dict]:
+    """A Bash tool call as Claude Code reports it: PreToolUse, the command, PostToolUse."""
+    tool = {"tool_name": "Bash", "tool_use_id": call_id, "tool_input": {"command": command}}
+    return [hook("PreToolUse", **tool), {"run": command}, hook("PostToolUse", **tool, tool_response={"stdout": ""})]
+
+
+def run_harness(d: Daemon, tmp_path: Path, steps: list[dict]) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    env = {**os.environ, "AGENTWATCH_SOCKET": str(d.socket)}
+    subprocess.run([sys.executable, str(HARNESS), str(script)], env=env, check=True, timeout=120)
+
+
+def attestations(d: Daemon, type_: str) -> list[dict]:
+    conn = apsw.Connection(f"file:{d.store}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    try:
+        return [json.loads(p) for (p,) in conn.execute(
+            "SELECT payload FROM records WHERE kind = 'attestation' AND json_extract(payload, '$.type') = ? "
+            "ORDER BY seq", (type_,))]
+    finally:
+        conn.close()
+
+
+def gaps(d: Daemon, reason: str) -> list[dict]:
+    conn = apsw.Connection(f"file:{d.store}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    try:
+        return [json.loads(p) for (p,) in conn.execute(
+            "SELECT payload FROM records WHERE kind = 'gap' AND json_extract(payload, '$.reason') = ?", (reason,))]
+    finally:
+        conn.close()
+
+
+def exec_rows(d: Daemon, marker: str) -> list[dict]:
+    return [r for r in attestations(d, "process")
+            if r["event"] == "exec" and any(marker in a for a in r.get("argv") or [])]
+
+
+def test_a_session_with_every_hook_has_no_finding_and_both_verifiers_accept_it(witnessed, tmp_path):
+    d = witnessed()
+    run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "echo covered-one"),
+                              *bash_call("t2", "/bin/true covered-two"), hook("Stop")])
+    wait_for(lambda: len(exec_rows(d, "covered-two")) == 2, "the exec rows of the second call")
+    report = processes.reconcile(d.store)
+    assert report.findings == []
+    assert (report.sessions_followed, report.roots, report.calls_checked) == (1, 1, 2)
+    assert report.trees - report.hook_trees == 2  # one per call: bash -c COMMAND
+    roots = attestations(d, "process_root")
+    assert [(r["session_id"], r["harness"]) for r in roots] == [("s1", "claude-code")]
+    # bash -c runs the last command in its own process: two exec rows, one pid, with path and argv
+    two = exec_rows(d, "covered-two")
+    assert [(r["path"], r["argv"]) for r in two] == [("/usr/bin/bash", ["/bin/bash", "-c", "/bin/true covered-two"]),
+                                                     (os.path.realpath("/bin/true"), ["/bin/true", "covered-two"])]
+    assert two[0]["pid"] == two[1]["pid"] and two[0]["ppid"] == roots[0]["root_pid"]
+    d.stop()
+    for argv in ([sys.executable, "-I", "-S", str(REPO / "agentwatch" / "standalone_verify.py"), str(d.store)],
+                 [sys.executable, "-m", "agentwatch.cli", "verify", "--store", str(d.store)]):
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_command_whose_hooks_were_dropped_is_an_unrecorded_exec(witnessed, tmp_path):
+    d = witnessed()
+    run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "echo reported"),
+                              {"run": "echo dropped-hook-call"},  # the Bash call ran; its hooks never reached us
+                              hook("Stop")])
+    wait_for(lambda: exec_rows(d, "dropped-hook-call"), "the exec row of the dropped call")
+    report = processes.reconcile(d.store)
+    assert [(f.kind, f.session_id) for f in report.findings] == [("unrecorded_exec", "s1")]
+    assert "echo dropped-hook-call" in report.findings[0].detail
+
+
+def test_a_fabricated_call_of_a_command_that_never_ran_is_a_phantom_call(witnessed, tmp_path):
+    d = witnessed()
+    tool = {"tool_name": "Bash", "tool_use_id": "t9", "tool_input": {"command": "rm -rf /never-ran"}}
+    run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "echo real"),
+                              hook("PreToolUse", **tool), hook("PostToolUse", **tool, tool_response={"stdout": ""}),
+                              hook("Stop")])
+    wait_for(lambda: len(attestations(d, "process_root")) == 1 and exec_rows(d, "echo real"), "the witness rows")
+    report = processes.reconcile(d.store)
+    assert [(f.kind, f.session_id) for f in report.findings] == [("phantom_call", "s1")]
+    assert "rm -rf /never-ran" in report.findings[0].detail
+    assert report.calls_checked == 2
+
+
+def test_a_burst_past_a_small_buffer_is_a_gap_row_with_the_count(witnessed, tmp_path):
+    d = witnessed(buffer=4096)
+    pid = d.proc.pid
+    run_harness(d, tmp_path, [hook("SessionStart"), {"signal": [pid, signal.SIGSTOP]},
+                              {"burst": 2000, "parallel": 8}, {"signal": [pid, signal.SIGCONT]}, hook("Stop")])
+    # A loss shows when the next event from the same CPU arrives: one exec on every CPU.
+    for cpu in os.sched_getaffinity(0):
+        subprocess.run(["/bin/true"], preexec_fn=lambda cpu=cpu: os.sched_setaffinity(0, {cpu}), check=True)
+
+    def settled() -> bool:
+        seen = d.health()["process_witness"]["lost_events"]
+        return seen > 2000 and sum(g["lost_events"] for g in gaps(d, "process_witness_lost")) == seen
+
+    wait_for(settled, "every lost event counted in gap rows")
+    health = d.health()["process_witness"]
+    lost = gaps(d, "process_witness_lost")
+    assert health["state"] == "running"
+    assert health["enobufs"] >= 1
+    # Each /bin/true is a fork, an exec and an exit: 6,000 events against room for about ten; the
+    # kernel's per-CPU sequence numbers count every one that did not arrive.
+    assert sum(g["lost_events"] for g in lost) == health["lost_events"]
+    assert health["lost_events"] > 2000
+    assert all(g["source"] == "proc_connector" for g in lost)
+
+
+def test_the_documented_buffer_loses_nothing_at_a_2000_exec_burst(witnessed, tmp_path):
+    d = witnessed()
+    run_harness(d, tmp_path, [hook("SessionStart"), {"burst": 2000, "parallel": 8}, hook("Stop")])
+    true = os.path.realpath("/bin/true")
+    wait_for(lambda: sum(r["path"] == true for r in attestations(d, "process") if r["event"] == "exec") == 2000,
+             "2,000 exec rows of /bin/true", deadline_s=60)
+    assert gaps(d, "process_witness_lost") == []
+    assert d.health()["process_witness"]["lost_events"] == 0
+    assert sum(r["path"] == true for r in attestations(d, "process") if r["event"] == "exec") == 2000
+
+
+def test_capabilities_are_read_from_the_kernel():
+    assert kernel.missing_capabilities(0) == ["CAP_NET_ADMIN (the proc connector)", "CAP_SYS_ADMIN (fanotify)"]
+    assert kernel.missing_capabilities(1 << kernel.CAP_NET_ADMIN | 1 << kernel.CAP_SYS_ADMIN) == []
+    assert kernel.effective_capabilities() == int(
+        next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("CapEff:"))
+        .split()[1], 16)
+
+
+def test_without_the_capabilities_the_witness_is_unavailable_and_nothing_else_changes(tmp_path):
+    with system_user("awpw") as user:
+        prefix, extra_env = python_for_others()
+        top = Path(tempfile.mkdtemp(prefix="agentwatch-pw-"))  # pytest's tmp_path is root's alone
+        os.chmod(top, 0o755)
+        base = top / "home"
+        base.mkdir()
+        os.chown(base, user.pw_uid, user.pw_gid)
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(base), **extra_env,
+               "XDG_STATE_HOME": str(base / "state"), "XDG_DATA_HOME": str(base / "data"),
+               "XDG_CONFIG_HOME": str(base / "config"), "XDG_RUNTIME_DIR": str(base / "run")}
+        sock = base / "run" / "agentwatch" / "agentwatch.sock"
+        with open(tmp_path / "daemon.log", "wb") as log:
+            daemon = subprocess.Popen([*prefix, "-m", "agentwatch.cli", "serve", "--process-witness", "--socket",
+                                       str(sock), "--verify-interval", "0"], env=env, stdout=log, stderr=log, cwd="/",
+                                      **as_user(user))
+        try:
+            wait_for(lambda: daemon.poll() is not None or sock.exists(), "the daemon's socket")
+            assert daemon.poll() is None, (tmp_path / "daemon.log").read_text()
+            run = lambda argv, **kw: subprocess.run([*prefix, *argv], env=env, capture_output=True, text=True,  # noqa: E731
+                                                    cwd="/", timeout=60, **as_user(user), **kw)
+            hook_run = run(["-I", "-S", str(REPO / "agentwatch" / "hook.py"), "claude-code"],
+                           input=json.dumps({"hook_event_name": "Stop", "session_id": "s"}))
+            assert hook_run.returncode == 0, hook_run.stderr
+            health = run(["-m", "agentwatch.cli", "health", "--socket", str(sock), "--json"])
+            doc = json.loads(health.stdout)
+            assert doc["process_witness"] == {
+                "state": "unavailable",
+                "reason": "missing CAP_NET_ADMIN (the proc connector), CAP_SYS_ADMIN (fanotify)"}
+            assert (doc["status"], doc["reasons"], doc["counters"]["accepted"]) == ("recording", [], 1)
+            text = run(["-m", "agentwatch.cli", "health", "--socket", str(sock)])
+            assert ("process witness: unavailable (missing CAP_NET_ADMIN (the proc connector), "
+                    "CAP_SYS_ADMIN (fanotify))") in text.stdout
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            code = daemon.wait(30)
+            shutil.rmtree(top, ignore_errors=True)
+            assert code == 0, (tmp_path / "daemon.log").read_text()
