@@ -99,19 +99,23 @@ def exec_rows(d: Daemon, marker: str) -> list[dict]:
 def test_a_session_with_every_hook_has_no_finding_and_both_verifiers_accept_it(witnessed, tmp_path):
     d = witnessed()
     run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "echo covered-one"),
-                              *bash_call("t2", "/bin/true covered-two"), hook("Stop")])
-    wait_for(lambda: len(exec_rows(d, "covered-two")) == 2, "the exec rows of the second call")
+                              *bash_call("t2", "/bin/sleep 0.25"), hook("Stop")])
+    wait_for(lambda: exec_rows(d, "0.25"), "the exec rows of the second call")
     report = processes.reconcile(d.store)
     assert report.findings == []
     assert (report.sessions_followed, report.roots, report.calls_checked) == (1, 1, 2)
     assert report.trees - report.hook_trees == 2  # one per call: bash -c COMMAND
     roots = attestations(d, "process_root")
     assert [(r["session_id"], r["harness"]) for r in roots] == [("s1", "claude-code")]
-    # bash -c runs the last command in its own process: two exec rows, one pid, with path and argv
-    two = exec_rows(d, "covered-two")
-    assert [(r["path"], r["argv"]) for r in two] == [("/usr/bin/bash", ["/bin/bash", "-c", "/bin/true covered-two"]),
-                                                     (os.path.realpath("/bin/true"), ["/bin/true", "covered-two"])]
-    assert two[0]["pid"] == two[1]["pid"] and two[0]["ppid"] == roots[0]["root_pid"]
+    # bash -c runs the last command in its own process: two exec rows, one pid. The sleep's argv
+    # is read while it sleeps; bash's only if /proc was read before bash exec'd the sleep (never
+    # the sleep's argv in bash's row).
+    sleep = exec_rows(d, "0.25")
+    two = [r for r in attestations(d, "process") if r["event"] == "exec" and r["pid"] == sleep[0]["pid"]]
+    assert [r["path"] for r in two] == [os.path.realpath("/bin/bash"), os.path.realpath("/bin/sleep")]
+    assert two[0]["argv"] in (None, ["/bin/bash", "-c", "/bin/sleep 0.25"])
+    assert two[1]["argv"] == ["/bin/sleep", "0.25"]
+    assert two[0]["ppid"] == roots[0]["root_pid"] and two[0]["tree_pid"] == two[0]["pid"]
     d.stop()
     for argv in ([sys.executable, "-I", "-S", str(REPO / "agentwatch" / "standalone_verify.py"), str(d.store)],
                  [sys.executable, "-m", "agentwatch.cli", "verify", "--store", str(d.store)]):
@@ -122,18 +126,18 @@ def test_a_session_with_every_hook_has_no_finding_and_both_verifiers_accept_it(w
 def test_a_command_whose_hooks_were_dropped_is_an_unrecorded_exec(witnessed, tmp_path):
     d = witnessed()
     run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "echo reported"),
-                              {"run": "echo dropped-hook-call"},  # the Bash call ran; its hooks never reached us
+                              {"run": "sleep 0.2; echo dropped-hook-call"},  # it ran; its hooks never reached us
                               hook("Stop")])
     wait_for(lambda: exec_rows(d, "dropped-hook-call"), "the exec row of the dropped call")
     report = processes.reconcile(d.store)
     assert [(f.kind, f.session_id) for f in report.findings] == [("unrecorded_exec", "s1")]
-    assert "echo dropped-hook-call" in report.findings[0].detail
+    assert "sleep 0.2; echo dropped-hook-call" in report.findings[0].detail
 
 
 def test_a_fabricated_call_of_a_command_that_never_ran_is_a_phantom_call(witnessed, tmp_path):
     d = witnessed()
     tool = {"tool_name": "Bash", "tool_use_id": "t9", "tool_input": {"command": "rm -rf /never-ran"}}
-    run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "echo real"),
+    run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "sleep 0.2; echo real"),
                               hook("PreToolUse", **tool), hook("PostToolUse", **tool, tool_response={"stdout": ""}),
                               hook("Stop")])
     wait_for(lambda: len(attestations(d, "process_root")) == 1 and exec_rows(d, "echo real"), "the witness rows")
@@ -225,3 +229,31 @@ def test_without_the_capabilities_the_witness_is_unavailable_and_nothing_else_ch
             code = daemon.wait(30)
             shutil.rmtree(top, ignore_errors=True)
             assert code == 0, (tmp_path / "daemon.log").read_text()
+
+
+class _WithoutSysAdmin(Daemon):
+    """The daemon with CAP_SYS_ADMIN dropped from its bounding set: root, but no fanotify."""
+
+    def argv(self) -> list[str]:
+        return ["setpriv", "--bounding-set", "-sys_admin", *super().argv()]
+
+
+def test_without_cap_sys_admin_the_witness_runs_and_takes_exec_paths_from_proc(tmp_path, monkeypatch):
+    _need_capabilities()
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is not installed")
+    d = _WithoutSysAdmin(tmp_path / "d", extra_args=["--process-witness"]).start()
+    try:
+        witness = d.health()["process_witness"]
+        assert (witness["state"], witness["exec_paths"]) == ("running", "/proc only (missing CAP_SYS_ADMIN (fanotify))")
+        run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "/bin/sleep 0.3"), hook("Stop")])
+        wait_for(lambda: any(r["argv"] == ["/bin/sleep", "0.3"] for r in exec_rows(d, "0.3")), "the sleep's exec row")
+        # Without fanotify a row is read from /proc: bash's row shows the sleep when bash exec'd it
+        # before /proc was read (docs/reliability.md); the last exec of the process is the sleep.
+        pid = exec_rows(d, "0.3")[-1]["pid"]
+        last = [r for r in attestations(d, "process") if r["event"] == "exec" and r["pid"] == pid][-1]
+        assert (last["path"], last["path_from"], last["argv"]) == (os.path.realpath("/bin/sleep"), "proc",
+                                                                   ["/bin/sleep", "0.3"])
+        assert processes.reconcile(d.store).findings == []
+    finally:
+        assert d.stop() == 0, d.output()

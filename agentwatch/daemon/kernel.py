@@ -56,6 +56,7 @@ FAN_NONBLOCK = 0x2
 FAN_CLASS_NOTIF = 0x0
 FAN_MARK_ADD = 0x1
 FAN_MARK_MOUNT = 0x10
+FAN_MARK_FILESYSTEM = 0x100
 FAN_OPEN_EXEC = 0x1000
 FAN_Q_OVERFLOW = 0x4000
 FAN_NOFD = -1
@@ -245,9 +246,13 @@ class ExecOpens:
         self.fd = fd
         self.marked: list[str] = []
         self.unmarked: list[str] = []
+        # A file system mark covers every mount of the file system, in every mount namespace (the
+        # service's ProtectSystem= view of / is another mount of the same file system than the
+        # agent's); a kernel that refuses one gets a mark on the mount itself.
         for point in mount_points():
-            if libc.fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_EXEC, AT_FDCWD,
-                                  os.fsencode(point)) == 0:
+            path = os.fsencode(point)
+            if libc.fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN_EXEC, AT_FDCWD, path) == 0 \
+                    or libc.fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_EXEC, AT_FDCWD, path) == 0:
                 self.marked.append(point)
             else:
                 self.unmarked.append(point)

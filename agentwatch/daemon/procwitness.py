@@ -103,6 +103,7 @@ class _Opens:
     path: str
     expect: set
     mono_ns: int
+    files: list = field(default_factory=list)  # every file of the exec: the program, its interpreter, its loader
 
 
 @dataclass
@@ -146,6 +147,7 @@ class ProcessWitness:
         self.stats = Stats()
         self.procs: Optional[kernel.ProcConnector] = None
         self.opens_src: Optional[kernel.ExecOpens] = None
+        self.paths_reason: Optional[str] = None  # why exec paths come from /proc only (no fanotify)
         self._peers: queue.SimpleQueue = queue.SimpleQueue()
         self._wake_r, self._wake_w = -1, -1
         self._thread: Optional[threading.Thread] = None
@@ -169,18 +171,29 @@ class ProcessWitness:
     # -- lifecycle (the daemon's loop) ------------------------------------------------
 
     def open(self) -> bool:
-        """Open the kernel sources; False (and `reason`) when this process may not."""
-        missing = kernel.missing_capabilities(kernel.effective_capabilities())
-        if missing:
+        """Open the kernel sources; False (and `reason`) when this process may not.
+
+        The proc connector is the witness; without it nothing runs. fanotify only names the
+        program of an exec whose process is gone before /proc is read: without it the witness
+        runs and says so (`exec_paths`).
+        """
+        caps = kernel.effective_capabilities()
+        missing = kernel.missing_capabilities(caps)
+        if not caps >> kernel.CAP_NET_ADMIN & 1:
             return self._unavailable("missing " + ", ".join(missing))
         try:
             self.procs = kernel.ProcConnector(self.buffer_bytes)
-            self.opens_src = kernel.ExecOpens()
         except kernel.Unavailable as exc:
-            if self.procs is not None:
-                self.procs.close()
-                self.procs = None
             return self._unavailable(str(exc))
+        if missing:
+            self.paths_reason = "missing " + ", ".join(missing)
+        else:
+            try:
+                self.opens_src = kernel.ExecOpens()
+            except kernel.Unavailable as exc:
+                self.paths_reason = str(exc)
+        if self.paths_reason:
+            log.warning("process witness: exec paths from /proc only (%s)", self.paths_reason)
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._scan_proc()
         self.state = "running"
@@ -237,6 +250,7 @@ class ProcessWitness:
                 "exits_recorded": s.exits_recorded, "lost_events": self.procs.lost,
                 "enobufs": self.procs.enobufs, "fanotify_overflows": s.fanotify_overflows,
                 "rows_unstored": s.rows_unstored, "receive_buffer_bytes": self.procs.rcvbuf,
+                "exec_paths": "fanotify" if self.opens_src else f"/proc only ({self.paths_reason})",
                 "marked_mounts": len(self.opens_src.marked) if self.opens_src else 0,
                 "cpu_s": round(s.cpu_s, 3), "last_error": s.last_error,
             })
@@ -256,8 +270,8 @@ class ProcessWitness:
     # -- the reading thread -------------------------------------------------------------
 
     def _run(self) -> None:
-        assert self.procs is not None and self.opens_src is not None
-        fds = [self.procs.fileno(), self.opens_src.fileno(), self._wake_r]
+        assert self.procs is not None
+        fds = [self.procs.fileno(), self._wake_r] + ([self.opens_src.fileno()] if self.opens_src else [])
         cpu0 = time.thread_time()
         last_purge = time.monotonic_ns()
         while True:
@@ -286,19 +300,21 @@ class ProcessWitness:
             pass
 
     def _step(self) -> None:
-        assert self.procs is not None and self.opens_src is not None
+        assert self.procs is not None
         # A process's exec event follows the opens of its exec: read the events first, then the
         # opens, and every exec in hand has its files queued.
         events = list(self.procs.read())
-        self._take_opens(self.opens_src.read())
-        self.stats.fanotify_overflows = self.opens_src.overflows
+        if self.opens_src is not None:
+            self._take_opens(self.opens_src.read())
+            self.stats.fanotify_overflows = self.opens_src.overflows
         while not self._peers.empty():
             self._peer(*self._peers.get_nowait())
-        for ev in events:
+        last_exec = {ev.pid: i for i, ev in enumerate(events) if ev.what == kernel.PROC_EVENT_EXEC}
+        for i, ev in enumerate(events):
             if ev.what == kernel.PROC_EVENT_FORK:
                 self._fork(ev)
             elif ev.what == kernel.PROC_EVENT_EXEC:
-                self._exec(ev)
+                self._exec(ev, superseded=last_exec[ev.pid] != i)
             elif ev.what == kernel.PROC_EVENT_EXIT:
                 self._exit(ev)
         self._note_loss()
@@ -312,8 +328,9 @@ class ProcessWitness:
             last = groups[-1] if groups else None
             if last is not None and o.path in last.expect:
                 last.expect = set(o.interp)  # the interpreter or loader of the exec in progress
+                last.files.append(o.path)
             else:
-                groups.append(_Opens(o.path, set(o.interp), now))
+                groups.append(_Opens(o.path, set(o.interp), now, [o.path]))
 
     # -- the tree ---------------------------------------------------------------------------
 
@@ -404,30 +421,38 @@ class ProcessWitness:
             root, top = entry
             self.tracked[ev.pid] = (root, top or ev.pid)
 
-    def _exec(self, ev: kernel.ProcEvent) -> None:
+    def _exec(self, ev: kernel.ProcEvent, superseded: bool = False) -> None:
         pid = ev.pid
         groups = self.opens.get(pid)
         opened = groups.popleft() if groups else None
         path = opened.path if opened is not None else None
         start_ns = ev.ts_ns + self._offset_ns
         if pid in self.tracked:
-            self._exec_row(pid, self.parent.get(pid), start_ns, path, "fanotify" if path else None, alive=True)
+            # An exec followed by another of the same process in hand: /proc already shows the next one.
+            self._exec_row(pid, self.parent.get(pid), start_ns, path, "fanotify" if path else None,
+                           alive=not superseded, files=opened.files if opened is not None else None)
         else:
             self.backlog.append(_Pending(time.monotonic_ns(), pid, self.parent.get(pid), start_ns, path))
             if len(self.backlog) > BACKLOG_MAX:
                 self.backlog.popleft()
 
     def _exec_row(self, pid: int, ppid: Optional[int], start_ns: int, path: Optional[str],
-                  path_from: Optional[str], alive: bool, where: Optional[tuple[int, int]] = None) -> None:
+                  path_from: Optional[str], alive: bool, where: Optional[tuple[int, int]] = None,
+                  files: Optional[list] = None) -> None:
         root, top = where or self.tracked[pid]
         doc: dict[str, Any] = {"schema": SCHEMA, "type": "process", "event": "exec", "pid": pid, "ppid": ppid,
                                "root_pid": root, "tree_pid": top or pid, "start_ns": start_ns}
         argv = cwd = uid = None
         if alive:
-            argv, cwd, uid = _argv(pid), _readlink(f"/proc/{pid}/cwd"), _uid(pid)
-            if path is None:
-                path = _readlink(f"/proc/{pid}/exe")
-                path_from = "proc" if path else None
+            # /proc shows the process as it is now: if it has exec'd again since (bash -c runs its
+            # last command in its own process), its argv belongs to the next exec, not this one.
+            exe = _readlink(f"/proc/{pid}/exe")
+            if exe is not None and (files is None or exe in files):
+                argv, cwd, uid = _argv(pid), _readlink(f"/proc/{pid}/cwd"), _uid(pid)
+                if _readlink(f"/proc/{pid}/exe") != exe:
+                    argv = cwd = uid = None
+            if path is None and exe is not None:
+                path, path_from = exe, "proc"
         doc.update({"path": path, "path_from": path_from, "argv": argv, "cwd": cwd, "uid": uid})
         self.recorded.add(pid)
         self.stats.execs_recorded += 1
