@@ -191,6 +191,57 @@ def test_capabilities_are_read_from_the_kernel():
         .split()[1], 16)
 
 
+def test_the_service_units_ambient_capabilities_let_another_account_witness_the_agent(tmp_path):
+    """As systemd starts the unit (`AmbientCapabilities=`), setpriv starts the daemon: a user of its own
+    with exactly CAP_NET_ADMIN, CAP_SYS_ADMIN and CAP_SYS_PTRACE; the agent (root here) is another uid."""
+    _need_capabilities()
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is not installed")
+    from agentwatch.daemon.service import systemd_system_unit
+
+    unit = systemd_system_unit()
+    assert "AmbientCapabilities=CAP_NET_ADMIN CAP_SYS_ADMIN CAP_SYS_PTRACE" in unit.splitlines()
+    assert "Environment=AGENTWATCH_SERVE_PROCESS_WITNESS=true" in unit.splitlines()
+    with system_user("awsw", private_group=True) as user:
+        prefix, extra_env = python_for_others()
+        top = Path(tempfile.mkdtemp(prefix="agentwatch-sw-"))
+        os.chmod(top, 0o755)
+        base = top / "svc"
+        base.mkdir()
+        os.chown(base, user.pw_uid, user.pw_gid)
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(base), **extra_env,
+               "XDG_STATE_HOME": str(base / "state"), "XDG_DATA_HOME": str(base / "data"),
+               "XDG_CONFIG_HOME": str(base / "config"), "XDG_RUNTIME_DIR": str(base / "run"),
+               "AGENTWATCH_SERVE_SOCKET_GROUP": user.pw_name, "AGENTWATCH_SERVE_PROCESS_WITNESS": "true"}
+        caps = "+net_admin,+sys_admin,+sys_ptrace"
+        sock = base / "run" / "agentwatch" / "agentwatch.sock"
+        store = base / "data" / "agentwatch" / "store.db"
+        with open(tmp_path / "daemon.log", "wb") as log:
+            daemon = subprocess.Popen(["setpriv", "--reuid", str(user.pw_uid), "--regid", str(user.pw_gid),
+                                       "--clear-groups", "--inh-caps", caps, "--ambient-caps", caps, "--",
+                                       *prefix, "-m", "agentwatch.cli", "serve", "--verify-interval", "0"],
+                                      env=env, stdout=log, stderr=log, cwd="/", umask=0o027)
+        try:
+            wait_for(lambda: daemon.poll() is not None or sock.exists(), "the daemon's socket")
+            assert daemon.poll() is None, (tmp_path / "daemon.log").read_text()
+            status = (Path("/proc") / str(daemon.pid) / "status").read_text()
+            assert f"Uid:\t{user.pw_uid}" in status and "CapEff:\t0000000000281000" in status
+            fake = Daemon(tmp_path, socket_path=sock, store=store)
+            assert fake.request({"op": "health"})["process_witness"]["state"] == "running"
+            run_harness(fake, tmp_path, [hook("SessionStart"), *bash_call("t1", "sleep 0.2; echo as-root"),
+                                         {"run": "sleep 0.2; echo unreported"}, hook("Stop")])
+            wait_for(lambda: exec_rows(fake, "unreported"), "the unreported command's exec row")
+            assert [r["uid"] for r in exec_rows(fake, "as-root")] == [0]  # the agent's uid, not the daemon's
+            report = processes.reconcile(store)
+            assert [(f.kind, f.session_id) for f in report.findings] == [("unrecorded_exec", "s1")]
+            assert "echo unreported" in report.findings[0].detail
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            code = daemon.wait(30)
+            shutil.rmtree(top, ignore_errors=True)
+            assert code == 0, (tmp_path / "daemon.log").read_text()
+
+
 def test_without_the_capabilities_the_witness_is_unavailable_and_nothing_else_changes(tmp_path):
     with system_user("awpw") as user:
         prefix, extra_env = python_for_others()
