@@ -72,11 +72,15 @@ class Call:
     def expects_exec(self) -> bool:
         return self.category == "shell" and self.name.lower() not in NON_SPAWNING
 
-    def window(self, next_event_ns: Optional[int]) -> tuple[int, int]:
+    def window(self, prev_event_ns: Optional[int], next_event_ns: Optional[int]) -> tuple[int, int]:
+        """From the pre hook's commit to the post hook's; a missing pre: from the duration the post
+        reports, else from the session's event before it; a missing post: to the session's next event."""
         start = self.start_ns
-        if start is None:  # its pre hook is missing: only what the post says it took
-            ms = self.duration_ms if isinstance(self.duration_ms, (int, float)) else 0
-            start = (self.end_ns or 0) - int(ms * 1_000_000)
+        if start is None:
+            if isinstance(self.duration_ms, (int, float)) and self.end_ns is not None:
+                start = self.end_ns - int(self.duration_ms * 1_000_000)
+            else:
+                start = prev_event_ns if prev_event_ns is not None else (self.end_ns or 0)
         end = self.end_ns if self.end_ns is not None else (next_event_ns or start + 3_600_000_000_000)
         return start - SLACK_NS, end + SLACK_NS
 
@@ -203,13 +207,17 @@ def _reconcile(conn: Any, store: str, session: Optional[str]) -> Report:
         after = [t for t in session_events.get(call.session_id, []) if call.start_ns is not None and t > call.start_ns]
         return min(after) if after else None
 
+    def prev_event(call: Call) -> Optional[int]:
+        before = [t for t in session_events.get(call.session_id, []) if call.end_ns is not None and t < call.end_ns]
+        return max(before) if before else None
+
     checked: list[tuple[Call, tuple[int, int]]] = []
     for call in calls.values():
         if call.session_id not in followed:
             if call.expects_exec:
                 report.calls_unfollowed += 1
             continue
-        checked.append((call, call.window(next_event(call))))
+        checked.append((call, call.window(prev_event(call), next_event(call))))
     report.calls_checked = sum(c.expects_exec for c, _ in checked)
 
     candidates = [t for t in all_trees if not t.hook and any(t.root_pid in roots_of_session[s] for s in followed)]
