@@ -36,6 +36,7 @@ from agentwatch.record import redact
 from agentwatch.record.normalize import gap_append
 from agentwatch.store import canonical
 from agentwatch.store.append import Append, Appended
+from agentwatch.store.chain import canonical_json
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,8 @@ SCHEMA = 1
 DEFAULT_BUFFER = 8 << 20  # the proc connector's receive buffer: a 2,000-exec burst fits (docs/benchmarks.md)
 RETAIN_NS = 10_000_000_000  # exited processes and unclaimed execs are remembered this long
 BACKLOG_MAX = 20_000  # execs not (yet) under a root, kept for a root that names them late
+COALESCE_S = 0.002  # after a wake-up, wait this long for the rest of a process's events
+FLUSH_ROWS = 1000  # rows handed to the writer at once at most; fewer after flush_interval
 # Processes between a hook client and the harness that started it: the root is above them.
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "tcsh", "csh", "busybox"})
 
@@ -137,7 +140,7 @@ class _Root:
 
 class ProcessWitness:
     def __init__(self, policy: Optional[redact.Policy] = None, buffer_bytes: int = DEFAULT_BUFFER,
-                 flush_interval: float = 0.05):
+                 flush_interval: float = 0.25):
         self.policy = policy or redact.default_policy()
         self._rules = redactor(self.policy)
         self.buffer_bytes = buffer_bytes
@@ -163,6 +166,10 @@ class ProcessWitness:
         self.opens: dict[int, deque[_Opens]] = {}
         self.backlog: deque[_Pending] = deque()
         self._rows: list[Append] = []
+        self._last_flush = 0
+        # Row ids: one random part per run and a counter (a uuid4 per row cost more than the row's hash).
+        self._id_prefix = f"attest-process-{uuid.uuid4().hex[:16]}-"
+        self._next_id = 0
         self._unstored_reported = 0
         self._lost_reported = 0
         self._overflows_reported = 0
@@ -271,24 +278,34 @@ class ProcessWitness:
 
     def _run(self) -> None:
         assert self.procs is not None
-        fds = [self.procs.fileno(), self._wake_r] + ([self.opens_src.fileno()] if self.opens_src else [])
+        proc_fd, wake_fd = self.procs.fileno(), self._wake_r
+        opens_fd = self.opens_src.fileno() if self.opens_src is not None else -1
+        fds = [proc_fd, wake_fd] + ([opens_fd] if opens_fd >= 0 else [])
         cpu0 = time.thread_time()
         last_purge = time.monotonic_ns()
         while True:
             stopping = self._stopping
             try:
-                select.select(fds, [], [], self.flush_interval if not stopping else 0)
-                self._drain_wake()
-                self._step()
+                ready = set(select.select(fds, [], [], self.flush_interval if not stopping else 0)[0])
+                if ready and not stopping:
+                    time.sleep(COALESCE_S)  # a fork, its exec and often its exit, read in one go
+                if stopping:
+                    ready = set(fds)
+                if wake_fd in ready:
+                    self._drain_wake()
+                self._step(proc_fd in ready, opens_fd in ready)
             except Exception as exc:  # a bad event costs that event, never the witness or the daemon
                 self.stats.last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("process witness")
             now = time.monotonic_ns()
-            if now - last_purge > 1_000_000_000:
+            if now - last_purge > 1_000_000_000 or stopping:
                 self._purge(now)
+                self._note_loss()
                 last_purge = now
-            self._flush()
-            self.stats.cpu_s = time.thread_time() - cpu0
+                self.stats.cpu_s = time.thread_time() - cpu0
+            if stopping or len(self._rows) >= FLUSH_ROWS or now - self._last_flush >= self.flush_interval * 1e9:
+                self._flush()
+                self._last_flush = now
             if stopping:
                 return
 
@@ -299,12 +316,12 @@ class ProcessWitness:
         except (BlockingIOError, OSError):
             pass
 
-    def _step(self) -> None:
+    def _step(self, events_ready: bool = True, opens_ready: bool = True) -> None:
         assert self.procs is not None
         # A process's exec event follows the opens of its exec: read the events first, then the
         # opens, and every exec in hand has its files queued.
-        events = list(self.procs.read())
-        if self.opens_src is not None:
+        events = list(self.procs.read()) if events_ready else []
+        if self.opens_src is not None and (opens_ready or events):
             self._take_opens(self.opens_src.read())
             self.stats.fanotify_overflows = self.opens_src.overflows
         while not self._peers.empty():
@@ -317,7 +334,8 @@ class ProcessWitness:
                 self._exec(ev, superseded=last_exec[ev.pid] != i)
             elif ev.what == kernel.PROC_EVENT_EXIT:
                 self._exit(ev)
-        self._note_loss()
+        if events:
+            self._note_loss()
 
     def _take_opens(self, opened: list[kernel.ExecOpen]) -> None:
         now = time.monotonic_ns()
@@ -446,11 +464,12 @@ class ProcessWitness:
         if alive:
             # /proc shows the process as it is now: if it has exec'd again since (bash -c runs its
             # last command in its own process), its argv belongs to the next exec, not this one.
+            # cmdline before exe: an exec between the two shows as an exe not of this exec, and
+            # the argv is dropped rather than given to the wrong program.
+            argv, cwd, uid = _argv(pid), _readlink(f"/proc/{pid}/cwd"), _uid(pid)
             exe = _readlink(f"/proc/{pid}/exe")
-            if exe is not None and (files is None or exe in files):
-                argv, cwd, uid = _argv(pid), _readlink(f"/proc/{pid}/cwd"), _uid(pid)
-                if _readlink(f"/proc/{pid}/exe") != exe:
-                    argv = cwd = uid = None
+            if exe is None or (files is not None and exe not in files):
+                argv = cwd = uid = None
             if path is None and exe is not None:
                 path, path_from = exe, "proc"
         doc.update({"path": path, "path_from": path_from, "argv": argv, "cwd": cwd, "uid": uid})
@@ -474,7 +493,7 @@ class ProcessWitness:
             else:
                 doc["exit_code"] = status >> 8 & 0xFF
             self.stats.exits_recorded += 1
-            self._emit(doc)
+            self._emit(doc, plain=True)
         self.recorded.discard(pid)
         self.roots.pop(pid, None)
         self.exited.append((time.monotonic_ns(), pid))
@@ -514,9 +533,11 @@ class ProcessWitness:
             self._rows.append(gap_append(f"gap-{uuid.uuid4()}", "process_witness_unstored",
                                          {"rows": unstored, "noticed_ns": time.time_ns()}))
 
-    def _emit(self, doc: dict) -> None:
-        self._rows.append(Append(f"attest-process-{uuid.uuid4()}", "attestation",
-                                 encode(doc, self.policy, self._rules)))
+    def _emit(self, doc: dict, plain: bool = False) -> None:
+        """Queue a row; `plain`: the document holds only numbers and fixed words (an exit), nothing to redact."""
+        self._next_id += 1
+        payload = canonical_json(doc) if plain else encode(doc, self.policy, self._rules)
+        self._rows.append(Append(f"{self._id_prefix}{self._next_id}", "attestation", payload))
 
     def _flush(self) -> None:
         if self._rows and self._submit is not None:

@@ -9,7 +9,9 @@ harness -> bash -> the tool's command.
 
 SCRIPT is a list of steps: {"hook": PAYLOAD} runs the hook with that payload (Claude Code's
 hook input shape); {"run": COMMAND} runs `bash -c COMMAND` and waits; {"burst": N, "parallel": K}
-runs /bin/true N times, K at a time; {"signal": [PID, SIGNUM]} sends a signal (a test stops and
+runs /bin/true N times, K at a time; {"paced": RATE, "seconds": S} runs /bin/true RATE times a
+second for S seconds (4 threads keep the pace) and writes the rate it reached to the file
+{"report": PATH} names; {"signal": [PID, SIGNUM]} sends a signal (a test stops and
 continues the daemon around a burst with it).
 """
 
@@ -20,6 +22,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 HOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -37,10 +40,32 @@ def main(script_path: str) -> int:
             subprocess.run(["/bin/bash", "-c", step["run"]], check=False)
         elif "signal" in step:
             os.kill(*step["signal"])
+        elif "paced" in step:
+            rate = paced(step["paced"], step["seconds"])
+            if step.get("report"):
+                with open(step["report"], "w", encoding="utf-8") as f:
+                    json.dump({"rate": rate}, f)
         elif "burst" in step:
             with ThreadPoolExecutor(step.get("parallel", 8)) as pool:
                 list(pool.map(lambda _: subprocess.run(["/bin/true"]), range(step["burst"])))
     return 0
+
+
+def paced(rate: float, seconds: float, threads: int = 4) -> float:
+    """Run /bin/true `rate` times a second for `seconds`; returns the rate reached."""
+    n = int(rate * seconds)
+    t0 = time.monotonic()
+
+    def worker(k: int) -> None:
+        for i in range(k, n, threads):
+            delay = t0 + i / rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            subprocess.run(["/bin/true"])
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(worker, range(threads)))
+    return n / (time.monotonic() - t0)
 
 
 if __name__ == "__main__":
