@@ -76,6 +76,11 @@ class Unavailable(Exception):
     """A source cannot run here; the message says why (a missing capability, an old kernel)."""
 
 
+def supported() -> bool:
+    """Whether this platform has the proc connector's socket family at all (Linux)."""
+    return hasattr(socket, "AF_NETLINK")
+
+
 def effective_capabilities(pid: int | str = "self") -> int:
     """The CapEff bit set of a process, from /proc/<pid>/status (0 when it cannot be read)."""
     try:

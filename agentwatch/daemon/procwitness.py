@@ -184,6 +184,8 @@ class ProcessWitness:
         program of an exec whose process is gone before /proc is read: without it the witness
         runs and says so (`exec_paths`).
         """
+        if not kernel.supported():
+            return self._unavailable("no netlink sockets on this platform (the process witness is Linux-only)")
         caps = kernel.effective_capabilities()
         missing = kernel.missing_capabilities(caps)
         if not caps >> kernel.CAP_NET_ADMIN & 1:

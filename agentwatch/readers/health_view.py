@@ -59,7 +59,7 @@ def count(n: Any) -> str:
 
 
 def summary(doc: dict) -> tuple[str, list[Row]]:
-    """(status, rows): at most 15 rows, the reasons first."""
+    """(status, rows): at most 15 rows (16 with the process witness configured), the reasons first."""
     status = daemon_health.status_of(doc)
     reasons = list(doc.get("reasons") or [])
     rows: list[Row] = []
