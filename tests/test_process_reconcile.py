@@ -178,3 +178,26 @@ def test_one_session_is_checked_alone(tmp_path):
     s.tree(["/bin/bash", "-c", "whoami"])
     assert kinds(s.report(session="another")) == []
     assert [f.kind for f in processes.reconcile(s.store.path, session="s1").findings] == ["unrecorded_exec"]
+
+
+def test_the_processes_command_prints_the_findings_and_exits_1(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    s = Session(tmp_path / "store.db")
+    s.hook_process("SessionStart")
+    s.tree(["/bin/bash", "-c", "whoami"])
+    s.store.close()
+    argv = [sys.executable, "-m", "agentwatch.cli", "processes", "--store", str(s.store.path)]
+    text = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert text.returncode == 1, text.stderr
+    assert text.stdout.splitlines()[-1].startswith("unrecorded_exec at seq ")
+    doc = json.loads(subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=60).stdout)
+    assert [f["kind"] for f in doc["findings"]] == ["unrecorded_exec"]
+    clean = Session(tmp_path / "clean.db")
+    clean.hook_process("SessionStart")
+    clean.store.close()
+    done = subprocess.run([sys.executable, "-m", "agentwatch.cli", "processes", "--store", str(clean.store.path)],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "no findings")
