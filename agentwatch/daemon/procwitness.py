@@ -163,6 +163,7 @@ class ProcessWitness:
         self.recorded: set[int] = set()
         self.exited: deque[tuple[int, int]] = deque()  # (monotonic ns, pid), purged after RETAIN_NS
         self.gone: set[int] = set()  # exited, still remembered as a parent
+        self.names: dict[int, str] = {}  # pid -> the file name of the program its last exec ran
         self.opens: dict[int, deque[_Opens]] = {}
         self.backlog: deque[_Pending] = deque()
         self._rows: list[Append] = []
@@ -244,7 +245,7 @@ class ProcessWitness:
             row = normalize(env, *args, **kw)
             peer = kw.get("peer_pid")
             if peer and self.state == "running":
-                self._peers.put((peer, row.payload))
+                self._peers.put((peer, kw.get("uid"), row.payload))
                 self._wake()
             return row
 
@@ -379,17 +380,26 @@ class ProcessWitness:
             child, p, steps = p, self._ppid(p), steps + 1
         return None
 
-    def _root_of(self, peer: int) -> Optional[int]:
+    def _name(self, pid: int) -> str:
+        """The program a process runs: from its exec, as recorded (it may have exited), else /proc."""
+        name = self.names.get(pid)
+        return name if name is not None else _comm(pid)
+
+    def _root_of(self, peer: int, uid: Optional[int]) -> Optional[int]:
         pid = self._ppid(peer)
-        while pid is not None and pid > 1 and _comm(pid) in SHELLS:
+        while pid is not None and pid > 1 and self._name(pid) in SHELLS:
             pid = self._ppid(pid)
         if pid is None or pid <= 1 or pid == os.getpid():
             return None
+        # A harness runs as the user its hooks run as (the kernel's uid of the connection): an
+        # ancestor of another account (sshd, a root shell, a daemon) is not the harness.
+        if uid is not None and _uid(pid) != uid:
+            return None
         return pid
 
-    def _peer(self, peer: int, payload: bytes) -> None:
+    def _peer(self, peer: int, uid: Optional[int], payload: bytes) -> None:
         tracked = self.tracked.get(peer)
-        root = tracked[0] if tracked else self._root_of(peer)
+        root = tracked[0] if tracked else self._root_of(peer, uid)
         if root is None:
             return
         try:
@@ -436,6 +446,10 @@ class ProcessWitness:
             return  # a new thread, not a process
         self.parent[ev.pid] = ev.ppid
         self.gone.discard(ev.pid)
+        self.names.pop(ev.pid, None)  # a new process: it runs its parent's program until it execs
+        parent_name = self.names.get(ev.ppid)
+        if parent_name is not None:
+            self.names[ev.pid] = parent_name
         entry = self.tracked.get(ev.ppid)
         if entry is not None:
             root, top = entry
@@ -446,6 +460,9 @@ class ProcessWitness:
         groups = self.opens.get(pid)
         opened = groups.popleft() if groups else None
         path = opened.path if opened is not None else None
+        name = path or _readlink(f"/proc/{pid}/exe")
+        if name:
+            self.names[pid] = name.rpartition("/")[2]
         start_ns = ev.ts_ns + self._offset_ns
         if pid in self.tracked:
             # An exec followed by another of the same process in hand: /proc already shows the next one.
@@ -508,6 +525,7 @@ class ProcessWitness:
             if pid in self.gone:  # a pid reused meanwhile stays
                 self.gone.discard(pid)
                 self.parent.pop(pid, None)
+                self.names.pop(pid, None)
         while self.backlog and self.backlog[0].mono_ns < horizon:
             self.backlog.popleft()
         for pid in [p for p, g in self.opens.items() if not g or g[-1].mono_ns < horizon]:

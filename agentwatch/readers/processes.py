@@ -13,7 +13,9 @@ trees the harness started in its window (from its `tool_pre` row to its `tool_po
 
 A tree is a child of the harness process with everything below it. Trees of the hook clients
 themselves (a tree holding the pid a record's connection came from) are the recorder's own and
-are left out. Only sessions the witness followed (a `process_root` row names them) are checked.
+are left out (for a spooled record, which has no peer pid, the tree of the pid its hook claims,
+if that tree ran the hook client). Only sessions the witness followed (a `process_root` row
+names them) are checked.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 NON_SPAWNING = frozenset({"bashoutput", "killshell", "write_stdin"})
 SLACK_NS = 1_000_000  # how far the kernel's exec times (monotonic, converted) and the commit times (wall) may disagree
 HOOK_SPAN_NS = 60_000_000_000  # a hook client connects within this long of its exec
+# A spooled record carries no kernel peer pid, only the pid its hook claims: a tree is taken for
+# that hook only when it ran the hook client, so a forged spool file cannot hide another tree.
+HOOK_PROGRAMS = ("agentwatch/hook.py", "/agentwatch-hook")
 
 
 @dataclass
@@ -170,11 +175,16 @@ def _reconcile(conn: Any, store: str, session: Optional[str]) -> Report:
         doc = json.loads(document(*cols))
         sid = doc.get("session_id")
         session_events.setdefault(sid, []).append(at_ns)
-        peer = (doc.get("client") or {}).get("peer_pid")
-        for tree in hook_execs.get(peer, ()):
-            if any(e["pid"] == peer and 0 <= at_ns - (e.get("start_ns") or 0) <= HOOK_SPAN_NS for e in tree.execs):
-                tree.hook = True
-                roots_of_session.setdefault(sid, set()).add(tree.root_pid)
+        client = doc.get("client") or {}
+        peer, claimed = client.get("peer_pid"), None
+        if peer is None and client.get("delivery") == "spool":
+            claimed = client.get("pid")  # a spooled record: the pid its hook claims, not the kernel's
+        for pid, need_hook_argv in ((peer, False), (claimed, True)):
+            for tree in hook_execs.get(pid, ()) if pid is not None else ():
+                if any(e["pid"] == pid and 0 <= at_ns - (e.get("start_ns") or 0) <= HOOK_SPAN_NS
+                       and (not need_hook_argv or _runs_hook(e)) for e in tree.execs):
+                    tree.hook = True
+                    roots_of_session.setdefault(sid, set()).add(tree.root_pid)
         if event_kind not in ("tool_pre", "tool_post", "tool_error"):
             continue
         tool = doc.get("tool") or {}
@@ -267,6 +277,12 @@ def _reconcile(conn: Any, store: str, session: Optional[str]) -> Report:
                 f"but no process started under the harness in its window", near_loss(*window)))
     report.findings.sort(key=lambda f: f.seq)
     return report
+
+
+def _runs_hook(e: dict) -> bool:
+    """Whether an exec ran agentwatch's hook client (install/command.py writes `…/agentwatch/hook.py`)."""
+    argv = e.get("argv")
+    return isinstance(argv, list) and any(isinstance(a, str) and a.endswith(HOOK_PROGRAMS) for a in argv)
 
 
 def _short(text: str, limit: int = 200) -> str:
