@@ -68,6 +68,10 @@ class ServeConfig:
     # The process witness (daemon/procwitness.py): on, and its proc connector's receive buffer.
     process_witness: bool = _default("serve.process_witness")
     process_witness_buffer: int = _default("serve.process_witness_buffer")
+    # Retention (docs/retention.md): payloads older than this many days removed (0: off).
+    retention_days: float = _default("retention.payload_days")
+    retention_interval: float = _default("retention.interval_s")
+    retention_max_rows: int = _default("retention.max_rows")
 
     @classmethod
     def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
@@ -99,6 +103,9 @@ class ServeConfig:
             ship_batch_rows=cfg["ship.batch_rows"],
             process_witness=cfg["serve.process_witness"],
             process_witness_buffer=cfg["serve.process_witness_buffer"],
+            retention_days=cfg["retention.payload_days"],
+            retention_interval=cfg["retention.interval_s"],
+            retention_max_rows=cfg["retention.max_rows"],
             **daemon_options,
         )
 
