@@ -79,7 +79,7 @@ class Session:
 
     def report(self, **kw) -> processes.Report:
         self.store.close()
-        return processes.reconcile(self.store.path, **kw)
+        return processes.reconcile(self.store.path, settle_s=0, **kw)
 
 
 @pytest.fixture
@@ -172,12 +172,26 @@ def test_a_finding_near_a_loss_says_so(session):
     assert report.findings[0].during_loss is True
 
 
+def test_what_happened_in_the_last_seconds_is_left_unsettled(session):
+    """A hook's record is committed at once, its process rows up to a flush later: the newest trees
+    and calls are counted as unsettled until `settle_s` has passed."""
+    session.hook_process("SessionStart")
+    session.tree(["/bin/bash", "-c", "whoami"])
+    session.pre("t1", "ls")
+    session.post("t1", "ls")
+    session.store.close()
+    now = processes.reconcile(session.store.path)
+    assert (kinds(now), now.unsettled) == ([], 2)
+    later = processes.reconcile(session.store.path, now_ns=time.time_ns() + 3_000_000_000)
+    assert ([f.kind for f in later.findings], later.unsettled) == (["unrecorded_exec", "phantom_call"], 0)
+
+
 def test_one_session_is_checked_alone(tmp_path):
     s = Session(tmp_path / "store.db")
     s.hook_process("SessionStart")
     s.tree(["/bin/bash", "-c", "whoami"])
     assert kinds(s.report(session="another")) == []
-    assert [f.kind for f in processes.reconcile(s.store.path, session="s1").findings] == ["unrecorded_exec"]
+    assert [f.kind for f in processes.reconcile(s.store.path, session="s1", settle_s=0).findings] == ["unrecorded_exec"]
 
 
 def test_a_spooled_hook_is_known_by_the_pid_it_claims_only_if_that_tree_ran_the_hook(session):
@@ -205,7 +219,7 @@ def test_the_processes_command_prints_the_findings_and_exits_1(tmp_path):
     s.hook_process("SessionStart")
     s.tree(["/bin/bash", "-c", "whoami"])
     s.store.close()
-    argv = [sys.executable, "-m", "agentwatch.cli", "processes", "--store", str(s.store.path)]
+    argv = [sys.executable, "-m", "agentwatch.cli", "processes", "--store", str(s.store.path), "--settle", "0"]
     text = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert text.returncode == 1, text.stderr
     assert text.stdout.splitlines()[-1].startswith("unrecorded_exec at seq ")
@@ -214,6 +228,6 @@ def test_the_processes_command_prints_the_findings_and_exits_1(tmp_path):
     clean = Session(tmp_path / "clean.db")
     clean.hook_process("SessionStart")
     clean.store.close()
-    done = subprocess.run([sys.executable, "-m", "agentwatch.cli", "processes", "--store", str(clean.store.path)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "agentwatch.cli", "processes", "--store", str(clean.store.path),
+                           "--settle", "0"], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "no findings")

@@ -92,6 +92,24 @@ def gaps(d: Daemon, reason: str) -> list[dict]:
         conn.close()
 
 
+def caught_up(d: Daemon) -> bool:
+    """Whether the witness's rows cover every hook whose record is stored (an exec row of its peer pid)."""
+    conn = apsw.Connection(f"file:{d.store}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    try:
+        peers = {p for (p,) in conn.execute(
+            "SELECT json_extract(payload, '$.client.peer_pid') FROM records WHERE kind = 'event'")}
+    finally:
+        conn.close()
+    execs = {r["pid"] for r in attestations(d, "process") if r["event"] == "exec"}
+    return peers <= execs
+
+
+def reconcile(d: Daemon) -> processes.Report:
+    """Once the witness has caught up with every stored hook, nothing is left to settle."""
+    wait_for(lambda: caught_up(d), "the witness's rows of every hook")
+    return processes.reconcile(d.store, settle_s=0)
+
+
 def exec_rows(d: Daemon, marker: str) -> list[dict]:
     return [r for r in attestations(d, "process")
             if r["event"] == "exec" and any(marker in a for a in r.get("argv") or [])]
@@ -102,7 +120,7 @@ def test_a_session_with_every_hook_has_no_finding_and_both_verifiers_accept_it(w
     run_harness(d, tmp_path, [hook("SessionStart"), *bash_call("t1", "echo covered-one"),
                               *bash_call("t2", "/bin/sleep 0.25"), hook("Stop")])
     wait_for(lambda: exec_rows(d, "0.25"), "the exec rows of the second call")
-    report = processes.reconcile(d.store)
+    report = reconcile(d)
     assert report.findings == [], report.to_json()
     assert (report.sessions_followed, report.roots, report.calls_checked) == (1, 1, 2)
     assert report.trees - report.hook_trees == 2  # one per call: bash -c COMMAND
@@ -130,7 +148,7 @@ def test_a_command_whose_hooks_were_dropped_is_an_unrecorded_exec(witnessed, tmp
                               {"run": "sleep 0.2; echo dropped-hook-call"},  # it ran; its hooks never reached us
                               hook("Stop")])
     wait_for(lambda: exec_rows(d, "dropped-hook-call"), "the exec row of the dropped call")
-    report = processes.reconcile(d.store)
+    report = reconcile(d)
     assert [(f.kind, f.session_id) for f in report.findings] == [("unrecorded_exec", "s1")], report.to_json()
     assert "sleep 0.2; echo dropped-hook-call" in report.findings[0].detail
 
@@ -142,7 +160,7 @@ def test_a_fabricated_call_of_a_command_that_never_ran_is_a_phantom_call(witness
                               hook("PreToolUse", **tool), hook("PostToolUse", **tool, tool_response={"stdout": ""}),
                               hook("Stop")])
     wait_for(lambda: len(attestations(d, "process_root")) == 1 and exec_rows(d, "echo real"), "the witness rows")
-    report = processes.reconcile(d.store)
+    report = reconcile(d)
     assert [(f.kind, f.session_id) for f in report.findings] == [("phantom_call", "s1")], report.to_json()
     assert "rm -rf /never-ran" in report.findings[0].detail
     assert report.calls_checked == 2
@@ -239,7 +257,7 @@ def test_the_service_units_ambient_capabilities_let_another_account_witness_the_
                                          {"run": "sleep 0.2; echo unreported"}, hook("Stop")])
             wait_for(lambda: exec_rows(fake, "unreported"), "the unreported command's exec row")
             assert [r["uid"] for r in exec_rows(fake, "as-root")] == [0]  # the agent's uid, not the daemon's
-            report = processes.reconcile(store)
+            report = reconcile(fake)
             assert [(f.kind, f.session_id) for f in report.findings] == [("unrecorded_exec", "s1")]
             assert "echo unreported" in report.findings[0].detail
         finally:
@@ -312,6 +330,6 @@ def test_without_cap_sys_admin_the_witness_runs_and_takes_exec_paths_from_proc(t
         last = [r for r in attestations(d, "process") if r["event"] == "exec" and r["pid"] == pid][-1]
         assert (last["path"], last["path_from"], last["argv"]) == (os.path.realpath("/bin/sleep"), "proc",
                                                                    ["/bin/sleep", "0.3"])
-        assert processes.reconcile(d.store).findings == []
+        assert reconcile(d).findings == []
     finally:
         assert d.stop() == 0, d.output()

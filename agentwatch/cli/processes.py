@@ -16,6 +16,8 @@ from agentwatch.errors import AgentwatchError
 def processes_cmd(
     store: Optional[Path] = StoreOpt,
     session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Only this session."),
+    settle: float = typer.Option(2.0, "--settle", min=0.0, metavar="SECONDS",
+                                 help="Leave unjudged what started or ended this recently (the witness's rows lag)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Pair what the kernel saw run under each harness with the shell tool calls its hooks reported.
@@ -32,7 +34,7 @@ def processes_cmd(
     resolved = paths.resolve_store(store)
     try:
         with db.store_errors(resolved):
-            report = processes.reconcile(resolved, session)
+            report = processes.reconcile(resolved, session, settle_s=settle)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_processes(report, json_out)

@@ -459,6 +459,8 @@ def emit_processes(report, as_json: bool) -> None:
              f"{report.calls_checked} shell call(s) checked"]
     if report.calls_unfollowed:
         lines.append(f"{report.calls_unfollowed} shell call(s) in sessions the witness did not follow (not checked)")
+    if report.unsettled:
+        lines.append(f"{report.unsettled} tree(s) or call(s) too recent to judge (--settle)")
     if report.lost_events:
         lines.append(f"the witness lost {report.lost_events} kernel event(s): findings near a loss may be the loss")
     for f in report.findings:

@@ -321,14 +321,25 @@ class ProcessWitness:
 
     def _step(self, events_ready: bool = True, opens_ready: bool = True) -> None:
         assert self.procs is not None
-        # A process's exec event follows the opens of its exec: read the events first, then the
-        # opens, and every exec in hand has its files queued.
+        events = self._read(events_ready, opens_ready)
+        if not self._peers.empty():
+            # A hook's exec precedes its record: read once more, so the programs of the hook's
+            # shell and its client are known before its harness is looked for. What ran under
+            # the harness before it was known waits in the backlog to be claimed.
+            events += self._read(True, True)
+            while not self._peers.empty():
+                self._peer(*self._peers.get_nowait())
+        if events:
+            self._note_loss()
+
+    def _read(self, events_ready: bool, opens_ready: bool) -> list[kernel.ProcEvent]:
+        """Read and apply what the kernel reported: the events first, then the opens (a process's
+        exec event follows the opens of its exec, so every exec in hand has its files queued)."""
+        assert self.procs is not None
         events = list(self.procs.read()) if events_ready else []
         if self.opens_src is not None and (opens_ready or events):
             self._take_opens(self.opens_src.read())
             self.stats.fanotify_overflows = self.opens_src.overflows
-        while not self._peers.empty():
-            self._peer(*self._peers.get_nowait())
         last_exec = {ev.pid: i for i, ev in enumerate(events) if ev.what == kernel.PROC_EVENT_EXEC}
         for i, ev in enumerate(events):
             if ev.what == kernel.PROC_EVENT_FORK:
@@ -337,8 +348,7 @@ class ProcessWitness:
                 self._exec(ev, superseded=last_exec[ev.pid] != i)
             elif ev.what == kernel.PROC_EVENT_EXIT:
                 self._exit(ev)
-        if events:
-            self._note_loss()
+        return events
 
     def _take_opens(self, opened: list[kernel.ExecOpen]) -> None:
         now = time.monotonic_ns()
@@ -446,10 +456,7 @@ class ProcessWitness:
             return  # a new thread, not a process
         self.parent[ev.pid] = ev.ppid
         self.gone.discard(ev.pid)
-        self.names.pop(ev.pid, None)  # a new process: it runs its parent's program until it execs
-        parent_name = self.names.get(ev.ppid)
-        if parent_name is not None:
-            self.names[ev.pid] = parent_name
+        self.names.pop(ev.pid, None)  # a new process: its program is known from its exec
         entry = self.tracked.get(ev.ppid)
         if entry is not None:
             root, top = entry

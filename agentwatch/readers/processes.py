@@ -21,6 +21,7 @@ names them) are checked.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -31,6 +32,7 @@ from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 # Shell-category tools that do not start a process of their own (they read or signal one).
 NON_SPAWNING = frozenset({"bashoutput", "killshell", "write_stdin"})
 SLACK_NS = 1_000_000  # how far the kernel's exec times (monotonic, converted) and the commit times (wall) may disagree
+SETTLE_S = 2.0  # the last seconds left unjudged: the witness's rows may not all be stored yet
 HOOK_SPAN_NS = 60_000_000_000  # a hook client connects within this long of its exec
 # A spooled record carries no kernel peer pid, only the pid its hook claims: a tree is taken for
 # that hook only when it ran the hook client, so a forged spool file cannot hide another tree.
@@ -113,26 +115,36 @@ class Report:
     hook_trees: int = 0
     calls_checked: int = 0
     calls_unfollowed: int = 0  # shell calls in sessions the witness did not follow
+    unsettled: int = 0  # trees and calls of the last `settle_s` seconds, not judged yet
     lost_events: int = 0
     findings: list[Finding] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"store": self.store, "roots": self.roots, "sessions_followed": self.sessions_followed,
                 "trees": self.trees, "hook_trees": self.hook_trees, "calls_checked": self.calls_checked,
-                "calls_unfollowed": self.calls_unfollowed, "lost_events": self.lost_events,
+                "calls_unfollowed": self.calls_unfollowed, "unsettled": self.unsettled,
+                "lost_events": self.lost_events,
                 "findings": [f.to_json() for f in self.findings]}
 
 
-def reconcile(store: Path, session: Optional[str] = None) -> Report:
-    """Pair the witnessed process trees with the reported tool calls in a store (read-only)."""
+def reconcile(store: Path, session: Optional[str] = None, settle_s: float = SETTLE_S,
+              now_ns: Optional[int] = None) -> Report:
+    """Pair the witnessed process trees with the reported tool calls in a store (read-only).
+
+    The witness's rows follow the kernel by up to a flush interval (0.25 s) and a busy writer's
+    queue, while a hook's record is committed at once: what started or ended in the last
+    `settle_s` seconds is counted as `unsettled`, not judged (a hook whose process rows are not
+    stored yet would otherwise read as an unrecorded exec).
+    """
     conn = db.open_reader(store)
     try:
-        return _reconcile(conn, str(store), session)
+        horizon = (now_ns if now_ns is not None else time.time_ns()) - int(settle_s * 1e9)
+        return _reconcile(conn, str(store), session, horizon)
     finally:
         conn.close()
 
 
-def _reconcile(conn: Any, store: str, session: Optional[str]) -> Report:
+def _reconcile(conn: Any, store: str, session: Optional[str], horizon: int) -> Report:
     report = Report(store)
     roots_of_session: dict[Any, set[int]] = {}
     trees: dict[tuple[int, int], list[Tree]] = {}
@@ -262,7 +274,9 @@ def _reconcile(conn: Any, store: str, session: Optional[str]) -> Report:
         return any(lo - 1_000_000_000 <= n <= hi + 1_000_000_000 for n in losses)
 
     for tree in candidates:
-        if tree.call is None:
+        if tree.call is None and tree.start_ns > horizon:
+            report.unsettled += 1
+        elif tree.call is None:
             sid = next((s for s in followed if tree.root_pid in roots_of_session[s]), None)
             report.findings.append(Finding(
                 "unrecorded_exec", tree.first_seq, sid, tree.root_pid,
@@ -270,7 +284,9 @@ def _reconcile(conn: Any, store: str, session: Optional[str]) -> Report:
                 f"{_short(tree.argv_text())!r}; no tool call was reported around it",
                 near_loss(tree.start_ns, tree.start_ns)))
     for call, window in checked:
-        if call.expects_exec and not call.trees:
+        if call.expects_exec and not call.trees and window[1] > horizon:
+            report.unsettled += 1
+        elif call.expects_exec and not call.trees:
             report.findings.append(Finding(
                 "phantom_call", call.seq, call.session_id, next(iter(roots_of_session[call.session_id]), None),
                 f"{call.name} call {call.call_id} reported {_short(call.command or '')!r}, "
