@@ -34,7 +34,17 @@ else:  # run as a file: hook.py put this file's directory on the path
 PROTOCOL_VERSION = 1
 MAX_LINE = 1 << 20  # wire limit per line, newline excluded
 DEFAULT_TIMEOUT_MS = 250  # connect + send + ack
-DEFAULT_STDIN_MS = 200  # wait for the first byte, and for each next chunk
+DEFAULT_STDIN_MS = 2000  # read stdin to EOF within this, whatever the pace of its bytes
+# Input kept whole up to this size so that an oversized payload can be cut field by field
+# (cut_fields); beyond it only the first MAX_LINE bytes are kept, and the digest covers all.
+MAX_PARSE = 32 << 20
+# A string value longer than this may be cut from an oversized payload, largest first.
+_CUT_MIN = 1024
+_CUT_HEAD = 1024  # characters of a cut string kept in its marker
+_CUT_BUDGET = MAX_LINE - (64 << 10)  # what a cut payload may take of a frame (head and argv besides)
+# Keys that hold a tool's arguments (Claude-style tool_input, Copilot toolArgs, Cline parameters
+# and input, Cursor's command and file_path).
+_INPUT_KEYS = frozenset(("tool_input", "toolArgs", "parameters", "input", "command", "file_path"))
 # Room in the frame for the fields decided after the payload is sized.
 _RESERVE = 256
 _READ_CHUNK = 1 << 18
@@ -47,8 +57,11 @@ O_CLOEXEC = getattr(_os, "O_CLOEXEC", 0)
 
 
 # ---------------------------------------------------------------- locations
-# Must agree with agentwatch.paths (tests/test_hook.py checks it). Bytes, so
-# no path is ever decoded or re-encoded on the way to the kernel.
+# The socket and the spool are settings like any other: the environment
+# (AGENTWATCH_SOCKET, AGENTWATCH_SPOOL), else the user's config file, else the
+# platform default; exactly what agentwatch.config.load resolves (a project
+# file may not set either). tests/test_hook.py checks that the two agree. Bytes,
+# so no path is ever decoded or re-encoded on the way to the kernel.
 
 
 def _environ():
@@ -65,25 +78,39 @@ def _home():
     return pwd.getpwuid(_os.getuid()).pw_dir.encode("utf-8", "surrogateescape")
 
 
-def socket_path():
-    env = _environ()
-    if env.get(b"AGENTWATCH_SOCKET"):
-        return env[b"AGENTWATCH_SOCKET"]
-    runtime = env.get(b"XDG_RUNTIME_DIR")
+def _default_socket():
+    runtime = _environ().get(b"XDG_RUNTIME_DIR")
     if runtime and runtime.startswith(b"/"):
         return runtime.rstrip(b"/") + b"/agentwatch/agentwatch.sock"
     return _platform.fallback_runtime_dir(_os.getuid()).encode("utf-8", "surrogateescape") + b"/agentwatch.sock"
 
 
-def spool_path():
-    env = _environ()
-    if env.get(b"AGENTWATCH_SPOOL"):
-        return env[b"AGENTWATCH_SPOOL"]
-    data = env.get(b"XDG_DATA_HOME")
+def _default_spool():
+    data = _environ().get(b"XDG_DATA_HOME")
     if data and data.startswith(b"/"):
         return data.rstrip(b"/") + b"/agentwatch/spool"
     home = _home().rstrip(b"/").decode("utf-8", "surrogateescape")
     return _platform.fallback_data_dir(home).encode("utf-8", "surrogateescape") + b"/spool"
+
+
+def socket_setting():
+    """(the socket path, whether the user named it: in the environment or the config file)."""
+    env = _environ().get(b"AGENTWATCH_SOCKET")
+    if env:
+        return env, True
+    configured = config_paths().get("socket")
+    return (configured, True) if configured else (_default_socket(), False)
+
+
+def socket_path():
+    return socket_setting()[0]
+
+
+def spool_path():
+    env = _environ().get(b"AGENTWATCH_SPOOL")
+    if env:
+        return env
+    return config_paths().get("spool") or _default_spool()
 
 
 def _env_ms(name, default):
@@ -91,6 +118,223 @@ def _env_ms(name, default):
         return max(1, int(_environ().get(name, default)))
     except ValueError:
         return default
+
+
+# ---------------------------------------------------------------- config file
+# The user's config file (agentwatch.config.user_config_path), read only for
+# `socket` and `spool`. Importing tomllib costs a hook several times its usual
+# start-up, so a file written in plain one-line `key = value` lines and
+# `[table]` headers (as docs/config.md and docs/deployment.md write it) is read
+# here, and anything else goes to tomllib. The trust rule is config.py's: the
+# file is the user's or root's and nobody else can write it or its directory.
+# A file the hook cannot use is named on stderr and the defaults apply; the
+# daemon refuses such a file too, and the record is spooled.
+
+_BARE = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_PATH_KEYS = ("socket", "spool")
+_CONFIG_MAX = 1 << 20
+
+
+class ConfigUnusable(Exception):
+    """The config file exists (or AGENTWATCH_CONFIG names one) but cannot be used."""
+
+
+def config_file():
+    """(the config file's path, whether AGENTWATCH_CONFIG named it)."""
+    env = _environ()
+    explicit = env.get(b"AGENTWATCH_CONFIG")
+    if explicit:
+        return _expand_user(explicit), True
+    base = env.get(b"XDG_CONFIG_HOME")
+    root = base if base and base.startswith(b"/") else _home().rstrip(b"/") + b"/.config"
+    return root.rstrip(b"/") + b"/agentwatch/config.toml", False
+
+
+def config_paths():
+    """{"socket": bytes, "spool": bytes}, as far as the config file sets them; {} without one.
+
+    Never raises: a file that cannot be used (or read: a directory, an I/O error) is named
+    on stderr and ignored, so the record still reaches the default socket or spool.
+    """
+    try:
+        return read_config_paths()
+    except ConfigUnusable as exc:
+        say("ignoring the config file: %s" % exc)
+    except Exception as exc:
+        say("ignoring the config file %s: %s" % (_show(config_file()[0]), exc))
+    return {}
+
+
+def read_config_paths():
+    path, explicit = config_file()
+    try:
+        fd = _os.open(path, _os.O_RDONLY | O_CLOEXEC)
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigUnusable("%s does not exist (AGENTWATCH_CONFIG names it)" % _show(path)) from None
+        return {}
+    except OSError as exc:
+        raise ConfigUnusable("%s: %s" % (_show(path), exc.strerror)) from None
+    try:
+        _trusted(path, _os.fstat(fd))
+        data = _os.read(fd, _CONFIG_MAX + 1)
+    finally:
+        _os.close(fd)
+    if len(data) > _CONFIG_MAX:
+        raise ConfigUnusable("%s is larger than %d bytes" % (_show(path), _CONFIG_MAX))
+    if b"socket" not in data and b"spool" not in data:
+        return {}  # the common case: nothing to parse
+    top = _plain_toml(data)
+    if top is None:
+        top = _tomllib(data, path)
+    found = {}
+    for key in _PATH_KEYS:
+        if key not in top:
+            continue
+        value = top[key]
+        if not isinstance(value, str) or not value:
+            raise ConfigUnusable("%s: key %r must be a non-empty string (a path)" % (_show(path), key))
+        value = _expand_user(value.encode("utf-8", "surrogateescape"))
+        if not value.startswith(b"/"):
+            raise ConfigUnusable("%s: key %r must be an absolute path (or start with ~)" % (_show(path), key))
+        found[key] = value
+    return found
+
+
+def _trusted(path, st):
+    if st.st_uid not in (0, _os.geteuid()):
+        raise ConfigUnusable("%s is owned by uid %d, not by this user" % (_show(path), st.st_uid))
+    if _others_can_write(st):
+        raise ConfigUnusable("%s has mode %04o, writable by others" % (_show(path), st.st_mode & 0o7777))
+    parent = path.rpartition(b"/")[0] or (b"/" if path.startswith(b"/") else b".")
+    pst = _os.stat(parent)
+    if pst.st_mode & _S_IFMT != _S_IFDIR or pst.st_uid not in (0, _os.geteuid()):
+        raise ConfigUnusable("%s: its directory is not this user's or root's" % _show(path))
+    if _others_can_write(pst) and not pst.st_mode & 0o1000:
+        raise ConfigUnusable("%s: its directory has mode %04o, writable by others" % (_show(path), pst.st_mode & 0o7777))
+
+
+def _others_can_write(st):
+    """agentwatch.safefs.others_can_write: world-writable, or group-writable by a group not the user's own."""
+    if st.st_mode & 0o002:
+        return True
+    if not st.st_mode & 0o020:
+        return False
+    import grp
+    import pwd
+
+    try:
+        me = pwd.getpwuid(_os.geteuid())
+        group = grp.getgrgid(st.st_gid)
+    except KeyError:
+        return True
+    return not (st.st_gid == me.pw_gid and group.gr_name == me.pw_name and set(group.gr_mem) <= {me.pw_name})
+
+
+def _expand_user(path):
+    if not path.startswith(b"~"):
+        return path
+    name, sep, rest = path[1:].partition(b"/")
+    if name:
+        import pwd
+
+        try:
+            home = pwd.getpwnam(name.decode("utf-8", "surrogateescape")).pw_dir.encode("utf-8", "surrogateescape")
+        except KeyError:
+            return path
+    else:
+        home = _home()
+    home = home.rstrip(b"/")
+    return home + b"/" + rest if rest else home or b"/"
+
+
+def _plain_toml(data):
+    """The top-level table's string values, for a file of plain lines; None for anything else.
+
+    Plain: blank lines, comments, `[table]` headers and one-line `key = value`
+    pairs with a bare (or dotted) key and a value that is a quoted string without
+    escapes, a bare word (a number, true, false) or a one-line list of such.
+    """
+    if b'"""' in data or b"'''" in data or b"\\" in data or b"\r" in data:
+        return None
+    top = {}
+    in_top = True
+    seen = set()
+    for raw in data.split(b"\n"):
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            continue
+        if line.startswith(b"["):
+            name, close, rest = line[1:].partition(b"]")
+            rest = rest.strip()
+            if line.startswith(b"[[") or not close or not _bare(name, dotted=True) or rest and not rest.startswith(b"#"):
+                return None
+            if name in seen:
+                return None
+            seen.add(name)
+            in_top = False
+            continue
+        key, eq, value = line.partition(b"=")
+        key = key.strip()
+        if not eq or not _bare(key, dotted=True):
+            return None
+        parsed = _plain_value(value.strip())
+        if parsed is None:
+            return None
+        if in_top:
+            name = key.decode("ascii")
+            if name in top:
+                return None  # TOML refuses a key set twice: leave the verdict to tomllib
+            top[name] = parsed[0]
+    return top
+
+
+def _bare(name, dotted=False):
+    if not name:
+        return False
+    parts = name.split(b".") if dotted else (name,)
+    return all(part and not part.translate(None, _BARE) for part in parts)
+
+
+def _plain_value(value):
+    """(the value,) for a plain value followed by nothing or a comment; None otherwise.
+
+    Only strings keep their value: the paths are strings, and anything else in their place is refused.
+    """
+    if value[:1] in (b'"', b"'"):
+        end = value.find(value[:1], 1)
+        if end < 0:
+            return None
+        rest = value[end + 1:].strip()
+        if rest and not rest.startswith(b"#"):
+            return None
+        try:
+            return (value[1:end].decode("utf-8"),)
+        except UnicodeDecodeError:
+            return None
+    if value.startswith(b"["):
+        inner, close, rest = value[1:].partition(b"]")
+        rest = rest.strip()
+        if not close or b"[" in inner or rest and not rest.startswith(b"#"):
+            return None
+        for item in inner.split(b","):
+            item = item.strip()
+            if item and _plain_value(item) is None:
+                return None
+        return ([],)  # lists matter only as lines to step over
+    word = value.partition(b"#")[0].strip()
+    if not word or word.translate(None, _BARE + b".:+"):
+        return None
+    return (None,)  # a number, a boolean or a date: never a path
+
+
+def _tomllib(data, path):
+    import tomllib
+
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigUnusable("%s is not valid TOML: %s" % (_show(path), exc)) from None
 
 
 # ---------------------------------------------------------------- ownership
@@ -184,12 +428,11 @@ def _sha256():
 def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
     """Read fd 0 to EOF, keeping at most `keep` bytes.
 
-    Waits at most `wait_ms` for the first byte, then at most `wait_ms` for
-    each next chunk, and stops after 10 * `wait_ms` in all: a harness that
-    never closes stdin cannot hang the hook, and one that streams a large
-    input steadily is read whole. A terminal is not read. Returns (kept
-    bytes, total bytes seen, sha256 hex of all bytes seen when more than
-    `keep` arrived else None, whether EOF was reached).
+    Reads while the pipe is open, however slowly its bytes come, until EOF or
+    `wait_ms` in all: a harness that writes its input late is read whole, and
+    one that never closes stdin cannot hang the hook. A terminal is not read.
+    Returns (kept bytes, total bytes seen, sha256 hex of all bytes seen when
+    more than `keep` arrived else None, whether EOF was reached).
     """
     try:
         if _os.isatty(0):
@@ -198,16 +441,13 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
         return b"", 0, None, True
     import select
 
-    chunks = []
+    chunks: list = []
     kept = total = 0
     hasher = None
-    wait = wait_ms / 1000
-    start = time.monotonic()
-    hard_stop = start + 10 * wait
-    deadline = start + wait
+    deadline = time.monotonic() + wait_ms / 1000
     eof = False
     while True:
-        left = min(deadline, hard_stop) - time.monotonic()
+        left = deadline - time.monotonic()
         if left <= 0:
             break
         try:
@@ -222,7 +462,6 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
         if not data:
             eof = True
             break
-        deadline = time.monotonic() + wait
         total += len(data)
         if hasher is not None:
             hasher.update(data)
@@ -237,10 +476,91 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
     return b"".join(chunks), total, hasher and hasher.hexdigest(), eof
 
 
+def _too_large(raw):
+    """Whether `raw`, escaped into the frame, passes _CUT_BUDGET: the one test both halves of a
+    call face, so that a start and an end carrying the same arguments cut them alike."""
+    if len(raw) <= _CUT_BUDGET // 6:  # escaping grows text at most sixfold
+        return False
+    if len(raw) > _CUT_BUDGET:
+        return True
+    try:
+        return len(_enc_utf8(raw.decode("utf-8")).encode("utf-8", "surrogatepass")) > _CUT_BUDGET
+    except UnicodeDecodeError:
+        return False  # sent as base64, cut as bytes by build_frame
+
+
+def cut_fields(raw, budget):
+    """An oversized JSON payload with its largest strings replaced, so that it fits `budget` bytes.
+
+    Returns (new bytes, [JSON pointer of each cut value]) or None when `raw` is
+    not a UTF-8 JSON document or cutting strings does not make it fit. Strings
+    outside the tool's arguments go first, largest first. Each cut string
+    becomes {"agentwatch_cut": {"orig_bytes", "sha256"}, "head": its first
+    characters}, so the ids, tool name and session beside it stay exact and the
+    call still pairs. Only this slow path imports `json`.
+    """
+    import json
+
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    found: list = []
+    stack: list = [(doc, "", None, None)]
+    while stack:
+        value, pointer, parent, key = stack.pop()
+        if isinstance(value, str):
+            if len(value) > _CUT_MIN:
+                found.append((len(value.encode("utf-8", "surrogatepass")), pointer, parent, key))
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                stack.append((v, pointer + "/" + k.replace("~", "~0").replace("/", "~1"), value, k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                stack.append((v, "%s/%d" % (pointer, i), value, i))
+    # The tool's arguments are cut last: a call without a call id pairs on their digest, and
+    # its start (arguments only) may fit whole while its end (arguments and result) does not.
+    found.sort(key=lambda item: (any(part in _INPUT_KEYS for part in item[1].split("/")), -item[0], item[1]))
+
+    def framed(value):  # bytes of `value` as JSON text inside the frame's payload_text string
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return len(_enc_utf8(text).encode("utf-8", "surrogatepass")), text
+
+    # The input's size less what each cut removes estimates the frame's size cheaply: the
+    # whole document is encoded once that estimate fits, and once more at the end if not.
+    estimate, size, text = len(raw), None, None
+    cut: list = []
+    for orig_bytes, pointer, parent, key in found:
+        if size is not None and size <= budget:
+            break
+        if parent is None:
+            return None  # the document is one huge string: nothing beside it to keep
+        hasher = _sha256()
+        hasher.update(parent[key].encode("utf-8", "surrogatepass"))
+        removed = len(_enc_ascii(parent[key]))  # its size in the input if that escaped it, else more
+        head = parent[key][:_CUT_HEAD]
+        parent[key] = {"agentwatch_cut": {"orig_bytes": orig_bytes, "sha256": "sha256:" + hasher.hexdigest()},
+                       "head": head}
+        cut.append(pointer)
+        estimate -= removed - len(_enc_ascii(head)) - 128
+        size = None
+        if estimate <= budget:
+            size, text = framed(doc)
+    if cut and size is None:
+        size, text = framed(doc)  # escapes in the input made the estimate too high
+    if size is None or size > budget or text is None:
+        return None
+    try:
+        return text.encode("utf-8"), cut
+    except UnicodeEncodeError:  # a lone surrogate the input escaped
+        return None
+
+
 # ---------------------------------------------------------------- envelope
 
 
-def build_frame(record_id, harness, event, raw, total, digest, complete, argv=(), from_argv=False, clocks=None):
+def build_frame(record_id, harness, event, raw, total, digest, complete, argv=(), from_argv=False, clocks=None,
+                cut_pointers=None):
     """The append envelope as one line without its delivery field and closing brace.
 
     `raw` is the payload bytes kept (all of them unless `total` is larger);
@@ -285,8 +605,8 @@ def build_frame(record_id, harness, event, raw, total, digest, complete, argv=()
             head.append(',"argv_truncated":true')
     if from_argv:
         head.append(',"payload_from":"argv"')
-    head = "".join(head).encode("utf-8")
-    budget = MAX_LINE - len(head) - _RESERVE
+    head_bytes = "".join(head).encode("utf-8")
+    budget = MAX_LINE - len(head_bytes) - _RESERVE
     if text is not None:
         key = b',"payload_text":'
         body = _enc_utf8(text).encode("utf-8")
@@ -316,7 +636,9 @@ def build_frame(record_id, harness, event, raw, total, digest, complete, argv=()
         tail += ',"raw_sha256":"sha256:%s"' % digest
     if not complete:
         tail += ',"stdin_incomplete":true'
-    return head + tail.encode("ascii") + key + body
+    if cut_pointers:
+        tail += ',"cut_fields":[%s]' % ",".join(map(_enc_ascii, cut_pointers))
+    return head_bytes + tail.encode("ascii") + key + body
 
 
 # ---------------------------------------------------------------- delivery
@@ -481,6 +803,28 @@ def spool_write(root, record_id, data):
 # ---------------------------------------------------------------- record
 
 
+def redact_for_spool(line):
+    """Slow path only: the frame with its payload's secrets masked before it rests on disk.
+
+    The redaction rules are not standard-library code, so they are imported here and
+    never on the fast path (docs/redaction.md, "Before the store"). Should they fail to
+    load or run, the frame is spooled as it is and the hook says so: a record is never
+    lost for want of its redaction.
+    """
+    try:
+        if "agentwatch" not in sys.modules:
+            # Run as a file: the package is this file's directory; its parent is searched last.
+            parent = __file__.rpartition("/")[0].rpartition("/")[0] or "."
+            if parent not in sys.path:
+                sys.path.append(parent)
+        from agentwatch.daemon import spool_redact
+
+        return spool_redact.redact_for_spool(line)
+    except Exception as exc:
+        say("spooling a record unredacted: %s: %s" % (type(exc).__name__, exc))
+        return line
+
+
 def say(message):
     try:
         _os.write(2, ("agentwatch-hook: %s\n" % message).encode("utf-8", "backslashreplace"))
@@ -531,21 +875,30 @@ def record(argv, t0_mono=None, t0_wall=None):
     harness, event, extra = _parse_args(argv)
     env = _environ()
     record_id = uuid7(t0_wall // 1_000_000)
-    raw, total, digest, complete = read_stdin(_env_ms(b"AGENTWATCH_HOOK_STDIN_MS", DEFAULT_STDIN_MS))
+    raw, total, digest, complete = read_stdin(_env_ms(b"AGENTWATCH_HOOK_STDIN_MS", DEFAULT_STDIN_MS), MAX_PARSE)
     from_argv = False
     if total == 0 and extra and extra[-1].lstrip().startswith("{"):
         # Codex's legacy `notify` passes its JSON as the last argument, stdin empty.
         raw = extra.pop().encode("utf-8", "surrogateescape")
         total, digest, complete, from_argv = len(raw), None, True, True
+    cut = None
+    if _too_large(raw):
+        # Too large for one frame: keep every field but the largest, cut and marked.
+        if digest is None:
+            hasher = _sha256()
+            hasher.update(raw)
+            digest = hasher.hexdigest()
+        shrunk = cut_fields(raw, _CUT_BUDGET) if complete and total == len(raw) else None
+        raw, cut = shrunk if shrunk else (raw[:MAX_LINE], None)
     frame = build_frame(
-        record_id, harness, event, raw, total, digest, complete, extra, from_argv, (t0_wall, t0_mono)
+        record_id, harness, event, raw, total, digest, complete, extra, from_argv, (t0_wall, t0_mono), cut
     )
 
     seq = None
     reason = None  # why the record was not acknowledged, for the ledger
     try:
-        path = socket_path()
-        check_socket(path, configured=bool(_environ().get(b"AGENTWATCH_SOCKET")))
+        path, configured = socket_setting()
+        check_socket(path, configured=configured)
         seq = send(
             path,
             frame + b',"delivery":"socket"}\n',
@@ -571,7 +924,7 @@ def record(argv, t0_mono=None, t0_wall=None):
     outcome = "acked"
     if seq is None:
         try:
-            spool_write(spool_path(), record_id, frame + b',"delivery":"spool"}\n')
+            spool_write(spool_path(), record_id, redact_for_spool(frame + b',"delivery":"spool"}\n'))
             outcome = "spooled"
         except Exception as exc:
             outcome = "failed"

@@ -107,7 +107,7 @@ def test_bench_a_simulated_year_of_retention(tmp_path, monkeypatch):
 
 def _ingest_rate(tmp_path, monkeypatch, name: str, retention_days: float, seconds: float = 8.0) -> tuple[float, int]:
     """Pipelined appends into a real daemon for `seconds`, on a store of 30,000 old rows; (acks/s, rows retained)."""
-    from daemon import Daemon, envelope, line
+    from support.daemon import Daemon, envelope, line
 
     root = tmp_path / name
     d = Daemon(root, verify_interval=0, extra_args=["--retention-days", str(retention_days)])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import apsw
 import pytest
-from daemon import Daemon, wait_for
+from support.daemon import Daemon, wait_for
 from support.ingest import hook_cmd, post_tool_use
 
 from agentwatch import standalone_verify

@@ -103,6 +103,26 @@ def deployment():
         shutil.rmtree(base, ignore_errors=True)
 
 
+def step4_config(var_lib: Path, run: Path) -> str:
+    """The config file of docs/deployment.md step 4, its /var/lib/agentwatch and /run/agentwatch moved."""
+    text = (REPO / "docs" / "deployment.md").read_text()
+    step = text[text.index("4. Point each developer's hooks and readers at it"):text.index("5. Check it")]
+    block = step.split("```toml\n", 1)[1].split("```", 1)[0]
+    toml = "\n".join(line.strip() for line in block.splitlines()) + "\n"
+    assert "/var/lib/agentwatch/data/store.db" in toml and "/run/agentwatch/agentwatch.sock" in toml
+    return toml.replace("/var/lib/agentwatch", str(var_lib)).replace("/run/agentwatch", str(run))
+
+
+def _write_as(pw: pwd.struct_passwd, path: Path, text: str) -> None:
+    """Write a file the way its owner would: the file 0600 and every directory made 0700, all theirs."""
+    for directory in reversed([p for p in path.parents if not p.exists()]):
+        directory.mkdir(mode=0o700)
+        os.chown(directory, pw.pw_uid, pw.pw_gid)
+    path.write_text(text)
+    os.chmod(path, 0o600)
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+
+
 def _as(users: Users, who: str, argv: list[str], env: dict, **kw) -> subprocess.CompletedProcess:
     pw = users.svc_pw if who == "svc" else users.dev_pw
     extra = [] if who == "svc" else [users.svc_pw.pw_gid]
@@ -155,12 +175,13 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
     assert f"User={users.svc}" in systemd_system_unit(layout)
     common = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{SITE}{os.pathsep}{REPO}", "LANG": "C.UTF-8"}
     svc_env = {**common, **layout.environment()}
+    # The developer sets no AGENTWATCH_* variable: docs/deployment.md step 4's config file alone
+    # points the hook, the readers and verify at the service, as written there (its directories
+    # moved under this test's own).
     dev_env = {**common, "HOME": str(devhome), "XDG_STATE_HOME": str(devhome / "state"),
                "XDG_DATA_HOME": str(devhome / "data"), "XDG_CONFIG_HOME": str(devhome / "config"),
-               "XDG_RUNTIME_DIR": str(devhome / "run"), "AGENTWATCH_SOCKET": layout.environment()["AGENTWATCH_SOCKET"],
-               "AGENTWATCH_STORE": layout.environment()["AGENTWATCH_STORE"],
-               "AGENTWATCH_CHECKPOINT_DIR": layout.environment()["AGENTWATCH_CHECKPOINT_DIR"],
-               "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": layout.environment()["AGENTWATCH_CHECKPOINT_WITNESS_DIRS"]}
+               "XDG_RUNTIME_DIR": str(devhome / "run")}
+    _write_as(users.dev_pw, devhome / "config" / "agentwatch" / "config.toml", step4_config(srv, run))
     python = _python_for(users, common)
     store = Path(layout.environment()["AGENTWATCH_STORE"])
     sock = Path(layout.environment()["AGENTWATCH_SOCKET"])
@@ -206,11 +227,21 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
             "store: SQL delete": "sqlite3.OperationalError",
         }
 
+        health = _as(users, "dev", [python, "-m", "agentwatch.cli", "health", "--json"], dev_env)
+        assert (health.returncode, json.loads(health.stdout)["status"]) == (0, "recording"), health.stderr
+        path = _as(users, "dev", [python, "-m", "agentwatch.cli", "path"], dev_env)
+        assert path.stdout == f"{store}\n", path.stderr
+        sessions = _as(users, "dev", [python, "-m", "agentwatch.cli", "sql", "--json",
+                                      "SELECT count(*) AS n FROM events WHERE session_id = 'dev-session'"], dev_env)
+        assert json.loads(sessions.stdout) == [{"n": 3}], sessions.stderr
+
         verify = _as(users, "dev", [python, "-m", "agentwatch.cli", "verify", "--json"], dev_env)
         assert verify.returncode == 0, verify.stdout + verify.stderr
         report = json.loads(verify.stdout)
         assert report["ok"] is True
         assert {c["source"].split(":")[0] for c in report["evidence"]["checkpoints"]} == {"signer", "witness"}
+        # The developer checked evidence another account holds (issue #24, class 8).
+        assert report["evidence"]["trust"] == "witness: other account"
     finally:
         daemon.send_signal(signal.SIGTERM)
         code = daemon.wait(30)
@@ -227,3 +258,51 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
     assert uids == [users.dev_pw.pw_uid] * 3
     final = _as(users, "dev", [python, "-m", "agentwatch.cli", "verify", "--full", "--json"], dev_env)
     assert (final.returncode, json.loads(final.stdout)["findings"]) == (0, []), final.stderr
+
+
+def test_every_reader_works_for_a_group_member_on_a_cleanly_stopped_store(deployment):
+    # Issue #24, class 12: with the daemon stopped cleanly its WAL and shared memory are gone, and a
+    # group member, who cannot create files beside the store, got "attempt to write a readonly
+    # database" from every reader.
+    users, base = deployment
+    srv, run, devhome = base / "srv", base / "run", base / "devhome"
+    for d, owner, mode in ((srv, users.svc_pw, 0o2750), (run, users.svc_pw, 0o2750), (devhome, users.dev_pw, 0o700)):
+        d.mkdir()
+        os.chown(d, owner.pw_uid, owner.pw_gid)
+        os.chmod(d, mode)
+    layout = SystemLayout(user=users.svc, group=users.svc, base=srv, runtime=run)
+    common = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{SITE}{os.pathsep}{REPO}", "LANG": "C.UTF-8"}
+    svc_env = {**common, **layout.environment()}
+    dev_env = {**common, "HOME": str(devhome), "XDG_STATE_HOME": str(devhome / "state"),
+               "XDG_DATA_HOME": str(devhome / "data"), "XDG_CONFIG_HOME": str(devhome / "config"),
+               "XDG_RUNTIME_DIR": str(devhome / "run"),
+               **{k: layout.environment()[k] for k in ("AGENTWATCH_SOCKET", "AGENTWATCH_STORE",
+                                                      "AGENTWATCH_CHECKPOINT_DIR", "AGENTWATCH_CHECKPOINT_WITNESS_DIRS")}}
+    python = _python_for(users, common)
+    store = Path(layout.environment()["AGENTWATCH_STORE"])
+    sock = Path(layout.environment()["AGENTWATCH_SOCKET"])
+    with open(base / "daemon.log", "wb") as log:
+        daemon = subprocess.Popen([python, "-m", "agentwatch.cli", "serve", "--verify-interval", "0"],
+                                  user=users.svc_pw.pw_uid, group=users.svc_pw.pw_gid, extra_groups=[], umask=0o027,
+                                  env=svc_env, stdout=log, stderr=log, cwd="/")
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            assert daemon.poll() is None, (base / "daemon.log").read_text()
+            assert time.monotonic() < deadline, "the service daemon did not bind its socket"
+            time.sleep(0.05)
+        for i in range(3):
+            hook = _as(users, "dev", [python, "-I", "-S", str(HOOK), "claude-code"], dev_env,
+                       input=json.dumps({"session_id": "dev-session", "hook_event_name": "Stop", "n": i}))
+            assert hook.returncode == 0, hook.stderr
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0, (base / "daemon.log").read_text()
+    assert not Path(f"{store}-wal").exists() and not Path(f"{store}-shm").exists()
+    cli = [python, "-m", "agentwatch.cli"]
+    for args in (["verify", "--full", "--json"], ["verify"], ["sessions"], ["show", "dev-session"], ["tail"],
+                 ["sql", "SELECT count(*) FROM records"], ["export", "--format", "jsonl"], ["reconcile"]):
+        done = _as(users, "dev", cli + args, dev_env)
+        assert (args[0], done.returncode) == (args[0], 0), done.stdout + done.stderr
+    # Nothing was left behind by the readers: the directory is the service's alone.
+    assert not Path(f"{store}-wal").exists() and not Path(f"{store}-shm").exists()

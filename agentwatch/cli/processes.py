@@ -7,7 +7,6 @@ from typing import Optional
 
 import typer
 
-from agentwatch import paths
 from agentwatch.cli.app import JsonOpt, StoreOpt, app, fail
 from agentwatch.errors import AgentwatchError
 
@@ -27,12 +26,13 @@ def processes_cmd(
     phantom_call (a shell call whose command never started a process). Only sessions the witness
     followed are checked. Exit 0 no finding, 1 findings, 2 usage, 3 store unreachable.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import processes
     from agentwatch.store import db
 
-    resolved = paths.resolve_store(store)
     try:
+        resolved = config.load({"store": store}).store
         with db.store_errors(resolved):
             report = processes.reconcile(resolved, session, settle_s=settle)
     except AgentwatchError as exc:

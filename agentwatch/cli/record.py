@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from agentwatch import paths
 from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
 from agentwatch.errors import AgentwatchError
 from agentwatch.record.adapters import HARNESSES
@@ -29,20 +27,24 @@ def import_cmd(
     "harness" and one of "payload"/"payload_text"/"payload_b64") or a bare
     harness payload (wrapped with a fresh record_id and --harness). Malformed
     lines are reported with their line numbers on stderr and do not stop the
-    good ones; the exit code is 1 when any line was rejected. Unless a daemon
-    serves the store, the imported rows are then covered by a signed checkpoint
-    (docs/chain.md, "Checkpoints"; config checkpoint.enabled).
+    good ones; the exit code is 1 when any line was rejected. Refused (exit 3)
+    while a daemon serves the store: its writer is the store's only one. The
+    imported rows are then covered by a signed checkpoint (docs/chain.md,
+    "Checkpoints"; config checkpoint.enabled).
     """
     from agentwatch import config
     from agentwatch.cli import render
+    from agentwatch.daemon.integrity import Exclusive
     from agentwatch.record import importer
     from agentwatch.store import db
 
     try:
         cfg = config.load({"store": store})
-        with db.store_errors(cfg.store, "write"), render.progress("importing", enabled=not json_out) as update:
+        with db.store_errors(cfg.store, "write"), Exclusive(cfg.store, "import") as writer, \
+                render.progress("importing", enabled=not json_out) as update:
             report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size,
-                                           policy=cfg.policy(), progress=update, pack=cfg["packing"])
+                                           policy=cfg.policy(), progress=update, pack=cfg["packing"],
+                                           writer=writer)
     except AgentwatchError as exc:
         fail(exc)
     if report.stored and cfg["checkpoint.enabled"]:
@@ -74,12 +76,9 @@ SERVE_SETTINGS = (
 
 
 def _sign_imported(cfg) -> None:
-    """Cover imported rows with a signed checkpoint, unless a daemon serves the store (it signs them)."""
+    """Cover imported rows with a signed checkpoint."""
     from agentwatch.evidence import checkpoints
-    from agentwatch.evidence import compare as evidence
 
-    if evidence.daemon_serving(cfg.store):
-        return
     try:
         signed = checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
                                         witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
@@ -94,7 +93,7 @@ def serve_cmd(
     store: Optional[Path] = StoreOpt,
     socket_path: Optional[Path] = SocketOpt,
     spool: Optional[Path] = typer.Option(
-        None, "--spool", envvar="AGENTWATCH_SPOOL", help="Spool directory to drain (default: $XDG_DATA_HOME/agentwatch/spool)."
+        None, "--spool", help="Spool directory to drain (else AGENTWATCH_SPOOL, config `spool`, $XDG_DATA_HOME/agentwatch/spool)."
     ),
     attest_interval: Optional[float] = setting_option("serve.attest_interval_s"),
     batch_max: Optional[int] = setting_option("serve.batch_max"),
@@ -158,18 +157,23 @@ def health_cmd(
     terminal it is a table; otherwise plain `label: value` lines. --json prints
     the whole document (docs/daemon.md, "Health").
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.daemon import health
 
-    sock = Path(socket_path) if socket_path else paths.default_socket()
     try:
-        report = health.query(sock, timeout)
+        cfg = config.load({"socket": socket_path})
+    except AgentwatchError as exc:
+        fail(exc)
+    sock = cfg.socket
+    try:
+        report = health.query(sock, timeout, configured=cfg.sources["socket"] != "default")
     except health.DaemonUnreachable as exc:
         report = health.unreachable(sock, str(exc))
         print(f"agentwatch: {exc}", file=sys.stderr)
     status = health.status_of(report)
     if json_out:
-        print(json.dumps(report))
+        render.emit_document(report)
     else:
         render.emit_health({"status": status, **report}, verbose=verbose, as_json=False)
     # The reasons also go to stderr for scripts; on a terminal the table already shows them.
@@ -225,11 +229,16 @@ def erase_cmd(
     Exit 0 done, 1 a row does not verify or a reader kept the WAL from being
     emptied (run erase again), 2 usage, 3 store unreachable or daemon running.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.daemon import erase
 
     try:
-        result = erase.erase_store(paths.resolve_store(store), seqs, reason, by=by, override_hold=override_hold)
+        cfg = config.load({"store": store})
+        result = erase.erase_store(cfg.store, seqs, reason, by=by, override_hold=override_hold,
+                                   state_dir=cfg["checkpoint.dir"],
+                                   witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]],
+                                   sign=cfg["checkpoint.enabled"])
     except AgentwatchError as exc:
         fail(exc)
     render.emit_erase(result, json_out)
@@ -255,11 +264,12 @@ def init_cmd(
     --new-store such a path is refused: exit 4 replaced, 5 rolled_back,
     7 schema_changed (1 for another finding); 0 otherwise.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.verify import identity
 
     try:
-        result = identity.init_store(paths.resolve_store(store), new_store=new_store)
+        result = identity.init_store(config.load({"store": store}).store, new_store=new_store)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_init(result, json_out)

@@ -23,14 +23,16 @@ class DaemonUnreachable(AgentwatchError):
     exit_code = 3
 
 
-def request(socket_path: Path | str, message: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
-    """Send one request line and return the reply object."""
+def request(socket_path: Path | str, message: dict, timeout: float = DEFAULT_TIMEOUT, *,
+            configured: bool = False) -> dict:
+    """Send one request line and return the reply object. `configured`: the user named the socket
+    (safefs.check_socket)."""
     deadline = time.monotonic() + timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
         try:
-            safefs.check_socket(socket_path)  # another user's socket would answer whatever it likes
+            safefs.check_socket(socket_path, configured=configured)  # another user's socket could answer anything
             sock.connect(str(socket_path))
         except safefs.UnsafePath as exc:
             raise DaemonUnreachable(f"not connecting: {exc}") from None
@@ -73,8 +75,8 @@ def answers(socket_path: Path | str, timeout: float = 1.0) -> bool:
         return False
 
 
-def query(socket_path: Path | str, timeout: float = DEFAULT_TIMEOUT) -> dict:
-    reply = request(socket_path, {"op": "health"}, timeout)
+def query(socket_path: Path | str, timeout: float = DEFAULT_TIMEOUT, *, configured: bool = False) -> dict:
+    reply = request(socket_path, {"op": "health"}, timeout, configured=configured)
     if reply.get("ok") is not True:
         raise DaemonUnreachable(f"{socket_path}: health refused: {reply.get('error')}: {reply.get('message')}")
     return reply
@@ -108,6 +110,9 @@ def assess(health: dict) -> tuple[str, list[str]]:
         reasons.append(f"the writer stopped: {writer.get('stopped_reason')}; records are refused and spooled")
     elif writer.get("state", "ok") != "ok":
         reasons.append(f"writer is failing since {writer.get('failing_since')}: {writer.get('last_error')}")
+    for named in writer.get("foreign_rows") or []:
+        reasons.append(f"rows {named.get('first_seq')}..{named.get('last_seq')} were written to the store outside "
+                       f"this daemon's writer (foreign_rows, named by gap row {named.get('gap_seq')})")
     sweeper = health.get("sweeper", {})
     if sweeper.get("state") == "broken":
         findings = sweeper.get("findings") or [sweeper.get("finding") or {}]
@@ -141,6 +146,8 @@ def assess(health: dict) -> tuple[str, list[str]]:
     signing = health.get("signed_checkpoints") or {}
     if signing.get("state") == "failing":
         reasons.append(f"checkpoints are not being signed: {signing.get('last_error')}")
+    for finding in signing.get("findings") or []:
+        reasons.append(f"the signer's evidence changed under it ({finding.get('kind')}): {finding.get('detail')}")
     if health.get("draining"):
         return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
     if stopped:

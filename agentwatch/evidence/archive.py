@@ -81,8 +81,7 @@ def _records(conn, upto_seq: int, before_ns: int, size: int) -> Iterator[dict[st
 
 def write_archive(path: Path, before_ns: int, out: Path, *, state_dir: Path | None = None) -> ArchiveResult:
     """Write the archive of the rows recorded before `before_ns` that the latest signed checkpoint covers."""
-    from agentwatch import platform_layer
-from agentwatch.evidence.bundle import verify_bundle
+    from agentwatch.evidence.bundle import verify_bundle
 
     conn = db.open_reader(Path(path))
     try:
@@ -94,8 +93,8 @@ from agentwatch.evidence.bundle import verify_bundle
             raise ProveError(f"the store cannot give the proofs: {exc}") from None
         finally:
             conn.execute("COMMIT")
-        uncovered = conn.execute("SELECT count(*) FROM records WHERE seq > ? AND recorded_at_ns < ?",
-                                 (checkpoint.size, before_ns)).fetchone()[0]
+        uncovered = db.one(conn.execute("SELECT count(*) FROM records WHERE seq > ? AND recorded_at_ns < ?",
+                                 (checkpoint.size, before_ns)))[0]
     finally:
         conn.close()
     if uncovered:

@@ -34,7 +34,7 @@ from typing import BinaryIO, Callable, Optional
 
 from agentwatch import platform_layer
 from agentwatch.errors import AgentwatchError, UsageError
-from agentwatch.readers import otlp
+from agentwatch.readers import otlp, schema_guard
 from agentwatch.readers.consumers import Consumer
 from agentwatch.readers.tail import head_seq, read_after
 from agentwatch.store import db
@@ -121,6 +121,7 @@ def post(url: str, body: bytes, timeout: float = HTTP_TIMEOUT_S) -> bytes:
         raise EndpointError(f"{url}: no answer ({exc})", uncertain=True) from None
 
 
+@schema_guard.store_errors
 def export(
     store: Path,
     *,
@@ -152,7 +153,7 @@ def export(
     if resend_uncertain and skip_uncertain:
         raise UsageError("choose one of --resend-uncertain and --skip-uncertain")
 
-    conn = db.open_reader(store)
+    conn = schema_guard.open_reader(store)
     try:
         store_id = db.store_id(conn)
         head = head_seq(conn)
@@ -178,6 +179,7 @@ def export(
                 out.write(b"".join(json.dumps(r.to_json(), ensure_ascii=False).encode("utf-8") + b"\n" for r in batch))
                 out.flush()
             else:
+                assert mapper is not None
                 spans = mapper.spans(batch)
                 if spans:
                     if named is not None:
@@ -197,7 +199,7 @@ def export(
             report.last_seq = batch[-1].seq
 
         def acknowledge(batch) -> None:
-            if named is not None:
+            if named is not None and cursor is not None:
                 named.record_deliveries(r.seq for r in batch)
                 named.ack(cursor, batch[-1].seq)
                 _clear_pending(named)

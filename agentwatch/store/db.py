@@ -1,13 +1,22 @@
-"""Every SQLite connection is opened and configured here, and only here."""
+"""Every connection to a store is opened and configured here.
+
+Three connections are opened elsewhere, on purpose: `schema_check` builds the reference
+schema in an in-memory database, `append` copies a store lost under the writer into a new
+file through SQLite's backup API, and `standalone_verify.py` reads with the standard
+library's sqlite3 (it imports nothing from the package).
+"""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import os
+import threading
+import time
+import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import apsw
 
@@ -151,7 +160,14 @@ def open_checkpointer(path: Path) -> apsw.Connection:
 
 
 def open_reader(path: Path) -> apsw.Connection:
-    """A read-only connection. It never creates, migrates or writes the store."""
+    """A read-only connection. It never creates, migrates or writes the store.
+
+    A stopped store whose WAL and shared memory are gone (a clean stop removes them) cannot be
+    opened by a reader who may not create files beside it (a member of the service group,
+    docs/deployment.md): SQLite needs the shared memory to read a WAL-mode store. Then, while
+    no writer holds the store (store/writerlock.py) and no WAL exists, the file is read as
+    `immutable`: without locks or shared memory, which is right for a file nobody writes.
+    """
     path = Path(path)
     with store_errors(path):
         _refuse_symlink(path)
@@ -159,17 +175,45 @@ def open_reader(path: Path) -> apsw.Connection:
             raise StoreUnreachable(f"{path}: store does not exist")
         if path.is_dir():
             raise StoreUnreachable(f"{path}: is a directory, not a store file")
-        conn = _connect(path, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
         try:
-            _configure(conn)
-            conn.pragma("query_only", True)
-            migrations.check_readable(conn, path)
-        except BaseException as exc:
-            _close_quietly(conn)
-            if isinstance(exc, apsw.NotADBError):
-                raise SchemaError(f"{path}: not a SQLite database") from None
-            raise
+            return _reader(path, str(path), apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
+        except (apsw.ReadOnlyError, apsw.CantOpenError):
+            if not _stopped_and_unwritable(path):
+                raise
+        uri = "file:" + urllib.parse.quote(str(path.absolute())) + "?immutable=1"
+        return _reader(path, uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW | apsw.SQLITE_OPEN_URI)
+
+
+# The longest value a reader reads from a store (SQLITE_LIMIT_LENGTH): a payload, a packed
+# stream, a dictionary. Past it SQLite refuses the value (TooBigError: exit 3, the row named),
+# so no row, whatever a hostile store holds, costs a reader more than this and what it makes of it.
+READER_MAX_VALUE = packing.MAX_DOCUMENT_BYTES + (1 << 20)
+
+
+def _reader(path: Path, name: str, flags: int) -> apsw.Connection:
+    try:
+        conn = apsw.Connection(name, flags=flags)
+    except apsw.CantOpenError as exc:
+        raise StoreUnreachable(f"{path}: cannot open store ({exc})") from None
+    try:
+        conn.limit(apsw.SQLITE_LIMIT_LENGTH, READER_MAX_VALUE)
+        _configure(conn)
+        conn.pragma("query_only", True)
+        migrations.check_readable(conn, path)
+    except BaseException as exc:
+        _close_quietly(conn)
+        if isinstance(exc, apsw.NotADBError):
+            raise SchemaError(f"{path}: not a SQLite database") from None
+        raise
     return conn
+
+
+def _stopped_and_unwritable(path: Path) -> bool:
+    """No writer holds the store, no WAL is beside it, and this process cannot create one."""
+    from agentwatch.store.writerlock import writer_holds
+
+    return (not os.path.lexists(f"{path}-wal") and not os.access(path.parent, os.W_OK)
+            and not writer_holds(path))
 
 
 @contextmanager
@@ -219,3 +263,50 @@ def store_id(conn: apsw.Connection) -> bytes:
     if row is None:
         raise SchemaError(f"{conn.filename}: store has no store_id")
     return bytes.fromhex(row[0])
+
+
+def one(cursor: apsw.Cursor) -> Any:
+    """The row of a query that always returns one (an aggregate, a row known to be there)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("the query returned no row")
+    return row
+
+
+class CommitWaiter:
+    """The one "wait for the next commit" loop of every follower (tail, session timelines, the shipper).
+
+    It looks at `PRAGMA data_version` on a reader's connection, which moves when another
+    connection commits, and sleeps between looks from `min_wait` doubling up to `max_wait`;
+    `reset` after reading something starts again from `min_wait`.
+    """
+
+    def __init__(self, conn: apsw.Connection, min_wait: float, max_wait: float):
+        self.conn = conn
+        self.min_wait, self.max_wait = min_wait, max_wait
+        self.wait = min_wait
+        self.version = conn.pragma("data_version")
+
+    def reset(self) -> None:
+        self.wait = self.min_wait
+
+    def committed(self) -> bool:
+        """Whether another connection committed since the last look."""
+        current = self.conn.pragma("data_version")
+        if current == self.version:
+            return False
+        self.version = current
+        return True
+
+    def wait_for_commit(self, stop: Optional[threading.Event] = None,
+                        also: Optional[Callable[[], bool]] = None) -> bool:
+        """True once another connection committed (or `also()` is true); False once `stop` is set."""
+        while stop is None or not stop.is_set():
+            if self.committed() or (also is not None and also()):
+                return True
+            if stop is not None:
+                stop.wait(self.wait)
+            else:
+                time.sleep(self.wait)
+            self.wait = min(self.wait * 2, self.max_wait)
+        return False

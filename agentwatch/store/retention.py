@@ -16,6 +16,7 @@ which the erasure row then records.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -228,7 +229,7 @@ class Pass:
 
 
 _SCAN_SQL = (
-    "SELECT seq, kind, harness, session_id, recorded_at_ns, CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB)"
+    "SELECT seq, kind, record_id, harness, session_id, recorded_at_ns, CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB)"
     " END, payload_dict, payload_z FROM records WHERE seq > ? ORDER BY seq LIMIT ?"
 )
 
@@ -270,13 +271,15 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
         if not rows:
             finished = True  # past the head
             break
-        for seq, kind, harness, session_id, at, payload, dict_id, z in rows:
+        for seq, kind, record_id, harness, session_id, at, payload, dict_id, z in rows:
             if type(at) is not int or at >= cutoff:
                 finished = True
                 break
             resume = seq
             if kind not in RETAINABLE_KINDS or payload is None or payload == b"null":
                 continue
+            if kind == "gap" and isinstance(record_id, str) and record_id.startswith("gap-foreign-"):
+                continue  # a gap row naming a finding (rows written outside the recorder's writer) is evidence
             if holding(active, harness, session_id, at):
                 held += 1
                 continue
@@ -293,6 +296,7 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
     freed = sum(c[2] for c in chosen)
     doc = {
         "schema": 1, "type": RETENTION_TYPE, "first_seq": chosen[0][0], "last_seq": chosen[-1][0],
+        "seqs": runs([seq for seq, _, _ in chosen]),
         "rows": len(chosen), "held": held, "bytes_freed": freed, "cutoff_ns": cutoff, "scanned_to": resume,
         "policy": policy.to_json(), "policy_digest": policy.digest, "actor": who or actor(), "version": __version__,
     }
@@ -309,6 +313,18 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
     (appended,) = store.append([row], before_commit=clear)
     return Step(Pass(appended.seq, chosen[0][0], chosen[-1][0], len(chosen), freed, held), resume, finished,
                 [(row, appended)])
+
+
+def runs(seqs: list[int]) -> list[list[int]]:
+    """Ascending seqs as [first, last] runs: what a retention row lists (the fleet server clears
+    exactly those rows; the ones a hold kept inside the range are not among them)."""
+    out: list[list[int]] = []
+    for seq in seqs:
+        if out and out[-1][1] == seq - 1:
+            out[-1][1] = seq
+        else:
+            out.append([seq, seq])
+    return out
 
 
 def frontier(conn: apsw.Connection) -> int:
@@ -362,23 +378,46 @@ def release_space(store: Store) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def retained_ranges(conn: apsw.Connection) -> list[tuple[int, int, int]]:
+def retained_ranges(conn: apsw.Connection) -> RetentionRanges:
     """(first, last, retention seq) of every retention row, by first seq (empty before migration 0007)."""
     try:
         rows: list[Any] = conn.execute(
             "SELECT retained_first, retained_last, seq FROM records WHERE retained_last IS NOT NULL").fetchall()
     except apsw.SQLError:
-        return []
+        return RetentionRanges([])
     out: list[tuple[int, int, int]] = []
     for first, last, seq in rows:
         if type(first) is int and type(last) is int and type(seq) is int and first <= last < seq:
             out.append((first, last, seq))
-    return sorted(out)
+    return RetentionRanges(out)
 
 
-def covered(ranges: Iterable[tuple[int, int, int]], seq: int) -> int | None:
+class RetentionRanges(list):
+    """Retention rows' (first, last, seq), sorted by first seq, with what `covered` needs to find
+    the one covering a seq without reading them all: ranges may overlap (a pass after a hold was
+    released retains rows inside an earlier pass's range)."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int, int]]):
+        super().__init__(sorted(ranges))
+        self.firsts = [r[0] for r in self]
+        self.reach: list[int] = []  # the highest last seq among ranges[0..i]
+        top = -1
+        for _, last, _ in self:
+            top = max(top, last)
+            self.reach.append(top)
+
+    def covering(self, seq: int) -> int | None:
+        i = bisect.bisect_right(self.firsts, seq) - 1
+        while i >= 0 and self.reach[i] >= seq:
+            first, last, by = self[i]
+            if first <= seq <= last:
+                return by
+            i -= 1
+        return None
+
+
+def covered(ranges: Sequence[tuple[int, int, int]], seq: int) -> int | None:
     """The retention row that covers `seq`, or None."""
-    for first, last, by in ranges:
-        if first <= seq <= last:
-            return by
-    return None
+    if not isinstance(ranges, RetentionRanges):
+        ranges = RetentionRanges(ranges)
+    return ranges.covering(seq)

@@ -17,7 +17,7 @@ from typing import Any
 import apsw
 
 from agentwatch.store.chain import GENESIS, KINDS, row_hash_framed
-from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
+from agentwatch.store.erasure import ERASED_PAYLOAD, erasable, erasure_named
 from agentwatch.store.packing import Dictionaries, unpacked
 from agentwatch.store.retention import covered, retained_ranges
 
@@ -40,6 +40,10 @@ FINDING_KINDS = {
     "replaced": "the path holds another store (or none) than the one remembered there",
     "rolled_back": "the store ends below a head seen earlier at this path",
     "schema_changed": "a table, index, trigger or view differs from what the migrations create",
+    "foreign_rows": "rows the recorder's writer did not write: named by a gap row, or past its last head",
+    # Found by the running daemon's signer (evidence/checkpoints.py): its record outside the store changed.
+    "checkpoint_lost": "the signer's checkpoint record went missing or backwards while the daemon ran",
+    "witness_lost": "a witness's accepted size in the signer's record fell while the daemon ran",
 }
 
 # Text columns come back as their stored UTF-8 bytes (NULL when the value is not text),
@@ -127,11 +131,11 @@ def _row(conn: apsw.Connection, sql: str, seq: int) -> Row | None:
     if row[4] is None:
         return row
     payload = row[4]
-    if kept is not None and payload == ERASED_PAYLOAD:
+    if kept is not None and payload == ERASED_PAYLOAD and erasable(row[2], row[1]):
         return (*row[:4], kept, *row[5:])  # a retained row: its kept digest (docs/retention.md)
     if z is not None:
         return (*row[:4], _sha256(unpacked(payload, dictionaries.get(dict_id), z) or payload).digest(), *row[5:])
-    if payload == ERASED_PAYLOAD and type(row[0]) is int:
+    if payload == ERASED_PAYLOAD and type(row[0]) is int and erasable(row[2], row[1]):
         named = erasure_named(conn, row[0])
         if named is not None:
             digest = ErasedDigest(named.payload_sha256)
@@ -235,6 +239,7 @@ def _home(conn: apsw.Connection, prefix: bytes, row: Row, owner: int | None) -> 
 def classify_break(conn: apsw.Connection, prefix: bytes, last_seq: int, last_hash: bytes) -> Finding:
     """Name the first break, given the last intact position: the row after it failed."""
     row = _row(conn, _NEXT_SQL, last_seq)
+    assert row is not None, "classify_break is called for a row after last_seq that failed"
     s = last_seq + 1
     seq = row[0]
     if type(seq) is int and seq > s:
@@ -252,12 +257,12 @@ def classify_break(conn: apsw.Connection, prefix: bytes, last_seq: int, last_has
     if linked:  # changed in place: the link to the previous row is intact
         if after_ok and _fits(prefix, after, s):
             return Finding(s, "inserted", f"seq {s} was never recorded: the next row verifies at seq {s}")
-        if after_ok and _hash_at(prefix, row, s + 1, after[5]) == after[6]:
+        if after is not None and after_ok and _hash_at(prefix, row, s + 1, after[5]) == after[6]:
             return Finding(s, "reordered", f"seq {s} holds the content recorded at seq {s + 1}")
-        if after_ok and after[5] == stored and not _fits(prefix, after, s + 1):
+        if after is not None and after_ok and after[5] == stored and not _fits(prefix, after, s + 1):
             head = conn.execute(HEAD_SQL).fetchone()
             last = _row(conn, _ROW_SQL, head[0]) if head else None
-            if last is not None and not _fits(prefix, last, head[0]):
+            if head is not None and last is not None and not _fits(prefix, last, head[0]):
                 return Finding(s, "store_id_changed", f"seq {s}, seq {s + 1} and the head link to their predecessors, "
                                "but none hashes under this store_id: the store_id changed")
         note = _erasure_note(conn, row)
