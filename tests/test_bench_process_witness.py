@@ -22,7 +22,7 @@ import os
 import time
 
 import pytest
-from daemon import Daemon, wait_for
+from support.daemon import Daemon, wait_for
 from test_process_witness import _need_capabilities, attestations, gaps, hook, run_harness
 
 pytestmark = pytest.mark.bench

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import apsw
 import pytest
-from daemon import Daemon, wait_for
+from support.daemon import Daemon, wait_for
 from support.users import as_user, python_for_others, system_user
 
 from agentwatch.daemon import kernel
