@@ -65,9 +65,9 @@ def _home():
     return pwd.getpwuid(_os.getuid()).pw_dir.encode("utf-8", "surrogateescape")
 
 
-def socket_path():
+def socket_path(use_env=True):
     env = _environ()
-    if env.get(b"AGENTWATCH_SOCKET"):
+    if use_env and env.get(b"AGENTWATCH_SOCKET"):
         return env[b"AGENTWATCH_SOCKET"]
     runtime = env.get(b"XDG_RUNTIME_DIR")
     if runtime and runtime.startswith(b"/"):
@@ -75,15 +75,66 @@ def socket_path():
     return _platform.fallback_runtime_dir(_os.getuid()).encode("utf-8", "surrogateescape") + b"/agentwatch.sock"
 
 
-def spool_path():
+def spool_path(use_env=True):
     env = _environ()
-    if env.get(b"AGENTWATCH_SPOOL"):
+    if use_env and env.get(b"AGENTWATCH_SPOOL"):
         return env[b"AGENTWATCH_SPOOL"]
     data = env.get(b"XDG_DATA_HOME")
     if data and data.startswith(b"/"):
         return data.rstrip(b"/") + b"/agentwatch/spool"
     home = _home().rstrip(b"/").decode("utf-8", "surrogateescape")
     return _platform.fallback_data_dir(home).encode("utf-8", "surrogateescape") + b"/spool"
+
+
+# ---------------------------------------------------------------- redirects
+# An agent that sets AGENTWATCH_SOCKET in its harness's settings can point the hook at a
+# listener of its own (docs/hook.md, "Sockets named by the environment"). A socket named by the
+# environment is used when it is the configured one, is listed in the allow file, or when
+# nothing is configured (no daemon at the default socket and no allow file: the environment is
+# then the configuration, as in the service deployment). Otherwise it is refused: the record is
+# spooled to the configured spool with the reason, and the daemon stores it as such.
+
+ALLOW_FILE = b"/agentwatch/hook-sockets"  # under $XDG_CONFIG_HOME (else ~/.config): one socket path a line
+
+
+def _allow_file():
+    base = _environ().get(b"XDG_CONFIG_HOME")
+    if not base or not base.startswith(b"/"):
+        base = _home().rstrip(b"/") + b"/.config"
+    return base.rstrip(b"/") + ALLOW_FILE
+
+
+def _allowed():
+    """The sockets the allow file lists; None when there is no usable allow file."""
+    try:
+        fd = _os.open(_allow_file(), _os.O_RDONLY | getattr(_os, "O_NOFOLLOW", 0) | O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = _os.fstat(fd)
+        if st.st_uid != _os.geteuid() or st.st_mode & _OTHERS_WRITE:
+            return None
+        data = _os.read(fd, 65536)
+    finally:
+        _os.close(fd)
+    return [line.strip() for line in data.split(b"\n") if line.strip() and not line.startswith(b"#")]
+
+
+def redirect_refused(named):
+    """Why the socket the environment names is refused, or None when it may be used."""
+    configured = socket_path(use_env=False)
+    if named == configured:
+        return None
+    allowed = _allowed()
+    if allowed is not None:
+        return None if named in allowed else "socket_not_allowed"
+    try:
+        st = _os.lstat(configured)
+    except OSError:
+        return None  # nothing configured here: the environment is the configuration
+    if st.st_mode & _S_IFMT == _S_IFSOCK:
+        return "socket_not_configured"
+    return None
 
 
 def _env_ms(name, default):
@@ -543,9 +594,18 @@ def record(argv, t0_mono=None, t0_wall=None):
 
     seq = None
     reason = None  # why the record was not acknowledged, for the ledger
+    named = _environ().get(b"AGENTWATCH_SOCKET")
+    refused = redirect_refused(named) if named else None
+    if refused is not None:
+        reason = "redirect_refused"
+        frame += (',"redirect_refused":{"socket":%s,"reason":"%s"}'
+                  % (_enc_ascii(named.decode("utf-8", "surrogateescape")), refused)).encode("ascii")
+        say("not connecting to %s (%s); spooling record %s" % (_show(named), refused, record_id))
     try:
+        if refused is not None:
+            raise Unsafe(refused)
         path = socket_path()
-        check_socket(path, configured=bool(_environ().get(b"AGENTWATCH_SOCKET")))
+        check_socket(path, configured=bool(named))
         seq = send(
             path,
             frame + b',"delivery":"socket"}\n',
@@ -559,8 +619,9 @@ def record(argv, t0_mono=None, t0_wall=None):
             # keeps its bytes and turns the refusal into a visible gap row.
             say("daemon rejected record %s (%s); spooling it so the rejection is recorded" % (record_id, exc))
     except Unsafe as exc:
-        reason = "unsafe_socket"
-        say("not connecting: %s; spooling record %s" % (exc, record_id))
+        if refused is None:
+            reason = "unsafe_socket"
+            say("not connecting: %s; spooling record %s" % (exc, record_id))
     except TimeoutError:
         reason = "timeout"
     except (FileNotFoundError, ConnectionRefusedError):
@@ -571,7 +632,7 @@ def record(argv, t0_mono=None, t0_wall=None):
     outcome = "acked"
     if seq is None:
         try:
-            spool_write(spool_path(), record_id, frame + b',"delivery":"spool"}\n')
+            spool_write(spool_path(use_env=refused is None), record_id, frame + b',"delivery":"spool"}\n')
             outcome = "spooled"
         except Exception as exc:
             outcome = "failed"

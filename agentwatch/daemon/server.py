@@ -33,6 +33,7 @@ from agentwatch.daemon import health, logs, runfiles
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
+from agentwatch.daemon.recorder_watch import RecorderWatch
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
@@ -85,6 +86,11 @@ class Server:
         self.notary: Optional[Notary] = None  # signs checkpoints (None: off, or it could not start)
         self.checkpoint_timer: Optional[CheckpointTimer] = None
         self.checkpoint_error: Optional[str] = None
+        # Hook configs and transcript coverage: `config` and `coverage` rows (recorder_watch.py).
+        self.recorder_watch = RecorderWatch(config.store, self._record_attestation,
+                                            manifest_path=config.install_manifest,
+                                            interval=config.hook_watch_interval, periodic=config.attest_interval,
+                                            coverage_delay=config.coverage_delay)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -266,6 +272,8 @@ class Server:
         ]
         if self.config.attest_interval > 0:
             tasks.append(asyncio.create_task(self._attest_periodically()))
+        if self.config.hook_watch_interval > 0:
+            tasks.append(asyncio.create_task(self.recorder_watch.run()))
         await self._stop.wait()
         self.draining = True
         server.close()  # stop accepting; clients now spool
@@ -273,6 +281,7 @@ class Server:
             await asyncio.to_thread(self.sweeper.stop)
         await self.drainer.stop()
         await self._finish_reading()
+        await self.recorder_watch.stop()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -315,6 +324,7 @@ class Server:
         self._on_results(outcomes)
         if committed:
             self.subscriptions.publish(committed)
+            self.recorder_watch.committed(committed)
 
     def _on_results(self, outcomes: list) -> None:
         self.admission.settle(outcomes)
@@ -385,6 +395,11 @@ class Server:
                 self.sweeper.unreported(finding)  # tried again when the sweeper finds it again
 
         self.admission.submit([Job(row, done)])
+
+    def _record_attestation(self, kind: str, body: dict) -> None:
+        """On the loop: commit one attestation of `kind` (config, coverage) carrying `body`."""
+        row = lambda w: self._attestation(kind, (w.head_seq, w.head_hash), extra=body)  # noqa: E731
+        self.admission.submit([Job(row, _ignore)])
 
     async def _attest_periodically(self) -> None:
         while True:
@@ -479,6 +494,7 @@ class Server:
             "signed_checkpoints": self._checkpoint_health(),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
+            "recorder": self.recorder_watch.health(),
             "counters": self.counters.snapshot(writer),
             "limits": {
                 "max_line_bytes": cfg.max_line,

@@ -65,6 +65,12 @@ class ServeConfig:
     ship_url: str = _default("ship.url")
     ship_host: Optional[str] = None  # None: config's default (the host name), taken when shipping starts
     ship_batch_rows: int = _default("ship.batch_rows")
+    # The watch over installed hook configs and transcript coverage (daemon/recorder_watch.py):
+    # seconds between looks at the configs (0: off), seconds after a session end before its
+    # transcript is paired, and the install manifest (None: the XDG state dir's installed.json).
+    hook_watch_interval: float = _default("serve.hook_watch_interval_s")
+    coverage_delay: float = 1.0
+    install_manifest: Optional[Path] = None
 
     @classmethod
     def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
@@ -94,6 +100,7 @@ class ServeConfig:
             ship_url=cfg["ship.url"],
             ship_host=cfg["ship.host"],
             ship_batch_rows=cfg["ship.batch_rows"],
+            hook_watch_interval=cfg["serve.hook_watch_interval_s"],
             **daemon_options,
         )
 

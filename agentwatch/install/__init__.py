@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentwatch.coverage import manifest
 from agentwatch.record import adapters
 
 from . import cline, overlap, versions
@@ -99,7 +100,25 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
     if not dry_run:
         for change in changes:
             apply(change)
+        _remember(harness, scope, target, events if install else None)
     return result
+
+
+def _remember(harness: str, scope: str, target: Path, events: list[str] | None) -> None:
+    """Tell the daemon's watch what this install wrote (coverage/manifest.py); an uninstall forgets it."""
+    if events is None:
+        manifest.forget(harness, scope, str(target))
+        return
+    if harness == cline.NAME:
+        import hashlib
+
+        expected = {e: "sha256:" + hashlib.sha256(cline.script(e, target)).hexdigest() for e in events}
+        manifest.remember(manifest.Installed(harness, scope, str(target), "scripts", expected=expected))
+        return
+    spec = JSON_HARNESSES[harness]
+    related = [str(target.with_name("settings.local.json"))] if harness == "claude-code" else []
+    manifest.remember(manifest.Installed(harness, scope, str(target), "json", spec.layout.grouped,
+                                         spec.expected(events, target), related))
 
 
 def location(harness: str, scope: str, project: Path) -> Path:

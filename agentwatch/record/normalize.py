@@ -143,7 +143,7 @@ def record_document(
     else:
         doc["raw"] = payload
         move_shared(doc)
-    for key in ("orig_bytes", "truncated", "raw_sha256", "argv"):
+    for key in ("orig_bytes", "truncated", "raw_sha256", "argv", "redirect_refused"):
         if key in env:
             doc[key] = env[key]
     return doc

@@ -1,0 +1,41 @@
+"""`agentwatch coverage`: each session's transcript against its recorded tool calls (docs/record.md, "Coverage")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from agentwatch import paths
+from agentwatch.cli.app import JsonOpt, StoreOpt, app, fail
+from agentwatch.errors import AgentwatchError
+
+
+@app.command("coverage")
+def coverage_cmd(
+    session: Optional[str] = typer.Argument(None, metavar="[SESSION]", help="A session id or an unambiguous prefix (default: every session)."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="AGE|TIME", help="Only sessions active since then: an age (30m, 2h, 7d) or an ISO 8601 time."),
+    store: Optional[Path] = StoreOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Pair each session's transcript with its recorded tool calls.
+
+    Reads the transcript the harness wrote (where it writes them, bounded in
+    size and time) and reports per session the calls in both, the calls
+    **missing** from the record (with the transcript's file and line), the
+    **extra** recorded calls the transcript lacks, and **mismatched** calls.
+    A transcript the parser does not understand is `coverage_unknown_format`.
+    Exit 1 when a call is missing or a transcript could not be paired.
+    """
+    from agentwatch.cli import render
+    from agentwatch.coverage import pairing
+    from agentwatch.readers import sessions
+
+    try:
+        since_ns = sessions.parse_since(since) if since is not None else None
+        results = pairing.coverage(paths.resolve_store(store), session=session, since_ns=since_ns)
+    except AgentwatchError as exc:
+        fail(exc)
+    render.emit_coverage(results, json_out)
+    raise typer.Exit(1 if any(r.status != pairing.COMPLETE for r in results) else 0)
