@@ -1,0 +1,214 @@
+"""Hook-config attestation: a real daemon watches the config `install` wrote; removing, editing,
+narrowing and redirecting the entry are each named in `health`, in a `config` row and by `verify`;
+restoring it is recorded too. The hook client refuses a socket the environment names in place of
+the configured one, and spools the attempt with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from daemon import Daemon, wait_for
+from typer.testing import CliRunner
+
+from agentwatch.cli import app
+from agentwatch.coverage import hookconfig, manifest
+from agentwatch.store import db
+
+HOOK = Path(__file__).resolve().parent.parent / "agentwatch" / "hook.py"
+
+
+@pytest.fixture
+def installed(isolated_env, monkeypatch):
+    """agentwatch installed for Claude Code in the user scope; the settings file it wrote."""
+    monkeypatch.setenv("AGENTWATCH_SERVE_HOOK_WATCH_INTERVAL_S", "0.2")
+    result = CliRunner().invoke(app, ["install", "claude-code", "--scope", "user"])
+    assert result.exit_code == 0, result.output
+    return Path(isolated_env) / ".claude" / "settings.json"
+
+
+def config_rows(store: Path) -> list[dict]:
+    conn = db.open_reader(store)
+    try:
+        return [json.loads(p)["config"] for (p,) in conn.execute(
+            "SELECT payload FROM records WHERE kind = 'attestation' AND json_extract(payload, '$.type') = 'config' "
+            "ORDER BY seq")]
+    finally:
+        conn.close()
+
+
+def _with_findings(health: dict) -> dict | None:
+    return health if health["recorder"]["findings"] else None
+
+
+def _rows_at_least(store: Path, n: int) -> list[dict] | None:
+    rows = config_rows(store)
+    return rows if len(rows) >= n else None
+
+
+def _restoring(rows: list[dict]) -> dict | None:
+    return rows[-1] if len(rows) > 2 and not rows[-1]["findings"] else None
+
+
+def kinds(health: dict) -> list[str]:
+    return [f["kind"] for f in health["recorder"]["findings"]]
+
+
+def edit(path: Path, change) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc, indent=2))
+
+
+def test_install_remembers_what_it_wrote_and_uninstall_forgets_it(installed):
+    [entry] = manifest.load()
+    assert (entry.harness, entry.scope, entry.path, entry.kind) == ("claude-code", "user", str(installed), "json")
+    doc = json.loads(installed.read_text())
+    assert {e: doc["hooks"][e][0] for e in entry.expected} == entry.expected
+    assert [s.findings for s in hookconfig.inspect_all([entry])] == [[]]
+    assert CliRunner().invoke(app, ["uninstall", "claude-code", "--scope", "user"]).exit_code == 0
+    assert manifest.load() == []
+
+
+@pytest.mark.parametrize("tamper, expected", [
+    (lambda doc: doc["hooks"].pop("PreToolUse"), ("hook_removed", "PreToolUse")),
+    (lambda doc: doc["hooks"]["PostToolUse"][0]["hooks"][0].update(timeout=1), ("hook_changed", "PostToolUse")),
+    (lambda doc: doc["hooks"]["PreToolUse"][0].update(matcher="Read"), ("hook_narrowed", "PreToolUse")),
+    (lambda doc: doc.update(env={"AGENTWATCH_SOCKET": "/tmp/agent.sock"}), ("hook_redirected", None)),
+    (lambda doc: doc.update(disableAllHooks=True), ("hooks_disabled", None)),
+], ids=["removed", "edited", "narrowed", "redirected", "disabled"])
+def test_the_daemon_names_a_tampered_hook_in_health_rows_and_verify(installed, tmp_path, tamper, expected):
+    d = Daemon(tmp_path / "d").start()
+    try:
+        wait_for(lambda: len(config_rows(d.store)) == 1, "the start config row")
+        [start] = config_rows(d.store)
+        assert (start["trigger"], start["findings"]) == ("start", [])
+        assert d.health()["status"] == "recording"
+
+        edit(installed, tamper)
+        health = wait_for(lambda: _with_findings(d.health()), "the finding in health")
+        kind, event = expected
+        [finding] = health["recorder"]["findings"]
+        assert (finding["kind"], finding["event"], finding["harness"], finding["scope"]) == (
+            kind, event, "claude-code", "user")
+        assert health["status"] == "degraded"
+        assert any(r.startswith(f"{kind}: claude-code (user)") for r in health["reasons"])
+        rows = wait_for(lambda: _rows_at_least(d.store, 2), "the change's config row")
+        assert [(r["trigger"], [f["kind"] for f in r["findings"]]) for r in rows] == [
+            ("start", []), ("change", [kind])]
+
+        verify = CliRunner().invoke(app, ["verify", "--store", str(d.store)])
+        assert verify.exit_code == 0, verify.output
+        assert f"recorder: {kind}: claude-code (user)" in verify.output
+
+        # Restored: the next row has no finding and names what was restored.
+        assert CliRunner().invoke(app, ["install", "claude-code", "--scope", "user"]).exit_code == 0
+        if kind in ("hook_redirected", "hooks_disabled"):
+            edit(installed, lambda doc: [doc.pop("env", None), doc.pop("disableAllHooks", None)])
+        wait_for(lambda: not kinds(d.health()), "the finding to clear")
+        last = wait_for(lambda: _restoring(config_rows(d.store)), "the restoring row")
+        assert (last["trigger"], last["findings"]) == ("change", [])
+        assert [r.split(":")[0] for r in last["restored"]] == [kind]
+        assert d.health()["status"] == "recording"
+    finally:
+        assert d.stop() == 0
+
+
+def test_a_session_start_records_a_config_row_and_a_session_end_a_coverage_row(installed, tmp_path, isolated_env):
+    session = json.loads((Path(__file__).parent / "fixtures" / "sessions" / "claude-code.json").read_text())
+    sid = session["steps"][0]["payload"]["session_id"]
+    transcript = Path(isolated_env) / ".claude" / "projects" / "-home-dev-shop" / f"{sid}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes((Path(__file__).parent / "fixtures" / "transcripts" / "claude-code.jsonl").read_bytes())
+    d = Daemon(tmp_path / "d").start()
+    try:
+        wait_for(lambda: len(config_rows(d.store)) == 1, "the start config row")
+        skipped = {2, 3}  # toolu_01A's PreToolUse and PostToolUse: never run
+        with d.client() as client:
+            for i, step in enumerate(session["steps"]):
+                if i in skipped:
+                    continue
+                payload = dict(step["payload"], transcript_path=str(transcript))
+                reply = client.append({"op": "append", "v": 1, "record_id": f"s-{i}", "harness": "claude-code",
+                                       "event": step["event"], "payload": payload})
+                assert reply["ok"] is True, reply
+        wait_for(lambda: [r["trigger"] for r in config_rows(d.store)] == ["start", "session_start"],
+                 "the session start's config row")
+        conn_rows = wait_for(lambda: _coverage_rows(d.store) or None, "the coverage row")
+        [row] = conn_rows
+        assert (row["session_id"], row["status"], row["summary"], row["missing_call_ids"]) == (
+            sid, "missing", "4/5 · 1 missing", ["toolu_01A"])
+        assert row["transcript"]["path"] == str(transcript)
+        import hashlib
+
+        assert row["transcript"]["sha256"] == "sha256:" + hashlib.sha256(transcript.read_bytes()).hexdigest()
+        health = d.health()
+        assert health["recorder"]["sessions_missing_calls"] == 1
+        assert "1 session(s) with tool calls in the transcript that were never recorded" in " ".join(health["reasons"])
+    finally:
+        assert d.stop() == 0
+
+
+def _coverage_rows(store: Path) -> list[dict]:
+    conn = db.open_reader(store)
+    try:
+        return [json.loads(p)["coverage"] for (p,) in conn.execute(
+            "SELECT payload FROM records WHERE kind = 'attestation' AND json_extract(payload, '$.type') = 'coverage'")]
+    finally:
+        conn.close()
+
+
+def _run_hook(env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-I", "-S", str(HOOK), "claude-code"], input=b'{"session_id":"s"}',
+                          env=env, capture_output=True, timeout=30)
+
+
+def test_the_hook_refuses_a_socket_the_environment_names_instead_of_the_configured_one(isolated_env, tmp_path):
+    d = Daemon(tmp_path / "d", socket_path=Path(os.environ["XDG_RUNTIME_DIR"]) / "agentwatch" / "agentwatch.sock",
+               spool=Path(os.environ["XDG_DATA_HOME"]) / "agentwatch" / "spool").start()
+    try:
+        rogue = tmp_path / "rogue.sock"
+        env = dict(os.environ, AGENTWATCH_SOCKET=str(rogue), AGENTWATCH_SPOOL=str(tmp_path / "rogue-spool"))
+        done = _run_hook(env)
+        assert done.returncode == 0
+        assert b"socket_not_configured" in done.stderr
+        assert not (tmp_path / "rogue-spool").exists()  # spooled where the configured daemon drains
+
+        def stored():
+            conn = db.open_reader(d.store)
+            try:
+                return [json.loads(p) for (p,) in conn.execute(
+                    "SELECT payload FROM records WHERE kind = 'event'")]
+            finally:
+                conn.close()
+
+        [doc] = wait_for(lambda: stored() or None, "the refused record, drained from the configured spool")
+        assert doc["redirect_refused"] == {"socket": str(rogue), "reason": "socket_not_configured"}
+
+        # The configured socket named by the environment is used as before.
+        same = _run_hook(dict(os.environ, AGENTWATCH_SOCKET=str(d.socket)))
+        assert (same.returncode, same.stderr) == (0, b"")
+        wait_for(lambda: len(stored()) == 2, "the record sent to the configured socket")
+        assert "redirect_refused" not in stored()[1]
+    finally:
+        assert d.stop() == 0
+
+
+def test_an_allow_file_lets_the_environment_name_another_socket(isolated_env, tmp_path):
+    d = Daemon(tmp_path / "d").start()
+    try:
+        allow = Path(os.environ["XDG_CONFIG_HOME"]) / "agentwatch" / "hook-sockets"
+        allow.parent.mkdir(parents=True, exist_ok=True)
+        allow.write_text(f"# sockets the hook may use\n{d.socket}\n")
+        env = dict(os.environ, AGENTWATCH_SOCKET=str(d.socket))
+        assert _run_hook(env).stderr == b""
+        other = _run_hook(dict(env, AGENTWATCH_SOCKET=str(tmp_path / "other.sock"),
+                               AGENTWATCH_SPOOL=str(tmp_path / "spool2")))
+        assert b"socket_not_allowed" in other.stderr
+    finally:
+        assert d.stop() == 0
