@@ -150,8 +150,25 @@ def test_a_session_start_records_a_config_row_and_a_session_end_a_coverage_row(i
         health = d.health()
         assert health["recorder"]["sessions_missing_calls"] == 1
         assert "1 session(s) with tool calls in the transcript that were never recorded" in " ".join(health["reasons"])
+
+        # The service deployment's path: the user's side hands over the digest and call list.
+        submitted = CliRunner().invoke(app, ["coverage", sid, "--store", str(d.store), "--submit",
+                                             "--socket", str(d.socket)])
+        assert submitted.exit_code == 1, submitted.output  # a call is missing
+        rows = wait_for(lambda: _n_rows(_coverage_rows(d.store), 2), "the supplied coverage row")
+        assert rows[1]["supplied_by"] == {"uid": os.getuid(), "pid": os.getpid()}
+        assert (rows[1]["summary"], rows[1]["missing_call_ids"], rows[1]["transcript"]["sha256"]) == (
+            "4/5 · 1 missing", ["toolu_01A"], row["transcript"]["sha256"])
+        with d.client() as client:
+            refused = client.request({"op": "coverage", "harness": "claude-code", "session_id": sid,
+                                      "transcript": {"calls": [{"call_id": "x"}]}})
+        assert (refused["ok"], refused["error"]) == (False, "bad_request")
     finally:
         assert d.stop() == 0
+
+
+def _n_rows(rows: list[dict], n: int) -> list[dict] | None:
+    return rows if len(rows) == n else None
 
 
 def _coverage_rows(store: Path) -> list[dict]:

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from agentwatch import paths
-from agentwatch.cli.app import JsonOpt, StoreOpt, app, fail
+from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
 from agentwatch.errors import AgentwatchError
 
 
@@ -18,6 +18,8 @@ def coverage_cmd(
     since: Optional[str] = typer.Option(None, "--since", metavar="AGE|TIME", help="Only sessions active since then: an age (30m, 2h, 7d) or an ISO 8601 time."),
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
+    submit: bool = typer.Option(False, "--submit", help="Also hand each transcript's digest and call list to the daemon, which records a coverage row saying who supplied it (the service deployment: the daemon cannot read your files)."),
+    socket_path: Optional[Path] = SocketOpt,
 ) -> None:
     """Pair each session's transcript with its recorded tool calls.
 
@@ -26,7 +28,8 @@ def coverage_cmd(
     **missing** from the record (with the transcript's file and line), the
     **extra** recorded calls the transcript lacks, and **mismatched** calls.
     A transcript the parser does not understand is `coverage_unknown_format`.
-    Exit 1 when a call is missing or a transcript could not be paired.
+    Exit 1 when a call is missing or a transcript could not be paired (a
+    harness that keeps no transcript is listed, and does not count).
     """
     from agentwatch.cli import render
     from agentwatch.coverage import pairing
@@ -38,4 +41,19 @@ def coverage_cmd(
     except AgentwatchError as exc:
         fail(exc)
     render.emit_coverage(results, json_out)
-    raise typer.Exit(1 if any(r.status != pairing.COMPLETE for r in results) else 0)
+    if submit:
+        from agentwatch.daemon import health
+
+        sock = Path(socket_path) if socket_path else paths.default_socket()
+        for r in results:
+            if r.transcript is None:
+                continue
+            message = {"op": "coverage", "harness": r.harness, "session_id": r.session_id,
+                       "transcript": pairing.supplied_document(r.transcript)}
+            try:
+                reply = health.request(sock, message)
+            except AgentwatchError as exc:
+                fail(exc)
+            if reply.get("ok") is not True:
+                fail(f"the daemon refused the coverage of {r.session_id}: {reply.get('message')}", 1)
+    raise typer.Exit(1 if any(r.status not in (pairing.COMPLETE, pairing.UNAVAILABLE) for r in results) else 0)

@@ -29,7 +29,7 @@ from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 from . import transcripts
 from .transcripts import Call, Transcript, TranscriptProblem
 
-COMPLETE, MISSING, UNKNOWN = "complete", "missing", "unknown"
+COMPLETE, MISSING, UNKNOWN, UNAVAILABLE = "complete", "missing", "unknown", "unavailable"
 
 
 @dataclass
@@ -82,7 +82,7 @@ class SessionCoverage:
     @property
     def status(self) -> str:
         if self.problem is not None:
-            return UNKNOWN
+            return UNAVAILABLE if self.problem.kind == "no_transcript" else UNKNOWN
         return MISSING if self.missing else COMPLETE
 
     @property
@@ -182,7 +182,11 @@ def session_coverage(conn: apsw.Connection, harness: str, session_id: str, *,
     if transcript is None:
         path = transcripts.locate(harness, session_id, transcript_path or named_transcript(conn, harness, session_id))
         if path is None:
-            result.problem = Finding("no_transcript", f"no transcript is known for {harness} session {session_id}")
+            if harness in transcripts.PARSERS:  # the harness keeps one, but no record named it
+                result.problem = Finding("transcript_not_named", f"no record of {harness} session {session_id} "
+                                         "names its transcript")
+            else:
+                result.problem = Finding("no_transcript", f"{harness} keeps no transcript agentwatch can read")
             result.findings.append(result.problem)
             return result
         try:
@@ -222,7 +226,8 @@ def pair(result: SessionCoverage, transcript: Transcript, recorded: list[Recorde
                 for rec in left:
                     if rec.tool != call.tool:
                         continue
-                    if exact and not (transcript.input_comparable and rec.has_input and _same(call.input, rec.input)):
+                    if exact and not (transcript.input_comparable and rec.has_input
+                                      and call_digest(call) == _digest(rec.input)):
                         continue
                     matches.append((call, rec))
                     unmatched.remove(call)
@@ -238,9 +243,9 @@ def pair(result: SessionCoverage, transcript: Transcript, recorded: list[Recorde
         if call.outcome is not None and rec.outcome in ("ok", "error", "denied", "interrupted"):
             if (call.outcome == "ok") != (rec.outcome == "ok"):
                 differs.append({"field": "outcome", "transcript": call.outcome, "recorded": rec.outcome})
-        if transcript.input_comparable and rec.has_input and call.input is not None and not _same(call.input,
-                                                                                                   rec.input):
-            differs.append({"field": "input", "transcript": _digest(call.input), "recorded": _digest(rec.input)})
+        if (transcript.input_comparable and rec.has_input and (call.input is not None or call.input_digest)
+                and call_digest(call) != _digest(rec.input)):
+            differs.append({"field": "input", "transcript": call_digest(call), "recorded": _digest(rec.input)})
         if differs:
             result.mismatched.append({"call_id": call.call_id, "tool": call.tool, "line": call.line,
                                       "seq": rec.first_seq, "differs": differs})
@@ -256,8 +261,8 @@ def pair(result: SessionCoverage, transcript: Transcript, recorded: list[Recorde
                                        transcript.path, m["line"], m["seq"]))
 
 
-def _same(a: Any, b: Any) -> bool:
-    return _digest(a) == _digest(b)
+def call_digest(call: Call) -> str:
+    return call.input_digest or _digest(call.input)
 
 
 def _digest(value: Any) -> str:
@@ -294,17 +299,38 @@ def sessions_in(conn: apsw.Connection, *, session: Optional[str] = None,
     return [(h, s) for h, s in rows2]
 
 
-def supplied_transcript(harness: str, doc: dict) -> Transcript:
-    """A transcript as the user's side supplied it (the service deployment): its digest and call list."""
+MAX_SUPPLIED_CALLS = 20_000
+
+
+def supplied_document(transcript: Transcript) -> dict:
+    """What the user's side hands the daemon (the service deployment): the transcript's digest and call list,
+    each call's input as a digest only."""
+    return {"path": transcript.path, "format": transcript.format, "sha256": transcript.sha256,
+            "bytes": transcript.bytes, "has_ids": transcript.has_ids, "input_comparable": transcript.input_comparable,
+            "calls": [{"call_id": c.call_id, "tool": c.tool, "outcome": c.outcome, "line": c.line,
+                       "input_sha256": call_digest(c), **({"file": c.file} if c.file else {}),
+                       **({} if c.hooked else {"hooked": False})} for c in transcript.calls]}
+
+
+def supplied_transcript(harness: str, doc: Any) -> Transcript:
+    """A transcript as the user's side supplied it. Raises ValueError for a document of another shape."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("calls"), list):
+        raise ValueError("transcript must be an object with a calls list")
+    if len(doc["calls"]) > MAX_SUPPLIED_CALLS:
+        raise ValueError(f"more than {MAX_SUPPLIED_CALLS} calls")
     calls = []
-    for i, c in enumerate(doc.get("calls") or []):
-        if isinstance(c, dict) and isinstance(c.get("tool"), str):
-            calls.append(Call(c.get("call_id") if isinstance(c.get("call_id"), str) else None, c["tool"],
-                              c.get("input"), c.get("outcome") if c.get("outcome") in ("ok", "error") else None,
-                              int(c.get("line") or i + 1), hooked=c.get("hooked", True) is not False))
+    for i, c in enumerate(doc["calls"]):
+        if not isinstance(c, dict) or not isinstance(c.get("tool"), str):
+            raise ValueError(f"calls[{i}] has no tool name")
+        line = c.get("line")
+        digest = c.get("input_sha256")
+        calls.append(Call(c.get("call_id") if isinstance(c.get("call_id"), str) else None, c["tool"], None,
+                          c.get("outcome") if c.get("outcome") in ("ok", "error") else None,
+                          line if isinstance(line, int) else i + 1, str(c.get("file") or ""),
+                          c.get("hooked", True) is not False, digest if isinstance(digest, str) else None))
     return Transcript(harness, str(doc.get("path") or ""), str(doc.get("format") or "supplied"),
-                      str(doc.get("sha256") or ""), int(doc.get("bytes") or 0), calls,
-                      bool(doc.get("has_ids", True)), bool(doc.get("input_comparable", False)))
+                      str(doc.get("sha256") or ""), doc["bytes"] if isinstance(doc.get("bytes"), int) else 0, calls,
+                      doc.get("has_ids") is not False, doc.get("input_comparable") is True)
 
 
 def coverage(store: Any, *, session: Optional[str] = None, since_ns: Optional[int] = None,

@@ -29,7 +29,7 @@ MAX_FILES = 20_000  # OpenHands: one file per event
 
 UNKNOWN_FORMAT = "coverage_unknown_format"
 PROBLEMS = (UNKNOWN_FORMAT, "transcript_missing", "transcript_unreadable", "transcript_too_large",
-            "transcript_outside_harness_dir", "transcript_timeout", "no_transcript")
+            "transcript_outside_harness_dir", "transcript_timeout", "transcript_not_named", "no_transcript")
 
 
 class TranscriptProblem(Exception):
@@ -48,6 +48,7 @@ class Call:
     line: int
     file: str = ""  # set for formats spread over files (OpenHands)
     hooked: bool = True  # False: a tool the harness runs no hook for (not counted as missing)
+    input_digest: Optional[str] = None  # supplied in place of `input` (the service deployment's call list)
 
     def to_json(self) -> dict:
         return {"call_id": self.call_id, "tool": self.tool, "outcome": self.outcome, "line": self.line,

@@ -240,6 +240,13 @@ class Connection(asyncio.Protocol):
             self.pending.append(Slot(self, json.dumps(reply).encode("utf-8") + b"\n"))
         elif op == "health":
             self.pending.append(Slot(self, json.dumps(self.server.health()).encode("utf-8") + b"\n"))
+        elif op == "coverage":
+            try:
+                self.server.recorder_watch.supplied(request, self.peer_uid, self.peer_pid)
+            except ValueError as exc:
+                return self._reject("bad_request", str(exc))
+            reply = {"ok": True, "op": "coverage", "accepted": True}
+            self.pending.append(Slot(self, json.dumps(reply).encode("utf-8") + b"\n"))
         elif op == "subscribe":
             try:
                 subscriptions.parse_request(request)
@@ -247,7 +254,7 @@ class Connection(asyncio.Protocol):
                 return self._reject("bad_request", str(exc))
             self.subscribe_request = request  # starts in flush(), after the replies owed before it
         else:
-            self._reject("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe)")
+            self._reject("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe, coverage)")
 
     def _reject(self, reason: str, message: str) -> None:
         self.server.counters.rejected[reason] += 1

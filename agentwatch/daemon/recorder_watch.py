@@ -158,12 +158,38 @@ class RecorderWatch:
         self.note_coverage(result.row_document())
         self.record("coverage", {"coverage": result.row_document()})
 
-    def _pair(self, harness: str, session: str, transcript_path: Optional[str]) -> pairing.SessionCoverage:
+    def _pair(self, harness: str, session: str, transcript_path: Optional[str],
+              supplied: Optional[Any] = None) -> pairing.SessionCoverage:
         conn = db.open_reader(self.store)
         try:
-            return pairing.session_coverage(conn, harness, session, transcript_path=transcript_path)
+            return pairing.session_coverage(conn, harness, session, transcript_path=transcript_path,
+                                            transcript=supplied)
         finally:
             conn.close()
+
+    def supplied(self, request: dict, uid: Optional[int], pid: Optional[int]) -> None:
+        """On the loop: the `coverage` op. The user's side (which can read its transcripts when the daemon,
+        a service account, cannot) hands over a transcript's digest and call list; the daemon pairs it
+        with its own records and records who supplied it. Raises ValueError for a malformed request."""
+        harness, session = request.get("harness"), request.get("session_id")
+        if not isinstance(harness, str) or not harness or not isinstance(session, str) or not session:
+            raise ValueError("coverage needs harness and session_id strings")
+        transcript = pairing.supplied_transcript(harness, request.get("transcript"))
+        task = asyncio.get_running_loop().create_task(self._cover_supplied(harness, session, transcript, uid, pid))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _cover_supplied(self, harness: str, session: str, transcript: Any, uid: Optional[int],
+                              pid: Optional[int]) -> None:
+        try:
+            result = await asyncio.to_thread(self._pair, harness, session, None, transcript)
+        except Exception as exc:
+            log.warning("supplied coverage of %s session %s failed: %s", harness, session, exc)
+            return
+        result.supplied_by = {"uid": uid, "pid": pid}
+        self.coverage_runs += 1
+        self.note_coverage(result.row_document())
+        self.record("coverage", {"coverage": result.row_document()})
 
     def note_coverage(self, doc: dict) -> None:
         key = (doc["harness"], doc["session_id"])
