@@ -37,6 +37,7 @@ class Host(Protocol):
     last_data: float
     subscriptions: Any
     normalize: Callable[..., Append]
+    recorder_watch: Any  # daemon.recorder_watch.RecorderWatch: the `coverage` op
 
     def health(self) -> dict: ...
 
