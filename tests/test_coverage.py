@@ -215,3 +215,28 @@ def test_a_recorded_call_the_transcript_lacks_is_extra_and_a_changed_outcome_mis
     assert [(m["call_id"], [d["field"] for d in m["differs"]]) for m in result.mismatched] == [("toolu_01B", ["outcome"])]
     assert result.missing == [] and result.status == "complete"
     assert sorted(f.kind for f in result.findings) == ["extra", "mismatched"]
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                         st.sampled_from(["type", "message", "content", "id", "name", "payload", "call_id",
+                                          "toolCalls", "sessionId", "projectHash", "role", "tool_use_id", "kind",
+                                          "tool_call_id", "$set", "input", "status"]), inner, max_size=5),
+                     max_leaves=12)
+
+
+@given(harness=st.sampled_from(["claude-code", "codex", "gemini-cli", "cline"]),
+       lines=st.lists(_json, max_size=6), junk=st.binary(max_size=40))
+def test_any_file_is_a_transcript_or_a_named_problem(harness, lines, junk, tmp_path_factory):
+    root = tmp_path_factory.mktemp("t")
+    path = root / "t.jsonl"
+    path.write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines) + junk)
+    try:
+        t = transcripts.read(harness, str(path), check_root=False)
+    except transcripts.TranscriptProblem as exc:
+        assert exc.code in transcripts.PROBLEMS
+    else:
+        assert all(isinstance(c.tool, str) and isinstance(c.line, int) for c in t.calls)

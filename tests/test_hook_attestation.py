@@ -229,3 +229,45 @@ def test_an_allow_file_lets_the_environment_name_another_socket(isolated_env, tm
         assert b"socket_not_allowed" in other.stderr
     finally:
         assert d.stop() == 0
+
+
+def test_install_list_names_what_the_watch_would_name(installed, monkeypatch, tmp_path):
+    edit(installed, lambda doc: doc["hooks"].pop("Stop"))
+    out = CliRunner().invoke(app, ["install", "--list", "--json"])
+    assert out.exit_code == 0, out.output
+    [row] = [r for r in json.loads(out.output) if (r["harness"], r["scope"]) == ("claude-code", "user")]
+    assert [(f["kind"], f["event"]) for f in row["findings"]] == [("hook_removed", "Stop")]
+    others = [r for r in json.loads(out.output) if (r["harness"], r["scope"]) != ("claude-code", "user")]
+    assert [r["findings"] for r in others] == [[]] * len(others)
+
+
+def test_cline_hook_files_removed_edited_and_redirected(isolated_env, tmp_path, monkeypatch):
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "user-dirs.dirs"
+    config.write_text('XDG_DOCUMENTS_DIR="$HOME/Documents"\n')
+    assert CliRunner().invoke(app, ["install", "cline", "--scope", "user"]).exit_code == 0
+    [entry] = manifest.load()
+    hooks = Path(entry.path)
+    assert (entry.kind, hookconfig.inspect(entry).findings) == ("scripts", [])
+    (hooks / "PreToolUse").unlink()
+    (hooks / "PostToolUse").write_text((hooks / "PostToolUse").read_text().replace("|| printf", "; printf"))
+    text = (hooks / "TaskStart").read_text()
+    (hooks / "TaskStart").write_text(text.replace("exec ", "").replace("\n/", "\nAGENTWATCH_SOCKET=/tmp/a.sock /", 1))
+    found = [(f.kind, f.event) for f in hookconfig.inspect(entry).findings]
+    assert sorted(found) == [("hook_changed", "PostToolUse"), ("hook_redirected", "TaskStart"),
+                             ("hook_removed", "PreToolUse")]
+
+
+def test_reconcile_reports_what_the_record_misses(installed, tmp_path):
+    d = Daemon(tmp_path / "d").start()
+    try:
+        wait_for(lambda: len(config_rows(d.store)) == 1, "the start config row")
+        edit(installed, lambda doc: doc.update(env={"AGENTWATCH_SPOOL": "/tmp/elsewhere"}))
+        wait_for(lambda: _rows_at_least(d.store, 2), "the change's config row")
+    finally:
+        assert d.stop() == 0
+    out = CliRunner().invoke(app, ["reconcile", "--store", str(d.store), "--json"])
+    assert out.exit_code == 1, out.output
+    doc = json.loads(out.output)
+    pred = doc["predicates"]["recorder_complete"]
+    assert pred["ok"] is False and pred["detail"].startswith("hook_redirected: claude-code (user)")
+    assert [f["kind"] for f in doc["counts"]["recorder"]["hook_config"]["findings"]] == ["hook_redirected"]

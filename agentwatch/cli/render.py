@@ -345,7 +345,11 @@ def emit_install_list(rows, as_json: bool) -> None:
         detail = row.error or (row.commands[0] if row.commands else "")
         if len(row.commands) > 1:
             detail += f"  (+{len(row.commands) - 1} more)"
-        table.add_row(row.harness, row.scope, row.state, row.path, ", ".join(row.events), detail)
+        state = row.state
+        for finding in getattr(row, "findings", None) or []:
+            state += f"\n{finding['kind']}"
+            detail += f"\n{finding['detail']}"
+        table.add_row(row.harness, row.scope, state, row.path, ", ".join(row.events), detail)
     _console().print(table)
 
 

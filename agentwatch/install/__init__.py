@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentwatch.coverage import manifest
+from agentwatch.coverage import hookconfig, manifest
 from agentwatch.record import adapters
 
 from . import cline, overlap, versions
@@ -162,6 +162,11 @@ def list_installed(project: Path | None = None) -> list[Listing]:
                 rows.append(cline.listing(scope, project))
             else:
                 rows.append(_json_listing(JSON_HARNESSES[harness], scope, project))
+    remembered = {(e.harness, e.scope, e.path): e for e in manifest.load()}
+    for row in rows:
+        entry = remembered.get((row.harness, row.scope, row.path))
+        if entry is not None:
+            row.findings = [f.to_json() for f in hookconfig.inspect(entry).findings]
     return rows
 
 
