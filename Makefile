@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test lint soak bench fuzz clean pg-binaries goldens terminal-tools
+.PHONY: serve test lint soak bench fuzz clean pg-binaries goldens terminal-tools browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ pg-binaries:
 	fi
 
 ## Run the linter, the type checker and the default test suite (soaks and benchmarks excluded).
-test: lint pg-binaries terminal-tools
+test: lint pg-binaries terminal-tools browser
 	$(BIN)/python -m pytest -m "not soak and not bench" -q
 
 ## ruff (pyflakes, bugbear, import order) and mypy on the package.
@@ -43,6 +43,19 @@ lint: $(STAMP)
 ## tmux, for the tests that look at what a person sees in a terminal (installed when missing).
 terminal-tools:
 	@command -v tmux >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq tmux; }
+
+## Debian's headless chromium, for the tests that load the review page (`agentwatch ui`) in a real
+## browser: installed with apt-get only when missing (as root, as CI runs).
+browser:
+	@if command -v chromium >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium (the review page's tests load it in a real browser)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; \
+	else \
+		echo "note: no chromium: the review page's browser tests skip (or fail under CI); install chromium"; \
+	fi
 
 ## Rewrite the golden screens of tests/goldens/ from the current output (review the diff before committing).
 goldens: $(STAMP) terminal-tools

@@ -481,3 +481,39 @@ def test_the_daemons_sweeper_takes_erased_rows_for_intact(tmp_path):
         assert [r["payload"] for r in again.rows("event") if r["seq"] in targets] == [None, None]
     finally:
         assert again.stop() == 0
+
+
+# --- proofs of erased rows (docs/chain.md, "Proof bundles") --------------------------------------
+
+
+def test_an_erased_row_proves_with_its_kept_digest_in_both_verifiers(tmp_path):
+    from agentwatch.evidence import bundle as bundles
+    from agentwatch.evidence import checkpoints
+
+    path = build(tmp_path / "store.db")
+    state = tmp_path / "state"
+    before = hashlib.sha256(doc(AT)).digest()
+    with Store(path) as store:
+        erase_rows(store, [AT], REASON)
+    checkpoints.sign_store(path, state_dir=state)
+    proof = bundles.prove_inclusion(path, AT, state_dir=state)
+    record = proof["record"]
+    assert "payload" not in record
+    assert record["payload_sha256"] == format_hash(before)  # the digest the erasure row kept
+    assert record["erased_by_seq"] == ROWS + 1
+    verifier = checkpoints.read_verifier(bytes.fromhex(proof["store_id"]), state)
+    assert bundles.verify_bundle(proof, verifier).ok
+    assert standalone_verify.check_bundle(proof, verifier.encode()) == f"seq {AT} is in the signed tree of {ROWS + 1} rows"
+    bundle_file = tmp_path / "erased.json"
+    bundle_file.write_text(json.dumps(proof))
+    alone = subprocess.run([sys.executable, "-I", "-S", standalone_verify.__file__, "--bundle", str(bundle_file),
+                            "--key", verifier.encode()], capture_output=True, text=True)
+    assert (alone.returncode, alone.stdout) == (0, f"ok: seq {AT} is in the signed tree of {ROWS + 1} rows\n")
+    assert SECRET not in bundle_file.read_text()
+    # The row next to it still carries its payload, and the digest cannot be swapped for another.
+    assert "payload" in bundles.prove_inclusion(path, AT + 1, state_dir=state)["record"]
+    record["payload_sha256"] = format_hash(hashlib.sha256(b"null").digest())
+    with pytest.raises(bundles.BundleError):
+        bundles.verify_bundle(proof, verifier)
+    with pytest.raises(standalone_verify.BadBundle):
+        standalone_verify.check_bundle(proof, verifier.encode())

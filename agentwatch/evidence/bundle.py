@@ -22,6 +22,7 @@ from agentwatch.evidence.note import NoteError, Verifier, open_checkpoint
 from agentwatch.evidence.stored_tree import StoredTree, TreeReadError
 from agentwatch.store import db
 from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, parse_hash, row_hash_framed
+from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from agentwatch.store.packing import Dictionaries
 from agentwatch.verify.walk import read_store_id
@@ -70,6 +71,7 @@ def prove_inclusion(path: Path, seq: int, *, state_dir: Path | None = None) -> d
             if row is None:
                 raise ProveError(f"seq {seq} is not in the store")
             row = (*row[:4], Dictionaries.of(conn).document(row[4], row[7], row[8]), *row[5:7])
+            erased = erasure_named(conn, seq) if row[4] == ERASED_PAYLOAD else None
             proof = StoredTree(conn).inclusion(seq - 1, checkpoint.size)
         except TreeReadError as exc:
             raise ProveError(f"the store cannot give the proof: {exc}") from None
@@ -78,20 +80,27 @@ def prove_inclusion(path: Path, seq: int, *, state_dir: Path | None = None) -> d
     finally:
         conn.close()
     _, record_id, kind, recorded_at_ns, payload, prev_hash, stored = row
+    record: dict[str, Any] = {
+        "seq": seq,
+        "record_id": record_id,
+        "kind": kind,
+        "recorded_at_ns": recorded_at_ns,
+        "prev_hash": format_hash(prev_hash),
+        "payload_sha256": format_hash(hashlib.sha256(payload).digest()),
+        "payload": payload.decode("utf-8"),
+        "hash": format_hash(stored),
+    }
+    if erased is not None:
+        # The payload is gone; the digest the erasure row kept is what the row hash covers
+        # (docs/erasure.md), so the bundle carries that digest and no payload.
+        del record["payload"]
+        record["payload_sha256"] = format_hash(erased.payload_sha256)
+        record["erased_by_seq"] = erased.erasure_seq
     bundle = {
         "format": BUNDLE_FORMAT,
         "type": "inclusion",
         "store_id": store_id.hex(),
-        "record": {
-            "seq": seq,
-            "record_id": record_id,
-            "kind": kind,
-            "recorded_at_ns": recorded_at_ns,
-            "prev_hash": format_hash(prev_hash),
-            "payload_sha256": format_hash(hashlib.sha256(payload).digest()),
-            "payload": payload.decode("utf-8"),
-            "hash": format_hash(stored),
-        },
+        "record": record,
         "leaf_index": seq - 1,
         "tree_size": checkpoint.size,
         "inclusion_proof": _b64(proof),
