@@ -165,6 +165,10 @@ def test_a_session_start_records_a_config_row_and_a_session_end_a_coverage_row(i
         assert (refused["ok"], refused["error"]) == (False, "bad_request")
     finally:
         assert d.stop() == 0
+    # No new row kind: the standalone verifier accepts the config and coverage rows as they are.
+    standalone = Path(__file__).resolve().parent.parent / "agentwatch" / "standalone_verify.py"
+    done = subprocess.run([sys.executable, "-I", "-S", str(standalone), str(d.store)], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _n_rows(rows: list[dict], n: int) -> list[dict] | None:

@@ -26,10 +26,21 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from agentwatch.coverage import hookconfig, manifest, pairing
+from agentwatch.coverage import rows as coverage_rows
 from agentwatch.store import db
 from agentwatch.store.rows import TailRecord
 
 log = logging.getLogger(__name__)
+
+
+def _event_doc(payload: bytes) -> Optional[dict]:
+    import json
+
+    try:
+        doc = json.loads(payload)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("event"), dict) else None
 
 _SESSION_START = b'"kind":"session_start"'
 _SESSION_END = b'"kind":"session_end"'
@@ -54,6 +65,7 @@ class RecorderWatch:
         self._keys: set[str] = set()
         self._digest: Optional[str] = None
         self._pending: set[asyncio.Task] = set()
+        self._covering: set[tuple[str, str]] = set()  # sessions whose pairing is scheduled
         self._wake: Optional[asyncio.Event] = None
         self._trigger = "start"
 
@@ -62,6 +74,11 @@ class RecorderWatch:
     async def run(self) -> None:
         self._wake = asyncio.Event()
         last_periodic = time.monotonic()
+        try:  # sessions whose newest coverage row, from earlier runs, names missing calls
+            for doc in (await asyncio.to_thread(self._recorded_coverage)).values():
+                self.note_coverage(doc)
+        except Exception as exc:
+            log.warning("cannot read earlier coverage rows: %s", exc)
         await self._look("start")
         while True:
             try:
@@ -120,34 +137,35 @@ class RecorderWatch:
     # -- what the writer committed -----------------------------------------------------
 
     def committed(self, rows: list[TailRecord]) -> None:
-        """On the loop, for every committed batch: a cheap scan for session starts and ends."""
+        """On the loop, for every committed batch: a byte scan for session starts and ends.
+
+        Only a row whose bytes hold the marker is parsed, and only its `event.kind` decides (the
+        marker can also appear inside a tool's input).
+        """
         for row in rows:
-            if row.kind != "event":
+            if row.kind != "event" or (_SESSION_START not in row.payload and _SESSION_END not in row.payload):
                 continue
-            payload = row.payload
-            if _SESSION_START in payload:
+            doc = _event_doc(row.payload)
+            kind = doc.get("event", {}).get("kind") if doc else None
+            if kind == "session_start":
                 self._trigger = "session_start"
                 if self._wake is not None:
                     self._wake.set()
-            elif _SESSION_END in payload:
-                self._session_ended(payload)
+            elif kind == "session_end" and doc is not None:
+                self._session_ended(doc)
 
-    def _session_ended(self, payload: bytes) -> None:
-        import json
-
-        try:
-            doc = json.loads(payload)
-        except ValueError:
-            return
+    def _session_ended(self, doc: dict) -> None:
         harness, session = doc.get("harness"), doc.get("session_id")
-        if not isinstance(harness, str) or not isinstance(session, str):
-            return
+        if not isinstance(harness, str) or not isinstance(session, str) or (harness, session) in self._covering:
+            return  # a second end event of the session while its pairing waits: one row
+        self._covering.add((harness, session))
         task = asyncio.get_running_loop().create_task(self._cover(harness, session, doc.get("transcript_path")))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
     async def _cover(self, harness: str, session: str, transcript_path: Any) -> None:
         await asyncio.sleep(self.coverage_delay)
+        self._covering.discard((harness, session))
         try:
             result = await asyncio.to_thread(self._pair, harness, session,
                                              transcript_path if isinstance(transcript_path, str) else None)
@@ -191,9 +209,16 @@ class RecorderWatch:
         self.note_coverage(result.row_document())
         self.record("coverage", {"coverage": result.row_document()})
 
+    def _recorded_coverage(self) -> dict:
+        conn = db.open_reader(self.store)
+        try:
+            return coverage_rows.coverage_by_session(conn)
+        finally:
+            conn.close()
+
     def note_coverage(self, doc: dict) -> None:
         key = (doc["harness"], doc["session_id"])
-        missing = doc["counts"]["missing"]
+        missing = (doc.get("counts") or {}).get("missing")
         if missing:
             self.sessions_missing[key] = missing
         else:
