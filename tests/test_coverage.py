@@ -240,3 +240,20 @@ def test_any_file_is_a_transcript_or_a_named_problem(harness, lines, junk, tmp_p
         assert exc.code in transcripts.PROBLEMS
     else:
         assert all(isinstance(c.tool, str) and isinstance(c.line, int) for c in t.calls)
+
+
+def test_a_subagents_recorded_call_missing_from_the_session_transcript_is_not_extra(isolated_env, store_path):
+    session = session_of("claude-code")
+    sid = session_id(session)
+    transcript = write_transcript(Path(isolated_env), "claude-code", sid)
+    store_session(store_path, "claude-code", session, transcript, skip=set())
+    sub = {"session_id": sid, "transcript_path": str(transcript), "cwd": "/home/dev/shop",
+           "hook_event_name": "PreToolUse", "tool_name": "Grep", "tool_use_id": "toolu_sub1",
+           "tool_input": {"pattern": "def money"}, "agent_id": "a1b2c3", "agent_type": "Explore"}
+    with Store(store_path) as store:
+        store.append([normalize.to_append({"op": "append", "v": 1, "record_id": "rec-sub", "harness": "claude-code",
+                                           "event": "PreToolUse", "payload": sub})])
+    [result] = cover(store_path)
+    n = len(session["expect"]["tool_calls"])
+    assert (result.status, result.both, result.recorded, result.extra, result.subagent_unpaired) == (
+        "complete", n, n + 1, [], 1)

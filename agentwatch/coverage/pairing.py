@@ -59,6 +59,7 @@ class Recorded:
     first_seq: int
     input: Any = None
     has_input: bool = False
+    subagent: bool = False  # made by a subagent (the record names an agent), whose calls the harness may keep apart
 
     def to_json(self) -> dict:
         return {"call_id": self.call_id, "tool": self.tool, "outcome": self.outcome, "seq": self.first_seq}
@@ -73,6 +74,7 @@ class SessionCoverage:
     both: int = 0
     recorded: int = 0
     not_hooked: int = 0
+    subagent_unpaired: int = 0
     missing: list[Call] = field(default_factory=list)
     extra: list[Recorded] = field(default_factory=list)
     mismatched: list[dict] = field(default_factory=list)
@@ -110,7 +112,8 @@ class SessionCoverage:
             "problem": self.problem.to_json() if self.problem else None,
             "counts": {"transcript": self.transcript_calls, "recorded": self.recorded, "both": self.both,
                        "missing": len(self.missing), "extra": len(self.extra),
-                       "mismatched": len(self.mismatched), "not_hooked": self.not_hooked},
+                       "mismatched": len(self.mismatched), "not_hooked": self.not_hooked,
+                       "subagent_unpaired": self.subagent_unpaired},
             "missing": [c.to_json() | {"file": c.file or (self.transcript.path if self.transcript else None)}
                         for c in self.missing],
             "extra": [r.to_json() for r in self.extra],
@@ -140,6 +143,7 @@ def recorded_calls(conn: apsw.Connection, harness: str, session_id: str) -> list
         tool_doc = doc.get("tool") if isinstance(doc, dict) else None
         if isinstance(tool_doc, dict) and "input" in tool_doc:
             rec.input, rec.has_input = tool_doc["input"], True
+        rec.subagent = isinstance(doc, dict) and isinstance(doc.get("agent"), dict)
         out.append(rec)
     return out
 
@@ -235,7 +239,10 @@ def pair(result: SessionCoverage, transcript: Transcript, recorded: list[Recorde
                     break
     result.both = len(matches)
     result.missing = sorted(unmatched, key=lambda c: (c.file, c.line))
-    result.extra = left
+    # Claude Code keeps a subagent's calls in the subagent's own transcript: a recorded call of a
+    # subagent that the session's transcript lacks is not an extra call.
+    result.extra = [r for r in left if not r.subagent]
+    result.subagent_unpaired = len(left) - len(result.extra)
     for call, rec in matches:
         differs = []
         if call.tool != rec.tool:

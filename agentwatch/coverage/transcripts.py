@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass, field
@@ -259,8 +260,10 @@ def _claude_code(text: str, deadline: float) -> tuple[str, list[Call], bool, boo
 # local_shell_call {call_id, action}, answered by function_call_output {call_id, output}
 # (output a string, or {content, success}) and custom_tool_call_output. Codex's hooks report the
 # shell tools as `Bash` with {command}, and MCP tools by their name; they run for no other tool.
+# Newer builds add line types (world_state, inter_agent_communication, ...) and an `ordinal`;
+# any {timestamp, type, payload} line is Codex's, and a response item may come wrapped in an
+# envelope holding it as `item`. A compressed rollout is not UTF-8: coverage_unknown_format.
 
-_CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 _CODEX_SHELL = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
 
 
@@ -275,12 +278,15 @@ def _codex(text: str, deadline: float) -> tuple[str, list[Call], bool, bool]:
     known = total = 0
     for number, obj in _lines(text, deadline):
         total += 1
-        if not isinstance(obj, dict) or obj.get("type") not in _CODEX_TYPES:
+        if not (isinstance(obj, dict) and isinstance(obj.get("timestamp"), str) and isinstance(obj.get("type"), str)
+                and "payload" in obj):
             continue
         known += 1
         if obj["type"] != "response_item" or not isinstance(obj.get("payload"), dict):
             continue
         item = obj["payload"]
+        if "type" not in item and isinstance(item.get("item"), dict):
+            item = item["item"]
         kind = item.get("type")
         call_id = item.get("call_id")
         if kind in ("function_call", "custom_tool_call", "local_shell_call") and isinstance(call_id, str):
@@ -409,12 +415,18 @@ def _cline(text: str, deadline: float) -> tuple[str, list[Call], bool, bool]:
 
 # ---------------------------------------------------------------- OpenHands
 # <persistence dir>/conversations/<conversation id hex>/events/event-<index>-<event id>.json,
-# one event a file (OpenHands/software-agent-sdk openhands-sdk/openhands/sdk/conversation/
-# event_store.py and persistence_const.py). An ActionEvent {kind: "ActionEvent", tool_name,
-# tool_call_id, action, ...} is a tool call; its ObservationEvent {tool_call_id, observation}
-# or AgentErrorEvent / UserRejectObservation ends it (openhands/sdk/event/llm_convertible/).
+# one event a file, the index zero-padded to at least 5 digits and not capped, so files are
+# ordered by the number, not the name (OpenHands/software-agent-sdk openhands-sdk/openhands/sdk/
+# conversation/persistence_const.py, 167ee0a: EVENT_NAME_RE). An ActionEvent {kind:
+# "ActionEvent", tool_name, tool_call_id, tool_call, action, ...} is a tool call
+# (event/llm_convertible/action.py, 17555e4); its ObservationEvent {tool_name, tool_call_id,
+# action_id, observation} ends it, or an AgentErrorEvent or UserRejectObservation
+# (observation.py, 18de68b).
 # The hooks (openhands/sdk/hooks/types.py) carry no call id: calls pair on the tool name and
 # arguments.
+
+
+_EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})\.json$")
 
 
 def _openhands(directory: Path, budget: int, deadline: float) -> Transcript:
@@ -427,9 +439,10 @@ def _openhands(directory: Path, budget: int, deadline: float) -> Transcript:
     if not stat.S_ISDIR(st.st_mode):
         raise TranscriptProblem(UNKNOWN_FORMAT, f"{directory} is not an OpenHands events directory")
     try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+        found = [(m, n) for n in os.listdir(directory) if (m := _EVENT_NAME.match(n))]
     except OSError as exc:
         raise TranscriptProblem("transcript_unreadable", f"{directory}: {exc.strerror or exc}") from None
+    names = [n for m, n in sorted(found, key=lambda p: (int(p[0]["idx"]), p[1]))]
     if len(names) > MAX_FILES:
         raise TranscriptProblem("transcript_too_large", f"{directory} holds {len(names)} event files")
     hasher = hashlib.sha256()

@@ -20,9 +20,11 @@ agentwatch/coverage/transcripts.py cites the same files:
 - cline: api_conversation_history.json, the task's Anthropic MessageParam[] with tool_use /
   tool_result blocks (cline/cline src/core/storage/disk.ts, GlobalFileNames.apiConversationHistory).
 - openhands: events/event-<index>-<id>.json, one event a file: ActionEvent {kind, id, timestamp,
-  source, tool_name, tool_call_id, action} and ObservationEvent {kind, tool_name, tool_call_id,
-  action_id, observation} (OpenHands/software-agent-sdk openhands-sdk/openhands/sdk/event/
-  llm_convertible/action.py, observation.py; conversation/event_store.py).
+  source, thought, tool_name, tool_call_id, tool_call, action, llm_response_id} and
+  ObservationEvent {kind, tool_name, tool_call_id, action_id, observation} (OpenHands/
+  software-agent-sdk openhands-sdk/openhands/sdk/event/llm_convertible/action.py 17555e4,
+  observation.py 18de68b; file names as conversation/persistence_const.py 167ee0a).
+  Session fixtures the transcripts follow: tests/fixtures/sessions/<harness>.json.
 """
 
 from __future__ import annotations
@@ -155,14 +157,16 @@ def openhands() -> dict[str, str]:
     for n, c in enumerate(calls(s), 1):
         pre = c["pre"]
         call_id, event_id = f"toolu_oh{n}", f"a{n:07d}-0000-4000-8000-000000000000"
+        arguments = json.dumps(pre["tool_input"])
         action_kind = {"terminal": "TerminalAction", "file_editor": "FileEditorAction"}[pre["tool_name"]]
         files[f"event-{index:05d}-{event_id}.json"] = json.dumps({
             "kind": "ActionEvent", "id": event_id, "timestamp": f"2026-11-30T11:00:{n:02d}", "source": "agent",
             "thought": [], "tool_name": pre["tool_name"], "tool_call_id": call_id,
+            "tool_call": {"id": call_id, "name": pre["tool_name"], "arguments": arguments, "origin": "completion"},
             "action": {"kind": action_kind, **pre["tool_input"]}, "llm_response_id": f"resp_{n}"}, indent=2) + "\n"
         index += 1
         if c["end"] is not None:
-            obs_id = f"o{n:07d}-0000-4000-8000-000000000000"
+            obs_id = f"b{n:07d}-0000-4000-8000-000000000000"
             files[f"event-{index:05d}-{obs_id}.json"] = json.dumps({
                 "kind": "ObservationEvent", "id": obs_id, "timestamp": f"2026-11-30T11:00:{n:02d}",
                 "source": "environment", "tool_name": pre["tool_name"], "tool_call_id": call_id, "action_id": event_id,
