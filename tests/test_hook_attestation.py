@@ -275,3 +275,11 @@ def test_reconcile_reports_what_the_record_misses(installed, tmp_path):
     pred = doc["predicates"]["recorder_complete"]
     assert pred["ok"] is False and pred["detail"].startswith("hook_redirected: claude-code (user)")
     assert [f["kind"] for f in doc["counts"]["recorder"]["hook_config"]["findings"]] == ["hook_redirected"]
+
+
+def test_an_unreadable_manifest_is_a_finding(installed):
+    path = manifest.default_path()
+    path.write_text("{not json")
+    entries, problem = manifest.read()
+    doc = hookconfig.document(hookconfig.inspect_all(entries), problem)
+    assert [(f["kind"], f["scope"]) for f in doc["findings"]] == [("hook_config_unreadable", "manifest")]

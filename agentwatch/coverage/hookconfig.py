@@ -264,5 +264,7 @@ def document(states: list[InstallState], problem: Optional[str] = None) -> dict:
         "findings": [f.to_json() for s in states for f in s.findings],
     }
     if problem is not None:
+        # What install wrote cannot be read: nothing can be compared, and that is itself a finding.
         doc["manifest_problem"] = problem
+        doc["findings"].append(HookFinding("hook_config_unreadable", "agentwatch", "manifest", "", problem).to_json())
     return doc

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentwatch.coverage import hookconfig, manifest
+from agentwatch.errors import AgentwatchError
 from agentwatch.record import adapters
 
 from . import cline, overlap, versions
@@ -100,7 +101,11 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
     if not dry_run:
         for change in changes:
             apply(change)
-        _remember(harness, scope, target, events if install else None)
+        try:
+            _remember(harness, scope, target, events if install else None)
+        except (OSError, AgentwatchError) as exc:  # the config is written; only the watch misses it
+            result.notes.append(f"could not record this install for the daemon's watch "
+                                f"({manifest.default_path()}): {exc}")
     return result
 
 
