@@ -257,3 +257,17 @@ def test_a_subagents_recorded_call_missing_from_the_session_transcript_is_not_ex
     n = len(session["expect"]["tool_calls"])
     assert (result.status, result.both, result.recorded, result.extra, result.subagent_unpaired) == (
         "complete", n, n + 1, [], 1)
+
+
+def test_another_source_extends_each_sessions_findings(isolated_env, store_path):
+    session = session_of("codex")
+    transcript = write_transcript(Path(isolated_env), "codex", session_id(session))
+    store_session(store_path, "codex", session, transcript, skip=set())
+
+    def witness(conn, result):
+        result.findings.append(pairing.Finding("unrecorded_exec", "a process no tool call covers", source="witness"))
+
+    [result] = pairing.coverage(store_path, sources=[witness])
+    assert [(f.kind, f.source) for f in result.findings] == [("unrecorded_exec", "witness")]
+    assert result.to_json()["findings"] == [{"kind": "unrecorded_exec", "detail": "a process no tool call covers",
+                                             "source": "witness"}]

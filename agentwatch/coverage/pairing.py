@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import apsw
 
@@ -340,9 +340,17 @@ def supplied_transcript(harness: str, doc: Any) -> Transcript:
                       doc.get("has_ids") is not False, doc.get("input_comparable") is True)
 
 
+# Another source of evidence (a process witness, say) adds its findings to each session's result.
+Source = Callable[[apsw.Connection, SessionCoverage], None]
+
+
 def coverage(store: Any, *, session: Optional[str] = None, since_ns: Optional[int] = None,
-             check_root: bool = True) -> list[SessionCoverage]:
-    """Coverage of one session (id or prefix), or of every session active since `since_ns` (None: all)."""
+             check_root: bool = True, sources: Sequence[Source] = ()) -> list[SessionCoverage]:
+    """Coverage of one session (id or prefix), or of every session active since `since_ns` (None: all).
+
+    Each of `sources` is called with the read connection and every session's result, and may
+    append Findings of its own kinds (with its own `source` name) to `result.findings`.
+    """
     from agentwatch.errors import UsageError
     from agentwatch.store import db
 
@@ -351,6 +359,10 @@ def coverage(store: Any, *, session: Optional[str] = None, since_ns: Optional[in
         found = sessions_in(conn, session=session, since_ns=since_ns)
         if session is not None and not found:
             raise UsageError(f"no session {session!r} in the store")
-        return [session_coverage(conn, h, s, check_root=check_root) for h, s in found]
+        results = [session_coverage(conn, h, s, check_root=check_root) for h, s in found]
+        for extend in sources:
+            for result in results:
+                extend(conn, result)
+        return results
     finally:
         conn.close()
