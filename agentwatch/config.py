@@ -249,6 +249,14 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         flag="--checkpoint-interval", metavar="SECONDS"),
     Key("checkpoint.rows", _number(0, 1_000_000_000, integer=True), lambda: 10_000,
         "sign a checkpoint once this many rows wait (0: only by time and at stop)"),
+    Key("retention.payload_days", _number(0, 36_500, integer=False), lambda: 0.0,
+        "remove the payloads of event and gap rows recorded more than this many days ago, keeping their "
+        "digests, except what a legal hold covers (0: keep every payload; docs/retention.md)",
+        flag="--retention-days", metavar="DAYS"),
+    Key("retention.interval_s", _number(1, 31_536_000, integer=False), lambda: 3600.0,
+        "seconds between the daemon's retention passes"),
+    Key("retention.max_rows", _number(1, 100_000, integer=True), lambda: 1000,
+        "rows one retention transaction removes at most (the writer is held that long)"),
     Key("checkpoint.witness_dirs", _dirs, lambda: (str(paths.state_dir() / "witness"),),
         "witness directories that keep each signed checkpoint (docs/chain.md, \"Witnesses\")"),
 )}

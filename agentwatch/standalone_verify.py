@@ -54,6 +54,9 @@ SELECT = (
 # A packed row (docs/chain.md, "Packed payloads"): its dictionary's id and its deflated document.
 PACKED_COLUMNS = "payload_dict, payload_z"
 NOT_PACKED = "NULL, NULL"  # a store from before packing has no such columns
+# A retained row (docs/retention.md): the SHA-256 of the document it held, kept in its place.
+KEPT_COLUMN = ", CASE WHEN typeof(kept_sha256) = 'blob' AND length(kept_sha256) = 32 THEN kept_sha256 END"
+NOT_KEPT = ", NULL"  # a store from before retention
 # The paths of an event document that a packed row's payload holds, as docs/chain.md lists them.
 PROJECTED = """
     client.delivery client.pid client.ts_observed_ns cwd decision.value event.kind event.name harness
@@ -101,7 +104,7 @@ def show(digest):
 class Store(sqlite3.Connection):
     """A read-only connection to the store, which knows how to read its packed rows."""
 
-    select = SELECT.format(packed=NOT_PACKED)
+    select = SELECT.format(packed=NOT_PACKED + NOT_KEPT)
     dictionaries = None
 
     def dictionary(self, dict_id):
@@ -124,8 +127,8 @@ def connect(path):
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, factory=Store)
         conn.text_factory = bytes
         columns = {r[1] for r in conn.execute("PRAGMA table_info(records)")}
-        if b"payload_z" in columns:
-            conn.select = SELECT.format(packed=PACKED_COLUMNS)
+        conn.select = SELECT.format(packed=(PACKED_COLUMNS if b"payload_z" in columns else NOT_PACKED)
+                                    + (KEPT_COLUMN if b"kept_sha256" in columns else NOT_KEPT))
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         encoding = conn.execute("PRAGMA encoding").fetchone()[0]
         if app_id != APPLICATION_ID:
@@ -146,10 +149,46 @@ def connect(path):
 class Erased(bytes):
     """An erased row's stored payload (ERASED), carrying the digest and seq of the erasure row that names it."""
 
+    retained = False
+
     def __new__(cls, sha256, erasure_seq):
         payload = super().__new__(cls, ERASED)
         payload.sha256, payload.erasure_seq = sha256, erasure_seq
         return payload
+
+
+class Retained(Erased):
+    """A retained row's stored payload (ERASED), carrying the digest it kept and the seq of the
+    retention row whose range holds it (docs/retention.md)."""
+
+    retained = True
+
+
+def retention_of(conn, seq):
+    """The seq of a retention row after `seq` whose range holds it, or None.
+
+    A retention row is an `attestation` whose payload is a JSON object with "type":
+    "retention", "first_seq" and "last_seq"; the generated column `retained_last` indexes them.
+    """
+    try:
+        found = conn.execute(
+            "SELECT seq, CAST(kind AS BLOB), CAST(payload AS BLOB) FROM records"
+            " WHERE retained_last >= ? AND seq > ? ORDER BY seq", (seq, seq)).fetchall()
+    except sqlite3.OperationalError:
+        return None
+    for retention_seq, kind, payload in found:
+        if kind != b"attestation":
+            continue
+        try:
+            doc = json.loads(payload)
+        except (ValueError, TypeError):
+            continue
+        if not isinstance(doc, dict) or doc.get("type") != "retention":
+            continue
+        first, last = doc.get("first_seq"), doc.get("last_seq")
+        if isinstance(first, int) and isinstance(last, int) and first <= seq <= last:
+            return retention_seq
+    return None
 
 
 def erasure_of(conn, seq):
@@ -227,7 +266,11 @@ def with_erasure(conn, row):
     ERASED and an erasure row names the row."""
     if row is None:
         return None
-    row, (dict_id, packed) = row[:7], row[7:]
+    row, (dict_id, packed, kept) = row[:7], row[7:]
+    if kept is not None and row[4] == ERASED and isinstance(row[0], int):
+        by = retention_of(conn, row[0])
+        if by is not None:
+            return row[:4] + (Retained(kept, by),) + row[5:]
     if packed is not None or dict_id is not None:
         document = document_of(conn, row[4], dict_id, packed)
         if document is not None:
@@ -295,10 +338,12 @@ def hash_as(store_id, row, seq, prev_hash=None):
 
 def erasure_note(row):
     """What a reader of a finding should know about an erased-looking payload."""
+    if isinstance(row[4], Retained):
+        return f" (retained by seq {row[4].erasure_seq}; the digest it kept does not reproduce it)"
     if isinstance(row[4], Erased):
         return f" (erased; the digest erasure seq {row[4].erasure_seq} names does not reproduce it)"
     if row[4] == ERASED:
-        return " (its payload is null, and no erasure row names it)"
+        return " (its payload is null, and no erasure or retention row names it)"
     return ""
 
 
@@ -407,7 +452,7 @@ def verify(path, anchor=None):
         head_seq, head_hash = head_of(conn)
         below = conn.execute("SELECT seq FROM records WHERE seq < 1 ORDER BY seq LIMIT 1").fetchone()
         broken = finding(below[0], "malformed", f"seq {below[0]} is below 1") if below else None
-        good_seq, good_hash, checked, erased = 0, ZERO_HASH, 0, []
+        good_seq, good_hash, checked, erased, retained = 0, ZERO_HASH, 0, [], 0
         while broken is None and good_seq < head_seq:
             rows = conn.execute(
                 conn.select + " WHERE seq > ? ORDER BY seq LIMIT ?", (good_seq, min(BATCH, head_seq - good_seq))
@@ -426,7 +471,9 @@ def verify(path, anchor=None):
                     broken = name_break(conn, store_id, good_seq, good_hash, row)
                     break
                 good_seq, good_hash, checked = seq, digest, checked + 1
-                if isinstance(payload, Erased):
+                if isinstance(payload, Retained):
+                    retained += 1
+                elif isinstance(payload, Erased):
                     erased.append({"seq": seq, "erasure_seq": payload.erasure_seq})
         if anchor is not None:
             at_anchor = check_anchor(conn, store_id, anchor[1], anchor[2])
@@ -442,6 +489,7 @@ def verify(path, anchor=None):
         "chain_version": 1,
         "rows_checked": checked,
         "erased": erased,
+        "retained": retained,
         "head_seq": head_seq,
         "head_hash": show(head_hash) if isinstance(head_hash, bytes) and len(head_hash) == 32 else None,
         "verified_through": good_seq if broken is None else min(good_seq, max(broken["seq"] - 1, 0)),
@@ -691,10 +739,32 @@ def check_cosignature(note, cosigner_vkey_text):
     raise BadBundle(f"the checkpoint carries no cosignature by {parts[0]}")
 
 
+def check_inclusion(rec, leaf_index, proof, store_hex, size, root):
+    """One record's inclusion in the signed tree (a bundle's, or an archive row's); its seq."""
+    seq = rec["seq"]
+    if not isinstance(seq, int) or leaf_index != seq - 1:
+        raise BadBundle("leaf_index is not seq - 1")
+    path = [b64(p, "a proof hash") for p in proof or []]
+    digest = bytes.fromhex(rec["payload_sha256"][7:])
+    if "payload" in rec and hashlib.sha256(rec["payload"].encode("utf-8")).digest() != digest:
+        raise BadBundle("the payload does not hash to payload_sha256")
+    kind, rid = rec["kind"].encode(), rec["record_id"].encode()
+    framed = b"".join([TAG, bytes.fromhex(store_hex), struct.pack(">QQ", seq, rec["recorded_at_ns"]),
+                       struct.pack(">I", len(kind)), kind, struct.pack(">I", len(rid)), rid,
+                       bytes.fromhex(rec["prev_hash"][7:]), digest])
+    row = hashlib.sha256(framed).digest()
+    if show(row) != rec["hash"]:
+        raise BadBundle("the record does not hash to its row hash")
+    if inclusion_root(seq - 1, size, hashlib.sha256(b"\x00" + row).digest(), path) != root:
+        raise BadBundle("the inclusion proof leads to another root than the signed checkpoint's")
+    return seq
+
+
 def check_bundle(doc, vkey_text, witness_keys=()):
-    """Check an agentwatch-proof/1 bundle; returns a one-line verdict or raises BadBundle."""
-    if not isinstance(doc, dict) or doc.get("format") != "agentwatch-proof/1":
-        raise BadBundle("not an agentwatch-proof/1 bundle")
+    """Check an agentwatch-proof/1 bundle or an agentwatch-archive/1 archive; a one-line verdict, or BadBundle."""
+    if not isinstance(doc, dict) or (doc.get("format"), doc.get("type") == "archive") not in (
+            ("agentwatch-proof/1", False), ("agentwatch-archive/1", True)):
+        raise BadBundle("not an agentwatch-proof/1 bundle or agentwatch-archive/1 archive")
     vkey = parse_vkey(vkey_text)
     origin, size, root = open_signed_checkpoint(doc.get("checkpoint"), vkey)
     for witness_key in witness_keys:
@@ -704,26 +774,18 @@ def check_bundle(doc, vkey_text, witness_keys=()):
         raise BadBundle("the checkpoint is not for the bundle's store")
     if doc.get("tree_size") != size:
         raise BadBundle("tree_size is not the checkpoint's size")
-    proof_key = "inclusion_proof" if doc.get("type") == "inclusion" else "consistency_proof"
-    path = [b64(p, "a proof hash") for p in doc.get(proof_key) or []]
     if doc.get("type") == "inclusion":
-        rec = doc["record"]
-        seq = rec["seq"]
-        if not isinstance(seq, int) or doc.get("leaf_index") != seq - 1:
-            raise BadBundle("leaf_index is not seq - 1")
-        digest = bytes.fromhex(rec["payload_sha256"][7:])
-        if "payload" in rec and hashlib.sha256(rec["payload"].encode("utf-8")).digest() != digest:
-            raise BadBundle("the payload does not hash to payload_sha256")
-        kind, rid = rec["kind"].encode(), rec["record_id"].encode()
-        framed = b"".join([TAG, bytes.fromhex(store_hex), struct.pack(">QQ", seq, rec["recorded_at_ns"]),
-                           struct.pack(">I", len(kind)), kind, struct.pack(">I", len(rid)), rid,
-                           bytes.fromhex(rec["prev_hash"][7:]), digest])
-        row = hashlib.sha256(framed).digest()
-        if show(row) != rec["hash"]:
-            raise BadBundle("the record does not hash to its row hash")
-        if inclusion_root(seq - 1, size, hashlib.sha256(b"\x00" + row).digest(), path) != root:
-            raise BadBundle("the inclusion proof leads to another root than the signed checkpoint's")
+        seq = check_inclusion(doc["record"], doc.get("leaf_index"), doc.get("inclusion_proof"), store_hex, size, root)
         return f"seq {seq} is in the signed tree of {size} rows"
+    if doc.get("type") == "archive":
+        last = 0
+        for entry in doc.get("records") or []:
+            seq = check_inclusion(entry, entry.get("leaf_index"), entry.get("inclusion_proof"), store_hex, size, root)
+            if seq <= last:
+                raise BadBundle("archive rows are not in increasing seq order")
+            last = seq
+        return f"{len(doc.get('records') or [])} archived rows are in the signed tree of {size} rows"
+    path = [b64(p, "a proof hash") for p in doc.get("consistency_proof") or []]
     if doc.get("type") == "consistency":
         old = doc["old_size"]
         old_root = b64(doc["old_root"], "old_root")
@@ -775,6 +837,7 @@ def main(argv=None):
     elif report["ok"]:
         head = report["head_hash"] or "(empty)"
         erased = f" ({len(report['erased'])} erased)" if report["erased"] else ""
+        erased += f" ({report['retained']} retained)" if report.get("retained") else ""
         print(f"ok: {report['rows_checked']} rows intact{erased}, head seq {report['head_seq']} {head}")
     else:
         f = report["finding"]

@@ -69,7 +69,7 @@ def setting_option(name: str) -> Any:
 SERVE_SETTINGS = (
     "serve.attest_interval_s", "serve.batch_max", "serve.idle_timeout_s", "serve.verify_interval_s",
     "serve.full_verify_interval_s", "serve.log_level", "serve.log_format", "ship.url",
-    "checkpoint.interval_s", "checkpoint.enabled", "packing",
+    "checkpoint.interval_s", "checkpoint.enabled", "packing", "retention.payload_days",
 )
 
 
@@ -107,6 +107,7 @@ def serve_cmd(
     checkpoint_interval: Optional[float] = setting_option("checkpoint.interval_s"),
     checkpoints: Optional[bool] = setting_option("checkpoint.enabled"),
     packing: Optional[bool] = setting_option("packing"),
+    retention_days: Optional[float] = setting_option("retention.payload_days"),
 ) -> None:
     """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -129,7 +130,7 @@ def serve_cmd(
     from agentwatch.daemon.settings import ServeConfig
 
     given = (attest_interval, batch_max, idle_timeout, verify_interval, full_verify_interval, log_level, log_format,
-             ship_url, checkpoint_interval, checkpoints, packing)
+             ship_url, checkpoint_interval, checkpoints, packing, retention_days)
     try:
         cfg = config.load({"store": store, "socket": socket_path, "spool": spool, **dict(zip(SERVE_SETTINGS, given))})
         code = serve(ServeConfig.from_config(cfg))
@@ -205,6 +206,9 @@ def erase_cmd(
     seqs: list[int] = typer.Argument(..., metavar="SEQ...", min=1, help="Seq of each row whose payload to erase."),
     reason: str = typer.Option(..., "--reason", help="Why (stored in clear in the erasure row: do not quote the secret)."),
     by: Optional[str] = typer.Option(None, "--by", metavar="NAME", help="Who asks for it, beside the uid and login name recorded anyway."),
+    override_hold: Optional[str] = typer.Option(
+        None, "--override-hold", metavar="REASON",
+        help="Erase rows a legal hold covers anyway; the erasure rows record the holds and this reason."),
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -215,7 +219,8 @@ def erase_cmd(
     appended in the same transaction; `verify` reports the row as erased. Freed
     space is overwritten and the WAL checkpointed and truncated, so the bytes leave
     the store's files. Refused while a daemon serves the store: stop it, erase,
-    start it (hooks spool meanwhile). Only event and gap rows can be erased.
+    start it (hooks spool meanwhile). Only event and gap rows can be erased; a row
+    under legal hold (`agentwatch hold`) only with --override-hold.
     Exit 0 done, 1 a row does not verify or a reader kept the WAL from being
     emptied (run erase again), 2 usage, 3 store unreachable or daemon running.
     """
@@ -223,7 +228,7 @@ def erase_cmd(
     from agentwatch.daemon import erase
 
     try:
-        result = erase.erase_store(paths.resolve_store(store), seqs, reason, by=by)
+        result = erase.erase_store(paths.resolve_store(store), seqs, reason, by=by, override_hold=override_hold)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_erase(result, json_out)

@@ -143,6 +143,8 @@ def emit_verify(result, as_json: bool) -> None:
     erased = ""
     if result.erased:
         erased = f"; erased: {', '.join(f'seq {seq} (by seq {by})' for seq, by in result.erased)}"
+    if getattr(result, "retained", 0):
+        erased += f"; {result.retained} rows retained (payloads removed by policy, digests kept)"
     evidence = getattr(result, "evidence", None)
     signed = f", {len(evidence.checkpoints)} signed checkpoints consistent" if evidence and evidence.checkpoints else ""
     if result.ok:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections import deque
 from typing import Any, Callable, Optional, Protocol
@@ -18,6 +19,7 @@ from typing import Any, Callable, Optional, Protocol
 from agentwatch import __version__, platform_layer
 from agentwatch.daemon import subscriptions
 from agentwatch.daemon.admission import Admission
+from agentwatch.daemon.retention import operator_request
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.writer import Job, Refusal
 from agentwatch.store import canonical
@@ -248,6 +250,15 @@ class Connection(asyncio.Protocol):
                 return self._reject("bad_request", str(exc))
             reply = {"ok": True, "op": "coverage", "accepted": True}
             self.pending.append(Slot(self, json.dumps(reply).encode("utf-8") + b"\n"))
+        elif op == "retention":  # a legal hold placed or released, an archive written (docs/retention.md)
+            try:
+                row = operator_request(request, store_path=self.server.config.store, own_uid=os.getuid(),
+                                   peer_uid=self.peer_uid)
+            except ValueError as exc:
+                return self._reject("bad_request", str(exc))
+            slot = Slot(self)
+            self.pending.append(slot)
+            jobs.append(Job(row, slot.done))
         elif op == "subscribe":
             try:
                 subscriptions.parse_request(request)
@@ -255,7 +266,7 @@ class Connection(asyncio.Protocol):
                 return self._reject("bad_request", str(exc))
             self.subscribe_request = request  # starts in flush(), after the replies owed before it
         else:
-            self._reject("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe, coverage)")
+            self._reject("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe, retention, coverage)")
 
     def _reject(self, reason: str, message: str) -> None:
         self.server.counters.rejected[reason] += 1

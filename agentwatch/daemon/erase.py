@@ -24,7 +24,8 @@ class DaemonRunning(StoreUnreachable):
     """A daemon serves the store: erase needs it to itself."""
 
 
-def erase_store(path: Path, seqs: Iterable[int], reason: str, *, by: str | None = None) -> EraseResult:
+def erase_store(path: Path, seqs: Iterable[int], reason: str, *, by: str | None = None,
+                override_hold: str | None = None) -> EraseResult:
     """Erase the payloads of `seqs` in the store at `path` (see store.erasure.erase_rows)."""
     path = Path(path)
     check_reason(reason)
@@ -41,6 +42,6 @@ def erase_store(path: Path, seqs: Iterable[int], reason: str, *, by: str | None 
         ) from None
     try:
         with Store(path) as store:
-            return erase_rows(store, seqs, reason, by=by)
+            return erase_rows(store, seqs, reason, by=by, override_hold=override_hold)
     finally:
         lock.release()

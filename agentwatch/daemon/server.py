@@ -34,6 +34,7 @@ from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
 from agentwatch.daemon.recorder_watch import RecorderWatch
+from agentwatch.daemon.retention import Retainer
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
@@ -45,6 +46,7 @@ from agentwatch.record import normalize, redact
 from agentwatch.store import db
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
+from agentwatch.store.retention import Policy
 from agentwatch.store.wal import Checkpointer
 from agentwatch.verify import identity, known_stores
 from agentwatch.verify.findings import Finding
@@ -91,6 +93,7 @@ class Server:
                                             manifest_path=config.install_manifest,
                                             interval=config.hook_watch_interval, periodic=config.attest_interval,
                                             coverage_delay=config.coverage_delay)
+        self.retainer: Optional[Retainer] = None  # retention passes (config retention.*; None: off)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -274,6 +277,10 @@ class Server:
             tasks.append(asyncio.create_task(self._attest_periodically()))
         if self.config.hook_watch_interval > 0:
             tasks.append(asyncio.create_task(self.recorder_watch.run()))
+        if self.config.retention_days > 0:
+            self.retainer = Retainer(self.admission.submit, Policy(self.config.retention_days),
+                                     self.config.retention_interval, self.config.retention_max_rows)
+            tasks.append(asyncio.create_task(self.retainer.run()))
         await self._stop.wait()
         self.draining = True
         server.close()  # stop accepting; clients now spool
@@ -492,6 +499,8 @@ class Server:
             "draining": self.draining,
             "spool": self.drainer.stats(),
             "signed_checkpoints": self._checkpoint_health(),
+            "retention": (dict(self.retainer.stats.to_json(), payload_days=self.retainer.policy.payload_days)
+                          if self.retainer is not None else {"payload_days": 0}),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
             "recorder": self.recorder_watch.health(),

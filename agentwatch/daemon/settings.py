@@ -71,6 +71,10 @@ class ServeConfig:
     hook_watch_interval: float = _default("serve.hook_watch_interval_s")
     coverage_delay: float = 1.0
     install_manifest: Optional[Path] = None
+    # Retention (docs/retention.md): payloads older than this many days removed (0: off).
+    retention_days: float = _default("retention.payload_days")
+    retention_interval: float = _default("retention.interval_s")
+    retention_max_rows: int = _default("retention.max_rows")
 
     @classmethod
     def from_config(cls, cfg: config.Config, **daemon_options: Any) -> "ServeConfig":
@@ -101,6 +105,9 @@ class ServeConfig:
             ship_host=cfg["ship.host"],
             ship_batch_rows=cfg["ship.batch_rows"],
             hook_watch_interval=cfg["serve.hook_watch_interval_s"],
+            retention_days=cfg["retention.payload_days"],
+            retention_interval=cfg["retention.interval_s"],
+            retention_max_rows=cfg["retention.max_rows"],
             **daemon_options,
         )
 

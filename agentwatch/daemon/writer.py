@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 # A job's row, or a function the writer calls just before the commit to build
 # it (attestations, which need the head as the writer sees it).
-RowSource = Union[Append, Callable[["Writer"], Append]]
+RowSource = Union[Append, Callable[["Writer"], Append], "Chore"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,17 @@ class Refusal:
 
     code: str
     message: str
+
+
+class Chore:
+    """Work the writer does on its store between group commits, in transactions of its own:
+    `run(store)` returns the rows it appended, as (Append, Appended) pairs, for the writer's
+    head, live tail and tree bookkeeping (a retention pass: store/retention.py)."""
+
+    __slots__ = ("run",)
+
+    def __init__(self, run: Callable[[Store], list[tuple[Append, Appended]]]):
+        self.run = run
 
 
 class Job:
@@ -238,12 +249,16 @@ class Writer:
                     return
                 n = min(len(queue), self.max_batch)
                 jobs = [queue.popleft() for _ in range(n)]
+            chores = [job for job in jobs if isinstance(job.row, Chore)]
+            if chores:
+                jobs = [job for job in jobs if not isinstance(job.row, Chore)]
             try:
                 began = time.monotonic_ns()
-                outcomes = self._commit(jobs)
+                outcomes = self._commit(jobs) if jobs else []
+                outcomes += [self._do_chore(job) for job in chores]
                 stats = self.stats
                 stats.commit_max_ns = max(stats.commit_max_ns, time.monotonic_ns() - began)
-                stats.queue_wait_max_ns = max(stats.queue_wait_max_ns, began - jobs[0].queued_ns)
+                stats.queue_wait_max_ns = max(stats.queue_wait_max_ns, began - (jobs or chores)[0].queued_ns)
                 self._deliver(outcomes)
                 if self.after_commit is not None:
                     self.after_commit()
@@ -252,9 +267,32 @@ class Writer:
             except BaseException as exc:  # the writer thread must never die silently
                 log.exception("writer: unexpected %r", exc)
 
+    def _do_chore(self, job: Job) -> tuple:
+        """Run one chore on the store; its rows count as committed like any group's."""
+        assert isinstance(job.row, Chore)
+        if self.halted is not None or self.store is None:
+            return (job, None, Refusal("unavailable", f"the writer stopped: {self.halted}"))
+        try:
+            appended = job.row.run(self.store)
+        except Exception as exc:  # the chore's transaction rolled back; the writer goes on
+            log.warning("writer: a chore failed: %r", exc)
+            return (job, None, Refusal("unavailable", f"{type(exc).__name__}: {exc}"))
+        stored = [(row, r) for row, r in appended if not r.duplicate]
+        self.committed.extend(
+            TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload) for row, r in stored)
+        if stored:
+            self.head_seq, self.head_hash = stored[-1][1].seq, stored[-1][1].hash
+            if self._on_head is not None:
+                self._on_head(self.head_seq, self.head_hash)
+            self.stats.commits += 1
+            self.stats.last_commit_ns = time.time_ns()
+        self.tree_head = self.store.tree_head
+        return (job, stored[-1][1] if stored else None, None)
+
     def _commit(self, jobs: list[Job]) -> list:
         try:
-            rows = [job.row if isinstance(job.row, Append) else job.row(self) for job in jobs]
+            rows = [job.row if isinstance(job.row, Append) else job.row(self) for job in jobs
+                    if not isinstance(job.row, Chore)]
         except Exception as exc:  # a row builder's bug: refuse the group rather than lose the thread
             return self._failed(jobs, exc)
         return self._commit_rows(jobs, rows)

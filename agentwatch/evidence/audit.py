@@ -32,6 +32,7 @@ from agentwatch.evidence.compare import SIGNED_VERDICTS, EvidenceReport, check_e
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
 from agentwatch.store.merkle import CompactRange
+from agentwatch.store.packing import Dictionaries
 from agentwatch.verify import identity, known_stores
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
@@ -86,6 +87,7 @@ class VerifyResult:
     anchor: AnchorInfo
     chain_version: int = CHAIN_VERSION
     erased: tuple[tuple[int, int], ...] = ()
+    retained: int = 0  # rows up to the verified head whose payload a retention pass removed (docs/retention.md)
     # Every finding: about the store as a whole (replaced, rolled_back, rewritten, schema_changed,
     # a remembered truncation: verify/identity.py), then the chain's first break and each one the
     # signed checkpoints and witnesses show (agentwatch.evidence.compare), by seq.
@@ -121,6 +123,7 @@ class VerifyResult:
             "known_store": self.known_store,
             "evidence": None if self.evidence is None else self.evidence.to_json(),
             "recorder": self.recorder,
+            "retained": self.retained,
         }
 
 
@@ -181,6 +184,7 @@ def verify_store(
             report = check_evidence(conn, path, store_id, state_dir=evidence_dir or state_dir, witness_dirs=dirs,
                                     key=key, resume=resume, keep=last_seq)
         recorder = coverage_rows.summary(conn)
+        retained = retained_count(conn, last_seq)
     finally:
         conn.close()
     if incremental and finding is not None:
@@ -237,11 +241,20 @@ def verify_store(
         finding=finding,
         anchor=AnchorInfo(apath, status, before, after),
         erased=tuple(sorted(set(erased))),
+        retained=retained,
         findings=findings,
         known_store=known.to_json() if known is not None else None,
         evidence=report,
         recorder=recorder,
     )
+
+
+def retained_count(conn, upto_seq: int) -> int:
+    """How many rows up to `upto_seq` are retained: verified with the digest they kept."""
+    if Dictionaries.of(conn).kept_column == "NULL":
+        return 0  # a store from before retention
+    return conn.execute("SELECT count(*) FROM records WHERE kept_sha256 IS NOT NULL AND seq <= ?",
+                        (upto_seq,)).fetchone()[0]
 
 
 # A full verify of a large store is split into consecutive segments verified at once, one

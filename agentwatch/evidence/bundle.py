@@ -25,12 +25,14 @@ from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, par
 from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from agentwatch.store.packing import Dictionaries
+from agentwatch.store.retention import covered, retained_ranges
 from agentwatch.verify.walk import read_store_id
 
 BUNDLE_FORMAT = "agentwatch-proof/1"
+ARCHIVE_FORMAT = "agentwatch-archive/1"  # rows with their proofs against one checkpoint (evidence/archive.py)
 
-_ROW_SQL = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z"
-            " FROM records WHERE seq = ?")
+_ROW_SQL = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z,"
+            " {kept} FROM records WHERE seq = ?")
 
 
 class ProveError(AgentwatchError):
@@ -67,11 +69,14 @@ def prove_inclusion(path: Path, seq: int, *, state_dir: Path | None = None) -> d
             raise ProveError(f"seq {seq} is not covered by the latest signed checkpoint (rows 1..{checkpoint.size})")
         conn.execute("BEGIN")
         try:
-            row = conn.execute(_ROW_SQL, (seq,)).fetchone()
+            dictionaries = Dictionaries.of(conn)
+            row = conn.execute(_ROW_SQL.format(kept=dictionaries.kept_column), (seq,)).fetchone()
             if row is None:
                 raise ProveError(f"seq {seq} is not in the store")
-            row = (*row[:4], Dictionaries.of(conn).document(row[4], row[7], row[8]), *row[5:7])
-            erased = erasure_named(conn, seq) if row[4] == ERASED_PAYLOAD else None
+            kept = row[9] if row[4] == ERASED_PAYLOAD else None
+            row = (*row[:4], dictionaries.document(row[4], row[7], row[8]), *row[5:7])
+            erased = erasure_named(conn, seq) if row[4] == ERASED_PAYLOAD and kept is None else None
+            retained_by = covered(retained_ranges(conn), seq) if kept is not None else None
             proof = StoredTree(conn).inclusion(seq - 1, checkpoint.size)
         except TreeReadError as exc:
             raise ProveError(f"the store cannot give the proof: {exc}") from None
@@ -96,6 +101,11 @@ def prove_inclusion(path: Path, seq: int, *, state_dir: Path | None = None) -> d
         del record["payload"]
         record["payload_sha256"] = format_hash(erased.payload_sha256)
         record["erased_by_seq"] = erased.erasure_seq
+    elif kept is not None:
+        # A retained row: the digest it kept in its payload's place (docs/retention.md).
+        del record["payload"]
+        record["payload_sha256"] = format_hash(kept)
+        record["retained_by_seq"] = retained_by
     bundle = {
         "format": BUNDLE_FORMAT,
         "type": "inclusion",
@@ -191,8 +201,9 @@ def _hashes(values: Any, what: str) -> list[bytes]:
 def verify_bundle(doc: Any, verifier: Verifier, witnesses: Sequence[CosignerKey] = ()) -> BundleResult:
     """Check a bundle with nothing but `verifier` (and the cosigner keys of witnesses whose
     cosignature it must carry). Raises BundleError naming the first problem."""
-    if not isinstance(doc, dict) or doc.get("format") != BUNDLE_FORMAT:
-        raise BundleError(f"not an {BUNDLE_FORMAT} bundle")
+    if not isinstance(doc, dict) or (doc.get("format"), doc.get("type") == "archive") not in (
+            (BUNDLE_FORMAT, False), (ARCHIVE_FORMAT, True)):
+        raise BundleError(f"not an {BUNDLE_FORMAT} bundle or {ARCHIVE_FORMAT} archive")
     try:
         checkpoint = open_checkpoint(doc["checkpoint"], verifier)
     except NoteError as exc:
@@ -215,6 +226,8 @@ def verify_bundle(doc: Any, verifier: Verifier, witnesses: Sequence[CosignerKey]
             return _verify_inclusion(doc, checkpoint, store_id)
         if kind == "consistency":
             return _verify_consistency(doc, checkpoint, store_id)
+        if kind == "archive":
+            return _verify_archive(doc, checkpoint, store_id)
     except ProofError as exc:
         raise BundleError(str(exc)) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -239,6 +252,24 @@ def _verify_inclusion(doc: dict, checkpoint, store_id: str) -> BundleResult:
                      checkpoint.root)
     return BundleResult(True, "inclusion", store_id, checkpoint.size,
                         f"seq {seq} is in the signed tree of {checkpoint.size} rows", seq=seq)
+
+
+def _verify_archive(doc: dict, checkpoint, store_id: str) -> BundleResult:
+    """Every row of an archive (evidence/archive.py) as an inclusion bundle against its one checkpoint."""
+    records = doc["records"]
+    if not isinstance(records, list):
+        raise BundleError("records is not a list")
+    last = 0
+    for entry in records:
+        if type(entry.get("seq")) is not int or entry["seq"] <= last:
+            raise BundleError(f"archive rows are not in increasing seq order at {entry.get('seq')!r}")
+        last = entry["seq"]
+        record = {k: v for k, v in entry.items() if k not in ("leaf_index", "inclusion_proof")}
+        _verify_inclusion({"record": record, "leaf_index": entry["leaf_index"],
+                           "inclusion_proof": entry["inclusion_proof"]}, checkpoint, store_id)
+    span = f" (seq {records[0]['seq']}..{records[-1]['seq']})" if records else ""
+    return BundleResult(True, "archive", store_id, checkpoint.size,
+                        f"{len(records)} archived rows{span} are in the signed tree of {checkpoint.size} rows")
 
 
 def _verify_consistency(doc: dict, checkpoint, store_id: str) -> BundleResult:

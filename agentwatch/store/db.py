@@ -93,10 +93,19 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None,
     if create:
         flags |= apsw.SQLITE_OPEN_CREATE
     old_umask = os.umask(0o027 if group_readable else 0o077)  # store, WAL and shm: owner (and group) only
+    new = not path.exists() or path.stat().st_size == 0
     try:
         conn = _connect(path, flags, vfs)
         try:
             _configure(conn)
+            # Freed space is overwritten with zeros on every change, not only when a payload is
+            # erased or retained: a b-tree rebalance moves cells between pages, and without this
+            # the stale copies it leaves behind would outlive an erase (docs/erasure.md).
+            conn.pragma("secure_delete", True)
+            if new:
+                # Set before the first table exists: retention and erase give freed pages back
+                # to the file system (PRAGMA incremental_vacuum; docs/retention.md).
+                conn.pragma("auto_vacuum", 2)
             if conn.pragma("journal_mode", "wal") != "wal":
                 raise StoreUnreachable(f"{path}: could not switch the store to WAL mode")
             # Every commit that precedes an acknowledgement is durable.

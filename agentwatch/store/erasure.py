@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -186,7 +186,8 @@ def _quotes(reason: str, payload: str) -> str | None:
 
 
 def erase_rows(
-    store: Store, seqs: Iterable[int], reason: str, *, by: str | None = None, wal_wait_ms: int = db.BUSY_TIMEOUT_MS
+    store: Store, seqs: Iterable[int], reason: str, *, by: str | None = None, wal_wait_ms: int = db.BUSY_TIMEOUT_MS,
+    override_hold: str | None = None,
 ) -> EraseResult:
     """Erase the payload of each row in `seqs`, one transaction per row, then empty the WAL.
 
@@ -194,20 +195,35 @@ def erase_rows(
     attestation (the recorder's own statements, erasure rows among them), and
     (EraseRefused) a row that does not verify: erasing it would hide the break. A row
     erased earlier is reported `already_erased`; the WAL is emptied again. Emptying
-    the WAL waits up to `wal_wait_ms` for readers of older snapshots.
+    the WAL waits up to `wal_wait_ms` for readers of older snapshots. A row a legal hold
+    covers (store/retention.py) is refused unless `override_hold` gives the reason to erase it
+    anyway, which each of its erasure rows then records with the holds it overrode.
     """
+    from agentwatch.store.retention import holding, holds
+
     reason = check_reason(reason)
     who = actor(by)
+    if override_hold is not None:
+        override_hold = check_reason(override_hold)
     conn = store.conn
     wanted = sorted(set(seqs))
     plans = [_plan(store, seq, reason) for seq in wanted]
+    active = [h for h in holds(conn) if h.active]
+    for plan in plans:
+        if isinstance(plan, _Plan):
+            held = holding(active, plan.described.get("harness"), plan.described.get("session_id"), plan.recorded_at_ns)
+            if held and override_hold is None:
+                raise UsageError(f"seq {plan.seq} is under legal hold ({', '.join(held)}): erasing it needs "
+                                 "--override-hold REASON, which the erasure row records")
+            if held:
+                plan.overrides.extend(held)
     conn.pragma("secure_delete", True)  # freed cells and pages are overwritten with zeros
     done = []
     for plan in plans:
         if isinstance(plan, Erasure):
             done.append(plan)
             continue
-        done.append(_erase_one(store, plan, reason, who))
+        done.append(_erase_one(store, plan, reason, who, override_hold))
     truncated, wal_bytes = _empty_wal(store, wal_wait_ms)
     return EraseResult(str(store.path), tuple(done), truncated, wal_bytes)
 
@@ -220,6 +236,8 @@ class _Plan:
     payload_sha256: bytes
     payload_bytes: int
     described: dict
+    recorded_at_ns: int = 0
+    overrides: list[str] = field(default_factory=list)  # holds this erasure overrides
 
 
 def _plan(store: Store, seq: int, reason: str) -> _Plan | Erasure:
@@ -251,10 +269,10 @@ def _plan(store: Store, seq: int, reason: str) -> _Plan | Erasure:
                          "the reason is stored in clear, so say why without quoting it")
     described = {k: v for k, v in (("harness", harness), ("session_id", session_id), ("event_name", event_name),
                                    ("tool_name", tool_name)) if v is not None}
-    return _Plan(seq, record_id, kind, digest, len(payload), described)
+    return _Plan(seq, record_id, kind, digest, len(payload), described, at)
 
 
-def _erase_one(store: Store, plan: _Plan, reason: str, who: dict) -> Erasure:
+def _erase_one(store: Store, plan: _Plan, reason: str, who: dict, override_hold: str | None = None) -> Erasure:
     doc = {
         "schema": 1,
         "type": ERASURE_TYPE,
@@ -269,6 +287,8 @@ def _erase_one(store: Store, plan: _Plan, reason: str, who: dict) -> Erasure:
     }
     if plan.described:
         doc["described"] = plan.described
+    if plan.overrides:
+        doc["hold_override"] = {"holds": plan.overrides, "reason": override_hold}
     row = Append(erasure_record_id(plan.seq), "attestation", canonical_json(doc))
 
     def clear(conn: apsw.Connection, appended) -> None:

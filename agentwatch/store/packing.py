@@ -194,6 +194,16 @@ class Dictionaries:
         self.conn = conn
         self._known: dict[int, Dictionary | None] = {}
         self._columns: str | None = None
+        self._kept: str | None = None
+
+    @property
+    def kept_column(self) -> str:
+        """`kept_sha256`, or `NULL` for a records table without it (a store from before migration 0007):
+        the digest a retained row keeps in place of its payload (docs/retention.md)."""
+        if self._kept is None:
+            names = {row[1] for row in self.conn.execute("PRAGMA table_info(records)")}
+            self._kept = "kept_sha256" if "kept_sha256" in names else "NULL"
+        return self._kept
 
     @property
     def columns(self) -> str:

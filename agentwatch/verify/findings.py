@@ -19,6 +19,7 @@ import apsw
 from agentwatch.store.chain import GENESIS, KINDS, row_hash_framed
 from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
 from agentwatch.store.packing import Dictionaries, unpacked
+from agentwatch.store.retention import covered, retained_ranges
 
 # How far from its position a displaced row is looked for when classifying a break.
 MAX_SHIFT = 4096
@@ -49,7 +50,7 @@ _COLUMNS = (
     " CASE typeof(kind) WHEN 'text' THEN CAST(kind AS BLOB) END,"
     " recorded_at_ns,"
     " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END,"
-    " prev_hash, hash, {packed}"
+    " prev_hash, hash, {packed}, {kept}"
 )
 _ROW_SQL = f"SELECT {_COLUMNS} FROM records WHERE seq = ?"
 _NEXT_SQL = f"SELECT {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq LIMIT 1"
@@ -119,13 +120,15 @@ def _row(conn: apsw.Connection, sql: str, seq: int) -> Row | None:
     do not unpack to a document whose projection they are.
     """
     dictionaries = Dictionaries.of(conn)
-    found = conn.execute(sql.format(packed=dictionaries.columns), (seq,)).fetchone()
+    found = conn.execute(sql.format(packed=dictionaries.columns, kept=dictionaries.kept_column), (seq,)).fetchone()
     if found is None:
         return None
-    row, (dict_id, z) = found[:7], found[7:]
+    row, (dict_id, z, kept) = found[:7], found[7:]
     if row[4] is None:
         return row
     payload = row[4]
+    if kept is not None and payload == ERASED_PAYLOAD:
+        return (*row[:4], kept, *row[5:])  # a retained row: its kept digest (docs/retention.md)
     if z is not None:
         return (*row[:4], _sha256(unpacked(payload, dictionaries.get(dict_id), z) or payload).digest(), *row[5:])
     if payload == ERASED_PAYLOAD and type(row[0]) is int:
@@ -190,6 +193,20 @@ def check_erasure(conn: apsw.Connection, prefix: bytes, erased_seq: int) -> Find
         return True
     return Finding(erased_seq, "payload_edited", f"seq {erased_seq} no longer matches its stored hash"
                    + _erasure_note(conn, row))
+
+
+def check_retained(conn: apsw.Connection, seqs: list[int]) -> Finding | None:
+    """The first of `seqs` (rows the walk hashed with their kept digest) that no retention row covers.
+
+    A kept digest is authenticated by the row hash it reproduced; what it may not do is stand
+    in for a payload nobody retained: a retention row after the row must name a range holding it.
+    """
+    ranges = retained_ranges(conn)
+    for seq in seqs:
+        if covered(ranges, seq) is None:
+            return Finding(seq, "payload_edited",
+                           f"seq {seq}'s payload is null with a kept digest, and no retention row covers it")
+    return None
 
 
 def _owner(conn: apsw.Connection, digest: bytes) -> int | None:

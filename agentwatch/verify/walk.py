@@ -23,6 +23,9 @@ An erased row (docs/erasure.md) fails the hot loop, which hashes its stored
 an intact one is counted, listed in ``erased`` and walked past. Each erasure
 row the walk passes also has its target checked, so an incremental verify
 reports an erasure of a row it verified before.
+
+A retained row (docs/retention.md) is hashed in the hot loop with the digest it kept; the
+walk then checks that a retention row after it covers its seq, and names it otherwise.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from agentwatch.verify.findings import (
     Finding,
     check_erasure,
     check_position,
+    check_retained,
     classify_break,
     erased_next,
     erasures_between,
@@ -52,7 +56,7 @@ CHUNK_ROWS = 20_000
 # that is not UTF-8, stops the walk and the slow path re-reads the row as bytes).
 _CHUNK_SQL = (
     "SELECT seq, record_id, kind, recorded_at_ns,"
-    " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END, prev_hash, hash, {packed}"
+    " CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB) END, prev_hash, hash, {packed}, {kept}"
     " FROM records WHERE seq > ? ORDER BY seq LIMIT ?"
 )
 _BELOW_ONE_SQL = "SELECT seq FROM records WHERE seq < 1 ORDER BY seq LIMIT 1"
@@ -107,11 +111,14 @@ def read_store_id(conn: apsw.Connection) -> bytes:
 # --- the walk -----------------------------------------------------------------------------
 
 
-def _walk(rows, prefix: bytes, seq: int, last: bytes, dictionaries: Dictionaries) -> tuple[int, int, bytes, bool]:
+def _walk(rows, prefix: bytes, seq: int, last: bytes, dictionaries: Dictionaries,
+          retained: list[int]) -> tuple[int, int, bytes, bool]:
     """The hot loop: link and hash each row. Returns (rows ok, last seq, last hash, broke).
 
     A packed row (store/packing.py) is hashed as its document, when it inflates to one whose
-    projection is the stored payload; otherwise as what is stored, which breaks.
+    projection is the stored payload; otherwise as what is stored, which breaks. A retained
+    row (payload `null`, a kept digest: docs/retention.md) is hashed with its kept digest and
+    its seq added to `retained`, for the caller to check that a retention row covers it.
     """
     sha = _sha256
     join = b"".join
@@ -119,14 +126,19 @@ def _walk(rows, prefix: bytes, seq: int, last: bytes, dictionaries: Dictionaries
     expect = seq + 1
     count = 0
     try:
-        for seq_, rid, kind, at, payload, prev, stored, dict_id, z in rows:
+        for seq_, rid, kind, at, payload, prev, stored, dict_id, z, kept in rows:
             if seq_ != expect or prev != last:
                 return count, expect - 1, last, True
             if z is not None:
                 payload = unpacked(payload, dictionaries.get(dict_id), z) or payload
+            if kept is not None and payload == b"null":
+                digest = kept
+                retained.append(seq_)
+            else:
+                digest = sha(payload).digest()
             rid = rid.encode()
             klen, kbytes, pack = frames[kind]
-            framed = join((prefix, pack(seq_, at, klen, kbytes, len(rid)), rid, prev, sha(payload).digest()))
+            framed = join((prefix, pack(seq_, at, klen, kbytes, len(rid)), rid, prev, digest))
             if sha(framed).digest() != stored:
                 return count, expect - 1, last, True
             last = stored
@@ -158,12 +170,14 @@ def verify_range(conn: apsw.Connection, store_id: bytes, after_seq: int, after_h
                 return RangeResult(after_seq, after_hash, 0, finding)
         count, last_seq, last_hash, finding = 0, after_seq, after_hash, None
         erased: dict[int, int] = {}
+        retained: list[int] = []
         dictionaries = Dictionaries.of(conn)
-        chunk_sql = _CHUNK_SQL.format(packed=dictionaries.columns)
+        chunk_sql = _CHUNK_SQL.format(packed=dictionaries.columns, kept=dictionaries.kept_column)
         while count < limit:
             cursor = conn.execute(chunk_sql, (last_seq, limit - count))
             try:
-                walked, last_seq, last_hash, broke = _walk(cursor, prefix, last_seq, last_hash, dictionaries)
+                walked, last_seq, last_hash, broke = _walk(cursor, prefix, last_seq, last_hash, dictionaries,
+                                                           retained)
             finally:
                 cursor.close()
             count += walked
@@ -176,6 +190,10 @@ def verify_range(conn: apsw.Connection, store_id: bytes, after_seq: int, after_h
             last_seq, last_hash, erased_by = skip
             erased[last_seq] = erased_by
             count += 1
+        if retained:
+            uncovered = check_retained(conn, retained)
+            if uncovered is not None and (finding is None or uncovered.seq < finding.seq):
+                finding = uncovered
         for erasure_seq, target in erasures_between(conn, after_seq, last_seq):
             if target in erased:
                 continue
