@@ -194,10 +194,14 @@ def test_the_hook_refuses_a_socket_the_environment_names_instead_of_the_configur
                spool=Path(os.environ["XDG_DATA_HOME"]) / "agentwatch" / "spool").start()
     try:
         rogue = tmp_path / "rogue.sock"
-        env = dict(os.environ, AGENTWATCH_SOCKET=str(rogue), AGENTWATCH_SPOOL=str(tmp_path / "rogue-spool"))
+        ledger = tmp_path / "ledger.jsonl"
+        env = dict(os.environ, AGENTWATCH_SOCKET=str(rogue), AGENTWATCH_SPOOL=str(tmp_path / "rogue-spool"),
+                   AGENTWATCH_LEDGER=str(ledger))
         done = _run_hook(env)
         assert done.returncode == 0
         assert b"socket_not_configured" in done.stderr
+        [entry] = [json.loads(line) for line in ledger.read_text().splitlines()]
+        assert (entry["outcome"], entry["reason"]) == ("spooled", "redirect_refused")
         assert not (tmp_path / "rogue-spool").exists()  # spooled where the configured daemon drains
 
         def stored():
