@@ -42,8 +42,8 @@ def _event_doc(payload: bytes) -> Optional[dict]:
         return None
     return doc if isinstance(doc, dict) and isinstance(doc.get("event"), dict) else None
 
-_SESSION_START = b'"kind":"session_start"'
-_SESSION_END = b'"kind":"session_end"'
+_EVENT_KIND = b'"event":{"kind":"'
+_SESSION = b"session_"
 
 
 class RecorderWatch:
@@ -137,13 +137,15 @@ class RecorderWatch:
     # -- what the writer committed -----------------------------------------------------
 
     def committed(self, rows: list[TailRecord]) -> None:
-        """On the loop, for every committed batch: a byte scan for session starts and ends.
-
-        Only a row whose bytes hold the marker is parsed, and only its `event.kind` decides (the
-        marker can also appear inside a tool's input).
-        """
+        """On the loop, for every committed batch: session starts and ends, found without parsing most rows."""
         for row in rows:
-            if row.kind != "event" or (_SESSION_START not in row.payload and _SESSION_END not in row.payload):
+            if row.kind != "event":
+                continue
+            # Canonical JSON sorts keys, so the top-level event comes before the raw payload and
+            # the tool: the first match is near the start (a quote inside a string is escaped and
+            # cannot match). The parse below decides; this only keeps the parse off most rows.
+            at = row.payload.find(_EVENT_KIND)
+            if at < 0 or not row.payload.startswith(_SESSION, at + len(_EVENT_KIND)):
                 continue
             doc = _event_doc(row.payload)
             kind = doc.get("event", {}).get("kind") if doc else None
