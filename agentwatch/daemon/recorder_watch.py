@@ -219,7 +219,7 @@ class RecorderWatch:
             conn.close()
 
     def note_coverage(self, doc: dict) -> None:
-        key = (doc["harness"], doc["session_id"])
+        key = (str(doc.get("harness")), str(doc.get("session_id")))
         missing = (doc.get("counts") or {}).get("missing")
         if missing:
             self.sessions_missing[key] = missing
