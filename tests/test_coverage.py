@@ -271,3 +271,15 @@ def test_another_source_extends_each_sessions_findings(isolated_env, store_path)
     assert [(f.kind, f.source) for f in result.findings] == [("unrecorded_exec", "witness")]
     assert result.to_json()["findings"] == [{"kind": "unrecorded_exec", "detail": "a process no tool call covers",
                                              "source": "witness"}]
+
+
+def test_a_transcript_named_for_another_session_is_not_read(isolated_env, store_path):
+    session = session_of("claude-code")
+    sid = session_id(session)
+    decoy = place(Path(isolated_env), "claude-code", sid).with_name("decoy.jsonl")
+    decoy.parent.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "transcripts" / "claude-code.jsonl", decoy)
+    store_session(store_path, "claude-code", session, decoy, skip=set())
+    [result] = cover(store_path)
+    assert (result.status, result.problem.kind if result.problem else None) == (
+        "unknown", "transcript_not_this_session")

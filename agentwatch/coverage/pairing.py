@@ -194,7 +194,8 @@ def session_coverage(conn: apsw.Connection, harness: str, session_id: str, *,
             result.findings.append(result.problem)
             return result
         try:
-            transcript = transcripts.read(harness, path, check_root=check_root, max_bytes=max_bytes)
+            transcript = transcripts.read(harness, path, check_root=check_root, max_bytes=max_bytes,
+                                          session_id=session_id)
         except TranscriptProblem as exc:
             result.problem = Finding(exc.code, exc.detail, file=path)
             result.findings.append(result.problem)

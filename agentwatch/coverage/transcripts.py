@@ -30,7 +30,8 @@ MAX_FILES = 20_000  # OpenHands: one file per event
 
 UNKNOWN_FORMAT = "coverage_unknown_format"
 PROBLEMS = (UNKNOWN_FORMAT, "transcript_missing", "transcript_unreadable", "transcript_too_large",
-            "transcript_outside_harness_dir", "transcript_timeout", "transcript_not_named", "no_transcript")
+            "transcript_outside_harness_dir", "transcript_not_this_session", "transcript_timeout",
+            "transcript_not_named", "no_transcript")
 
 
 class TranscriptProblem(Exception):
@@ -123,6 +124,27 @@ def locate(harness: str, session_id: str, named: Optional[str]) -> Optional[str]
     return None
 
 
+def check_name(harness: str, session_id: str, path: str) -> None:
+    """Raise TranscriptProblem unless `path` is named as the harness names this session's transcript.
+
+    The path comes from a hook payload, which the agent can shape: a file of its own making under
+    the harness's directory must still carry the session's id where the harness puts it.
+    """
+    p = Path(path)
+    name = p.name
+    ok = {
+        "claude-code": lambda: name == f"{session_id}.jsonl",
+        "codex": lambda: name.startswith("rollout-") and name.endswith(f"-{session_id}.jsonl"),
+        "gemini-cli": lambda: name.startswith("session-") and len(session_id) >= 8
+        and (name.endswith(f"-{session_id[:8]}.jsonl") or name.endswith(f"-{session_id[:8]}.json")),
+        "cline": lambda: name == "api_conversation_history.json" and p.parent.name == session_id,
+        "openhands": lambda: name == "events" and p.parent.name in (session_id, session_id.replace("-", "")),
+    }.get(harness)
+    if ok is not None and not ok():
+        raise TranscriptProblem("transcript_not_this_session",
+                                f"{path} is not where {harness} keeps the transcript of session {session_id}")
+
+
 def _inside(path: Path, harness: str) -> bool:
     real = Path(os.path.realpath(path))
     for root in roots(harness):
@@ -166,8 +188,12 @@ def _read_file(path: Path, budget: int) -> bytes:
 
 
 def read(harness: str, path: str, *, max_bytes: int = MAX_BYTES, max_seconds: float = MAX_SECONDS,
-         check_root: bool = True) -> Transcript:
-    """The transcript at `path` as `harness` writes it. Raises TranscriptProblem, nothing else for bad input."""
+         check_root: bool = True, session_id: Optional[str] = None) -> Transcript:
+    """The transcript at `path` as `harness` writes it. Raises TranscriptProblem, nothing else for bad input.
+
+    With `check_root`, the file must be under the harness's directories and, given `session_id`,
+    named as the harness names that session's transcript.
+    """
     parser = PARSERS.get(harness)
     if parser is None:
         raise TranscriptProblem("no_transcript", f"{harness} keeps no transcript agentwatch can read")
@@ -177,6 +203,8 @@ def read(harness: str, path: str, *, max_bytes: int = MAX_BYTES, max_seconds: fl
     if check_root and not _inside(p, harness):
         where = ", ".join(str(r) for r in roots(harness))
         raise TranscriptProblem("transcript_outside_harness_dir", f"{path} is not under {where}")
+    if check_root and session_id is not None:
+        check_name(harness, session_id, path)
     deadline = time.monotonic() + max_seconds
     if harness == "openhands":
         return _openhands(p, max_bytes, deadline)

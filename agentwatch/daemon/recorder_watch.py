@@ -174,6 +174,8 @@ class RecorderWatch:
         except Exception as exc:
             log.warning("coverage of %s session %s failed: %s", harness, session, exc)
             return
+        if result.problem is not None and result.problem.kind == "no_transcript":
+            return  # the harness keeps none: nothing to attest
         self.coverage_runs += 1
         self.note_coverage(result.row_document())
         self.record("coverage", {"coverage": result.row_document()})
