@@ -283,3 +283,22 @@ def test_a_transcript_named_for_another_session_is_not_read(isolated_env, store_
     [result] = cover(store_path)
     assert (result.status, result.problem.kind if result.problem else None) == (
         "unknown", "transcript_not_this_session")
+
+
+def test_gemini_clis_older_single_document_is_read_the_same(tmp_path):
+    """Builds before the JSONL recording wrote one ConversationRecord (chatRecordingService.ts,
+    parseLegacyRecordFallback): the same calls, each found at the line its id is on."""
+    lines = [json.loads(line) for line in (FIXTURES / "transcripts" / "gemini-cli.jsonl").read_text().splitlines()]
+    messages: dict[str, dict] = {}
+    for record in lines[1:]:
+        if "id" in record:
+            messages[record["id"]] = record  # the last copy of a message wins
+    legacy = dict(lines[0], messages=list(messages.values()))
+    path = tmp_path / "session-2026-11-30T10-02-8d3f1b2a.json"
+    path.write_text(json.dumps(legacy, indent=2))
+    old = transcripts.read("gemini-cli", str(path), check_root=False)
+    new = transcripts.read("gemini-cli", str(FIXTURES / "transcripts" / "gemini-cli.jsonl"), check_root=False)
+    assert (old.format, new.format) == ("gemini-cli-json", "gemini-cli-jsonl")
+    assert [(c.call_id, c.tool, c.outcome) for c in old.calls] == [(c.call_id, c.tool, c.outcome) for c in new.calls]
+    assert [c.outcome for c in new.calls] == ["ok", "error", "ok", "error"]
+    assert all(c.line == transcript_line(path, c.call_id) for c in old.calls)
