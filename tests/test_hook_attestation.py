@@ -287,3 +287,17 @@ def test_an_unreadable_manifest_is_a_finding(installed):
     entries, problem = manifest.read()
     doc = hookconfig.document(hookconfig.inspect_all(entries), problem)
     assert [(f["kind"], f["scope"]) for f in doc["findings"]] == [("hook_config_unreadable", "manifest")]
+
+
+def test_a_project_install_given_a_relative_path_is_remembered_absolute(isolated_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "repo").mkdir()
+    out = CliRunner().invoke(app, ["install", "claude-code", "--scope", "project", "--project-dir", "repo"])
+    assert out.exit_code == 0, out.output
+    [entry] = manifest.load()
+    assert entry.path == str(tmp_path / "repo" / ".claude" / "settings.json")
+    assert entry.related == [str(tmp_path / "repo" / ".claude" / "settings.local.json")]
+    (tmp_path / "repo" / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    listed = json.loads(CliRunner().invoke(app, ["install", "--list", "--json", "--project-dir", "repo"]).output)
+    [row] = [r for r in listed if (r["harness"], r["scope"]) == ("claude-code", "project")]
+    assert [f["kind"] for f in row["findings"]] == ["hooks_disabled"]

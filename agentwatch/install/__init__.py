@@ -110,19 +110,24 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
 
 
 def _remember(harness: str, scope: str, target: Path, events: list[str] | None) -> None:
-    """Tell the daemon's watch what this install wrote (coverage/manifest.py); an uninstall forgets it."""
+    """Tell the daemon's watch what this install wrote (coverage/manifest.py); an uninstall forgets it.
+
+    The entries are remembered exactly as written (their `--via` names `target` as given); the
+    file by its absolute path, since the daemon runs elsewhere.
+    """
+    where = str(target.absolute())
     if events is None:
-        manifest.forget(harness, scope, str(target))
+        manifest.forget(harness, scope, where)
         return
     if harness == cline.NAME:
         import hashlib
 
         expected = {e: "sha256:" + hashlib.sha256(cline.script(e, target)).hexdigest() for e in events}
-        manifest.remember(manifest.Installed(harness, scope, str(target), "scripts", expected=expected))
+        manifest.remember(manifest.Installed(harness, scope, where, "scripts", expected=expected))
         return
     spec = JSON_HARNESSES[harness]
-    related = [str(target.with_name("settings.local.json"))] if harness == "claude-code" else []
-    manifest.remember(manifest.Installed(harness, scope, str(target), "json", spec.layout.grouped,
+    related = [str(target.absolute().with_name("settings.local.json"))] if harness == "claude-code" else []
+    manifest.remember(manifest.Installed(harness, scope, where, "json", spec.layout.grouped,
                                          spec.expected(events, target), related))
 
 
@@ -169,7 +174,7 @@ def list_installed(project: Path | None = None) -> list[Listing]:
                 rows.append(_json_listing(JSON_HARNESSES[harness], scope, project))
     remembered = {(e.harness, e.scope, e.path): e for e in manifest.load()}
     for row in rows:
-        entry = remembered.get((row.harness, row.scope, row.path))
+        entry = remembered.get((row.harness, row.scope, str(Path(row.path).absolute())))
         if entry is not None:
             row.findings = [f.to_json() for f in hookconfig.inspect(entry).findings]
     return rows
