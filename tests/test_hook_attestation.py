@@ -296,8 +296,20 @@ def test_a_project_install_given_a_relative_path_is_remembered_absolute(isolated
     assert out.exit_code == 0, out.output
     [entry] = manifest.load()
     assert entry.path == str(tmp_path / "repo" / ".claude" / "settings.json")
-    assert entry.related == [str(tmp_path / "repo" / ".claude" / "settings.local.json")]
+    assert entry.related == [str(tmp_path / "repo" / ".claude" / "settings.local.json"),
+                             "/etc/claude-code/managed-settings.json"]
     (tmp_path / "repo" / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
     listed = json.loads(CliRunner().invoke(app, ["install", "--list", "--json", "--project-dir", "repo"]).output)
     [row] = [r for r in listed if (r["harness"], r["scope"]) == ("claude-code", "project")]
     assert [f["kind"] for f in row["findings"]] == ["hooks_disabled"]
+
+
+def test_claude_codes_managed_switch_is_a_disabled_hook(installed, tmp_path):
+    [entry] = manifest.load()
+    managed = tmp_path / "managed-settings.json"
+    managed.write_text('{"allowManagedHooksOnly": true}')  # a managed-settings key (SchemaStore claude-code-settings)
+    entry.related = [*entry.related[:1], str(managed)]
+    [state] = hookconfig.inspect_all([entry])
+    assert [(f.kind, f.detail) for f in state.findings] == [
+        ("hooks_disabled", f"{managed} sets allowManagedHooksOnly: true")]
+    assert state.settings == {"allowManagedHooksOnly": True}

@@ -209,9 +209,10 @@ def _settings(entry: Installed, path: str, doc: dict, state: InstallState) -> No
                 state.settings.setdefault("env", {})[var] = value
                 state.findings.append(_finding(entry, "hook_redirected",
                                                f"{path} sets {var}={value!s} for every hook"))
-    if doc.get("disableAllHooks") is True:  # Claude Code
-        state.settings["disableAllHooks"] = True
-        state.findings.append(_finding(entry, "hooks_disabled", f"{path} sets disableAllHooks: true"))
+    for switch in ("disableAllHooks", "allowManagedHooksOnly"):  # Claude Code (the second: managed only)
+        if doc.get(switch) is True:
+            state.settings[switch] = True
+            state.findings.append(_finding(entry, "hooks_disabled", f"{path} sets {switch}: true"))
     hooks_config = doc.get("hooksConfig")  # Gemini CLI
     if isinstance(hooks_config, dict):
         if hooks_config.get("enabled") is False:

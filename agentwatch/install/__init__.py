@@ -17,7 +17,7 @@ from agentwatch.record import adapters
 
 from . import cline, overlap, versions
 from .core import ConfigMalformed, ConfigUnwritable, FileChange, InstallError, Listing, Result, apply, read_bytes
-from .harnesses import JSON_HARNESSES, JsonHarness
+from .harnesses import JSON_HARNESSES, JsonHarness, claude_managed_settings
 from .jsonconfig import dump, found, hooks_of, is_leftover, merge, parse
 
 HARNESSES = list(adapters.HARNESSES)
@@ -126,7 +126,10 @@ def _remember(harness: str, scope: str, target: Path, events: list[str] | None) 
         manifest.remember(manifest.Installed(harness, scope, where, "scripts", expected=expected))
         return
     spec = JSON_HARNESSES[harness]
-    related = [str(target.absolute().with_name("settings.local.json"))] if harness == "claude-code" else []
+    related = []
+    if harness == "claude-code":
+        managed = claude_managed_settings()
+        related = [str(target.absolute().with_name("settings.local.json")), *([str(managed)] if managed else [])]
     manifest.remember(manifest.Installed(harness, scope, where, "json", spec.layout.grouped,
                                          spec.expected(events, target), related))
 
