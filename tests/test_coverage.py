@@ -70,7 +70,7 @@ def store_session(store_path: Path, harness: str, session: dict, transcript: Pat
             payload = dict(step["payload"])
             if "transcript_path" in payload:
                 payload["transcript_path"] = str(transcript)
-            env = {"op": "append", "v": 1, "record_id": f"rec-{i:03d}", "harness": harness, "event": step["event"],
+            env = {"op": "append", "v": 1, "record_id": f"{harness}-{i:03d}", "harness": harness, "event": step["event"],
                    "payload": payload, "ts_observed_ns": 1_764_500_000_000_000_000 + i * 1_000_000,
                    "pid": 4242, "ppid": 4200}
             store.append([normalize.to_append(env)])
@@ -302,3 +302,19 @@ def test_gemini_clis_older_single_document_is_read_the_same(tmp_path):
     assert [(c.call_id, c.tool, c.outcome) for c in old.calls] == [(c.call_id, c.tool, c.outcome) for c in new.calls]
     assert [c.outcome for c in new.calls] == ["ok", "error", "ok", "error"]
     assert all(c.line == transcript_line(path, c.call_id) for c in old.calls)
+
+
+def test_the_command_by_prefix_and_by_age(isolated_env, store_path):
+    for harness in ("claude-code", "cline"):
+        session = session_of(harness)
+        transcript = write_transcript(Path(isolated_env), harness, session_id(session))
+        store_session(store_path, harness, session, transcript, skip=set())
+    runner = CliRunner()
+    by_prefix = runner.invoke(app, ["coverage", "3f2a9c1e", "--store", str(store_path)])
+    assert by_prefix.exit_code == 0, by_prefix.output
+    assert by_prefix.output.splitlines()[0].startswith("claude-code 3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b: 5/5 recorded (")
+    recent = json.loads(runner.invoke(app, ["coverage", "--since", "1h", "--store", str(store_path), "--json"]).output)
+    assert [(r["harness"], r["summary"]) for r in recent] == [("claude-code", "5/5 recorded"),
+                                                             ("cline", "3/3 recorded")]
+    unknown = runner.invoke(app, ["coverage", "nope", "--store", str(store_path)])
+    assert unknown.exit_code == 2 and "no session 'nope'" in unknown.output
