@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test lint soak bench fuzz clean pg-binaries goldens terminal-tools browser
+.PHONY: serve test lint soak bench fuzz clean pg-binaries goldens terminal-tools reference browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,14 +35,29 @@ pg-binaries:
 test: lint pg-binaries terminal-tools browser
 	$(BIN)/python -m pytest -m "not soak and not bench" -q
 
-## ruff (pyflakes, bugbear, import order) and mypy on the package.
+## ruff (pyflakes, bugbear, import order) and mypy on the package; docs/cli.md and docs/json.md
+## must match the code (`make reference` rewrites them).
 lint: $(STAMP)
 	$(BIN)/ruff check agentwatch tests soak conftest.py
 	$(BIN)/mypy
+	$(BIN)/python tests/support/reference_docs.py --check
 
-## tmux, for the tests that look at what a person sees in a terminal (installed when missing).
+## Rewrite docs/cli.md (every command's help) and docs/json.md (every --json document's fields).
+reference: $(STAMP)
+	$(BIN)/python tests/support/reference_docs.py
+
+## tmux, for the tests that look at what a person sees in a terminal (installed with apt-get
+## when missing and running as root; otherwise those tests skip, or fail under CI, and say why).
 terminal-tools:
-	@command -v tmux >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq tmux; }
+	@if command -v tmux >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing tmux (the terminal tests draw in it)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tmux >/dev/null; \
+	else \
+		echo "note: no tmux: the terminal tests skip (or fail under CI); install tmux"; \
+	fi
 
 ## Debian's headless chromium, for the tests that load the review page (`agentwatch ui`) in a real
 ## browser: installed with apt-get only when missing (as root, as CI runs).

@@ -17,6 +17,11 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Fixtures shared by tests/ and soak/, defined beside the helpers they drive in tests/support/
+# (pyproject's pytest `pythonpath` puts tests/ on the path): `daemon` (a started `agentwatch serve`) and
+# `reap_daemons` (kills what a failed test left running).
+pytest_plugins = ["support.daemon", "support.faultload"]
+
 settings.register_profile(
     "ci", derandomize=True, database=None, print_blob=True, deadline=None,
     suppress_health_check=[HealthCheck.too_slow],  # a shared CI machine is slow at times; that is no failure
@@ -27,6 +32,14 @@ settings.register_profile(
 )
 settings.register_profile("dev", parent=settings.get_profile("ci"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_report_header(config):
+    """The SQLite the store runs on and its binding: a failure on another machine starts here."""
+    import apsw
+
+    return [f"sqlite {apsw.sqlite_lib_version()} (apsw {apsw.apsw_version()}), "
+            f"hypothesis profile {settings._current_profile}"]
 
 
 @pytest.fixture(autouse=True)

@@ -80,7 +80,7 @@ def _number(lo: float, hi: float, *, integer: bool) -> Callable[[Any, str], Any]
             raise ValueError(f"must be {'an integer' if integer else 'a number'}, not {value!r}")
         if not lo <= value <= hi or value != value:
             raise ValueError(f"must be between {lo:g} and {hi:g}, not {value!r}")
-        return value
+        return value if integer else float(value)  # `5` in a file and `5.0` on a flag: one value, one digest
     return parse
 
 
@@ -255,7 +255,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         flag="--retention-days", metavar="DAYS"),
     Key("retention.interval_s", _number(1, 31_536_000, integer=False), lambda: 3600.0,
         "seconds between the daemon's retention passes"),
-    Key("retention.max_rows", _number(1, 100_000, integer=True), lambda: 1000,
+    Key("retention.max_rows", _number(1, 100_000, integer=True), lambda: 200,
         "rows one retention transaction removes at most (the writer is held that long)"),
     Key("checkpoint.witness_dirs", _dirs, lambda: (str(paths.state_dir() / "witness"),),
         "witness directories that keep each signed checkpoint (docs/chain.md, \"Witnesses\")"),
@@ -311,12 +311,11 @@ class Config:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready values, keyed by their dotted names."""
-        return {k: _jsonable(v) for k, v in self.values.items()}
+        return {k: jsonable(v) for k, v in self.values.items()}
 
     def digest(self) -> str:
-        """sha256 of the effective configuration's canonical JSON; stable across runs and key order."""
-        doc = {"config_version": CONFIG_VERSION, "values": self.as_dict()}
-        return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
+        """The configuration digest (`digest`) of these values."""
+        return digest(self.as_dict())
 
     def policy(self) -> Any:
         """The redaction policy this configuration asks for (reads or creates the salt file)."""
@@ -326,7 +325,20 @@ class Config:
         return redact.Policy(mode, salt, self.values["redaction.extra_patterns"])
 
 
-def _jsonable(value: Any) -> Any:
+def digest(values: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of {"config_version", "values"}: the one configuration digest
+    (`config show`, `health`, the daemon's attestation rows). Stable across runs and key order,
+    independent of where each value came from. `values` are JSON-ready (Config.as_dict)."""
+    doc = {"config_version": CONFIG_VERSION, "values": dict(values)}
+    return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
+
+
+def defaults() -> Config:
+    """Every key at its default: no file, no environment, no flag."""
+    return Config({name: key.default() for name, key in KEYS.items()}, dict.fromkeys(KEYS, "default"))
+
+
+def jsonable(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     if isinstance(value, tuple):

@@ -35,13 +35,13 @@ def _client():
     here = __file__.rpartition("/")[0] or "."
     sys.path.append(here)
     try:
-        import hookclient
+        import hookclient  # type: ignore[no-redef]
     except ImportError:
         # Reached through a symlink: the client is beside the real file.
         from os.path import dirname, realpath
 
         sys.path.append(dirname(realpath(__file__)))
-        import hookclient
+        import hookclient  # type: ignore[no-redef]
 
         del sys.path[-1]
     finally:

@@ -47,8 +47,11 @@ O_CLOEXEC = getattr(_os, "O_CLOEXEC", 0)
 
 
 # ---------------------------------------------------------------- locations
-# Must agree with agentwatch.paths (tests/test_hook.py checks it). Bytes, so
-# no path is ever decoded or re-encoded on the way to the kernel.
+# The socket and the spool are settings like any other: the environment
+# (AGENTWATCH_SOCKET, AGENTWATCH_SPOOL), else the user's config file, else the
+# platform default; exactly what agentwatch.config.load resolves (a project
+# file may not set either). tests/test_hook.py checks that the two agree. Bytes,
+# so no path is ever decoded or re-encoded on the way to the kernel.
 
 
 def _environ():
@@ -65,49 +68,59 @@ def _home():
     return pwd.getpwuid(_os.getuid()).pw_dir.encode("utf-8", "surrogateescape")
 
 
-def socket_path(use_env=True):
-    env = _environ()
-    if use_env and env.get(b"AGENTWATCH_SOCKET"):
-        return env[b"AGENTWATCH_SOCKET"]
-    runtime = env.get(b"XDG_RUNTIME_DIR")
+def _default_socket():
+    runtime = _environ().get(b"XDG_RUNTIME_DIR")
     if runtime and runtime.startswith(b"/"):
         return runtime.rstrip(b"/") + b"/agentwatch/agentwatch.sock"
     return _platform.fallback_runtime_dir(_os.getuid()).encode("utf-8", "surrogateescape") + b"/agentwatch.sock"
 
 
-def spool_path(use_env=True):
-    env = _environ()
-    if use_env and env.get(b"AGENTWATCH_SPOOL"):
-        return env[b"AGENTWATCH_SPOOL"]
-    data = env.get(b"XDG_DATA_HOME")
+def _default_spool():
+    data = _environ().get(b"XDG_DATA_HOME")
     if data and data.startswith(b"/"):
         return data.rstrip(b"/") + b"/agentwatch/spool"
     home = _home().rstrip(b"/").decode("utf-8", "surrogateescape")
     return _platform.fallback_data_dir(home).encode("utf-8", "surrogateescape") + b"/spool"
 
 
+def socket_setting():
+    """(the socket path, whether the user named it: in the environment or the config file)."""
+    env = _environ().get(b"AGENTWATCH_SOCKET")
+    if env:
+        return env, True
+    configured = config_paths().get("socket")
+    return (configured, True) if configured else (_default_socket(), False)
+
+
+def socket_path():
+    return socket_setting()[0]
+
+
+def spool_path():
+    env = _environ().get(b"AGENTWATCH_SPOOL")
+    if env:
+        return env
+    return config_paths().get("spool") or _default_spool()
+
+
 # ---------------------------------------------------------------- redirects
 # An agent that sets AGENTWATCH_SOCKET in its harness's settings can point the hook at a
-# listener of its own (docs/hook.md, "Sockets named by the environment"). A socket named by the
-# environment is used when it is the configured one, is listed in the allow file, or when
-# nothing is configured (no daemon at the default socket and no allow file: the environment is
-# then the configuration, as in the service deployment). Otherwise it is refused: the record is
-# spooled to the configured spool with the reason, and the daemon stores it as such.
+# listener of its own (docs/hook.md, "Sockets named by the environment"). A socket the
+# environment names is used when it is the configured one (the config file's, else the
+# default), when the allow file lists it, or when nothing is configured (no allow file, no
+# socket in the config file, no daemon at the default socket: the environment is then the
+# configuration, as in tests). Otherwise it is refused: the record is spooled to the configured
+# spool with the reason, and the daemon stores it as such.
 
 ALLOW_FILE = b"/agentwatch/hook-sockets"  # under $XDG_CONFIG_HOME (else ~/.config): one socket path a line
 
 
-def _allow_file():
-    base = _environ().get(b"XDG_CONFIG_HOME")
-    if not base or not base.startswith(b"/"):
-        base = _home().rstrip(b"/") + b"/.config"
-    return base.rstrip(b"/") + ALLOW_FILE
-
-
 def _allowed():
     """The sockets the allow file lists; None when there is no usable allow file."""
+    base = _environ().get(b"XDG_CONFIG_HOME")
+    root = base if base and base.startswith(b"/") else _home().rstrip(b"/") + b"/.config"
     try:
-        fd = _os.open(_allow_file(), _os.O_RDONLY | getattr(_os, "O_NOFOLLOW", 0) | O_CLOEXEC)
+        fd = _os.open(root.rstrip(b"/") + ALLOW_FILE, _os.O_RDONLY | getattr(_os, "O_NOFOLLOW", 0) | O_CLOEXEC)
     except OSError:
         return None
     try:
@@ -122,19 +135,20 @@ def _allowed():
 
 def redirect_refused(named):
     """Why the socket the environment names is refused, or None when it may be used."""
-    configured = socket_path(use_env=False)
+    from_file = config_paths().get("socket")
+    configured = from_file or _default_socket()
     if named == configured:
         return None
     allowed = _allowed()
     if allowed is not None:
         return None if named in allowed else "socket_not_allowed"
+    if from_file:
+        return "socket_not_configured"
     try:
         st = _os.lstat(configured)
     except OSError:
-        return None  # nothing configured here: the environment is the configuration
-    if st.st_mode & _S_IFMT == _S_IFSOCK:
-        return "socket_not_configured"
-    return None
+        return None  # nothing configured: the environment is the configuration
+    return "socket_not_configured" if st.st_mode & _S_IFMT == _S_IFSOCK else None
 
 
 def _env_ms(name, default):
@@ -142,6 +156,220 @@ def _env_ms(name, default):
         return max(1, int(_environ().get(name, default)))
     except ValueError:
         return default
+
+
+# ---------------------------------------------------------------- config file
+# The user's config file (agentwatch.config.user_config_path), read only for
+# `socket` and `spool`. Importing tomllib costs a hook several times its usual
+# start-up, so a file written in plain one-line `key = value` lines and
+# `[table]` headers (as docs/config.md and docs/deployment.md write it) is read
+# here, and anything else goes to tomllib. The trust rule is config.py's: the
+# file is the user's or root's and nobody else can write it or its directory.
+# A file the hook cannot use is named on stderr and the defaults apply; the
+# daemon refuses such a file too, and the record is spooled.
+
+_BARE = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_PATH_KEYS = ("socket", "spool")
+_CONFIG_MAX = 1 << 20
+
+
+class ConfigUnusable(Exception):
+    """The config file exists (or AGENTWATCH_CONFIG names one) but cannot be used."""
+
+
+def config_file():
+    """(the config file's path, whether AGENTWATCH_CONFIG named it)."""
+    env = _environ()
+    explicit = env.get(b"AGENTWATCH_CONFIG")
+    if explicit:
+        return _expand_user(explicit), True
+    base = env.get(b"XDG_CONFIG_HOME")
+    root = base if base and base.startswith(b"/") else _home().rstrip(b"/") + b"/.config"
+    return root.rstrip(b"/") + b"/agentwatch/config.toml", False
+
+
+def config_paths():
+    """{"socket": bytes, "spool": bytes}, as far as the config file sets them; {} without one.
+
+    Never raises: a file that cannot be used is named on stderr and ignored.
+    """
+    try:
+        return read_config_paths()
+    except ConfigUnusable as exc:
+        say("ignoring the config file: %s" % exc)
+        return {}
+
+
+def read_config_paths():
+    path, explicit = config_file()
+    try:
+        fd = _os.open(path, _os.O_RDONLY | O_CLOEXEC)
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigUnusable("%s does not exist (AGENTWATCH_CONFIG names it)" % _show(path)) from None
+        return {}
+    except OSError as exc:
+        raise ConfigUnusable("%s: %s" % (_show(path), exc.strerror)) from None
+    try:
+        _trusted(path, _os.fstat(fd))
+        data = _os.read(fd, _CONFIG_MAX + 1)
+    finally:
+        _os.close(fd)
+    if len(data) > _CONFIG_MAX:
+        raise ConfigUnusable("%s is larger than %d bytes" % (_show(path), _CONFIG_MAX))
+    if b"socket" not in data and b"spool" not in data:
+        return {}  # the common case: nothing to parse
+    top = _plain_toml(data)
+    if top is None:
+        top = _tomllib(data, path)
+    found = {}
+    for key in _PATH_KEYS:
+        if key not in top:
+            continue
+        value = top[key]
+        if not isinstance(value, str) or not value:
+            raise ConfigUnusable("%s: key %r must be a non-empty string (a path)" % (_show(path), key))
+        value = _expand_user(value.encode("utf-8", "surrogateescape"))
+        if not value.startswith(b"/"):
+            raise ConfigUnusable("%s: key %r must be an absolute path (or start with ~)" % (_show(path), key))
+        found[key] = value
+    return found
+
+
+def _trusted(path, st):
+    if st.st_uid not in (0, _os.geteuid()):
+        raise ConfigUnusable("%s is owned by uid %d, not by this user" % (_show(path), st.st_uid))
+    if _others_can_write(st):
+        raise ConfigUnusable("%s has mode %04o, writable by others" % (_show(path), st.st_mode & 0o7777))
+    parent = path.rpartition(b"/")[0] or (b"/" if path.startswith(b"/") else b".")
+    pst = _os.stat(parent)
+    if pst.st_mode & _S_IFMT != _S_IFDIR or pst.st_uid not in (0, _os.geteuid()):
+        raise ConfigUnusable("%s: its directory is not this user's or root's" % _show(path))
+    if _others_can_write(pst) and not pst.st_mode & 0o1000:
+        raise ConfigUnusable("%s: its directory has mode %04o, writable by others" % (_show(path), pst.st_mode & 0o7777))
+
+
+def _others_can_write(st):
+    """agentwatch.safefs.others_can_write: world-writable, or group-writable by a group not the user's own."""
+    if st.st_mode & 0o002:
+        return True
+    if not st.st_mode & 0o020:
+        return False
+    import grp
+    import pwd
+
+    try:
+        me = pwd.getpwuid(_os.geteuid())
+        group = grp.getgrgid(st.st_gid)
+    except KeyError:
+        return True
+    return not (st.st_gid == me.pw_gid and group.gr_name == me.pw_name and set(group.gr_mem) <= {me.pw_name})
+
+
+def _expand_user(path):
+    if not path.startswith(b"~"):
+        return path
+    name, sep, rest = path[1:].partition(b"/")
+    if name:
+        import pwd
+
+        try:
+            home = pwd.getpwnam(name.decode("utf-8", "surrogateescape")).pw_dir.encode("utf-8", "surrogateescape")
+        except KeyError:
+            return path
+    else:
+        home = _home()
+    home = home.rstrip(b"/")
+    return home + b"/" + rest if rest else home or b"/"
+
+
+def _plain_toml(data):
+    """The top-level table's string values, for a file of plain lines; None for anything else.
+
+    Plain: blank lines, comments, `[table]` headers and one-line `key = value`
+    pairs with a bare (or dotted) key and a value that is a quoted string without
+    escapes, a bare word (a number, true, false) or a one-line list of such.
+    """
+    if b'"""' in data or b"'''" in data or b"\\" in data or b"\r" in data:
+        return None
+    top = {}
+    in_top = True
+    seen = set()
+    for raw in data.split(b"\n"):
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            continue
+        if line.startswith(b"["):
+            name, close, rest = line[1:].partition(b"]")
+            rest = rest.strip()
+            if line.startswith(b"[[") or not close or not _bare(name, dotted=True) or rest and not rest.startswith(b"#"):
+                return None
+            if name in seen:
+                return None
+            seen.add(name)
+            in_top = False
+            continue
+        key, eq, value = line.partition(b"=")
+        key = key.strip()
+        if not eq or not _bare(key, dotted=True):
+            return None
+        parsed = _plain_value(value.strip())
+        if parsed is None:
+            return None
+        if in_top:
+            name = key.decode("ascii")
+            if name in top:
+                return None  # TOML refuses a key set twice: leave the verdict to tomllib
+            top[name] = parsed[0]
+    return top
+
+
+def _bare(name, dotted=False):
+    if not name:
+        return False
+    parts = name.split(b".") if dotted else (name,)
+    return all(part and not part.translate(None, _BARE) for part in parts)
+
+
+def _plain_value(value):
+    """(the value,) for a plain value followed by nothing or a comment; None otherwise.
+
+    Only strings keep their value: the paths are strings, and anything else in their place is refused.
+    """
+    if value[:1] in (b'"', b"'"):
+        end = value.find(value[:1], 1)
+        if end < 0:
+            return None
+        rest = value[end + 1:].strip()
+        if rest and not rest.startswith(b"#"):
+            return None
+        try:
+            return (value[1:end].decode("utf-8"),)
+        except UnicodeDecodeError:
+            return None
+    if value.startswith(b"["):
+        inner, close, rest = value[1:].partition(b"]")
+        rest = rest.strip()
+        if not close or b"[" in inner or rest and not rest.startswith(b"#"):
+            return None
+        for item in inner.split(b","):
+            item = item.strip()
+            if item and _plain_value(item) is None:
+                return None
+        return ([],)  # lists matter only as lines to step over
+    word = value.partition(b"#")[0].strip()
+    if not word or word.translate(None, _BARE + b".:+"):
+        return None
+    return (None,)  # a number, a boolean or a date: never a path
+
+
+def _tomllib(data, path):
+    import tomllib
+
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigUnusable("%s is not valid TOML: %s" % (_show(path), exc)) from None
 
 
 # ---------------------------------------------------------------- ownership
@@ -249,7 +477,7 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
         return b"", 0, None, True
     import select
 
-    chunks = []
+    chunks: list = []
     kept = total = 0
     hasher = None
     wait = wait_ms / 1000
@@ -336,8 +564,8 @@ def build_frame(record_id, harness, event, raw, total, digest, complete, argv=()
             head.append(',"argv_truncated":true')
     if from_argv:
         head.append(',"payload_from":"argv"')
-    head = "".join(head).encode("utf-8")
-    budget = MAX_LINE - len(head) - _RESERVE
+    head_bytes = "".join(head).encode("utf-8")
+    budget = MAX_LINE - len(head_bytes) - _RESERVE
     if text is not None:
         key = b',"payload_text":'
         body = _enc_utf8(text).encode("utf-8")
@@ -367,7 +595,7 @@ def build_frame(record_id, harness, event, raw, total, digest, complete, argv=()
         tail += ',"raw_sha256":"sha256:%s"' % digest
     if not complete:
         tail += ',"stdin_incomplete":true'
-    return head + tail.encode("ascii") + key + body
+    return head_bytes + tail.encode("ascii") + key + body
 
 
 # ---------------------------------------------------------------- delivery
@@ -532,6 +760,28 @@ def spool_write(root, record_id, data):
 # ---------------------------------------------------------------- record
 
 
+def redact_for_spool(line):
+    """Slow path only: the frame with its payload's secrets masked before it rests on disk.
+
+    The redaction rules are not standard-library code, so they are imported here and
+    never on the fast path (docs/redaction.md, "Before the store"). Should they fail to
+    load or run, the frame is spooled as it is and the hook says so: a record is never
+    lost for want of its redaction.
+    """
+    try:
+        if "agentwatch" not in sys.modules:
+            # Run as a file: the package is this file's directory; its parent is searched last.
+            parent = __file__.rpartition("/")[0].rpartition("/")[0] or "."
+            if parent not in sys.path:
+                sys.path.append(parent)
+        from agentwatch.daemon import spool_redact
+
+        return spool_redact.redact_for_spool(line)
+    except Exception as exc:
+        say("spooling a record unredacted: %s: %s" % (type(exc).__name__, exc))
+        return line
+
+
 def say(message):
     try:
         _os.write(2, ("agentwatch-hook: %s\n" % message).encode("utf-8", "backslashreplace"))
@@ -604,8 +854,8 @@ def record(argv, t0_mono=None, t0_wall=None):
     try:
         if refused is not None:
             raise Unsafe(refused)
-        path = socket_path()
-        check_socket(path, configured=bool(named))
+        path, configured = socket_setting()
+        check_socket(path, configured=configured)
         seq = send(
             path,
             frame + b',"delivery":"socket"}\n',
@@ -632,7 +882,9 @@ def record(argv, t0_mono=None, t0_wall=None):
     outcome = "acked"
     if seq is None:
         try:
-            spool_write(spool_path(use_env=refused is None), record_id, frame + b',"delivery":"spool"}\n')
+            # A refused redirect spools where the configured daemon drains, not beside the redirect.
+            root = spool_path() if refused is None else config_paths().get("spool") or _default_spool()
+            spool_write(root, record_id, redact_for_spool(frame + b',"delivery":"spool"}\n'))
             outcome = "spooled"
         except Exception as exc:
             outcome = "failed"

@@ -1,7 +1,10 @@
-"""Default locations, overridable by flags and AGENTWATCH_* env vars.
+"""The platform's default directories, and nothing else.
 
 XDG variables win where they are set; otherwise the platform's own places
-(agentwatch.platform_layer; docs/config.md has the table).
+(agentwatch.platform_layer; docs/config.md has the table). Which store, socket
+and spool a command uses is a setting: `config.load` resolves it (flag,
+environment, config files, then the defaults built from these directories in
+`config.KEYS`).
 """
 
 from __future__ import annotations
@@ -31,22 +34,3 @@ def runtime_dir() -> Path:
     # No XDG_RUNTIME_DIR (macOS, a container): the per-user temporary directory where the
     # platform has one, else a per-uid directory under /tmp, checked before use.
     return _xdg("XDG_RUNTIME_DIR") or Path(platform_layer.fallback_runtime_dir(os.getuid(), APP))
-
-
-def default_store() -> Path:
-    env = os.environ.get("AGENTWATCH_STORE")
-    return Path(env) if env else data_dir() / "store.db"
-
-
-def default_socket() -> Path:
-    env = os.environ.get("AGENTWATCH_SOCKET")
-    return Path(env) if env else runtime_dir() / "agentwatch.sock"
-
-
-def default_spool() -> Path:
-    env = os.environ.get("AGENTWATCH_SPOOL")
-    return Path(env) if env else data_dir() / "spool"
-
-
-def resolve_store(store: str | os.PathLike | None) -> Path:
-    return Path(store) if store else default_store()

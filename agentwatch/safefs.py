@@ -163,18 +163,27 @@ def _lstat(path: Path) -> os.stat_result:
         raise UnsafePath(f"{path}: cannot inspect ({exc.strerror})") from None
 
 
-def check_socket(path: PathLike) -> None:
+def check_socket(path: PathLike, *, configured: bool = False) -> None:
     """Raise UnsafePath unless the socket and its directory are ours and nobody else can write them.
 
     lstat, so no symlink is followed; FileNotFoundError when either is missing.
-    Whoever controls the socket could answer in the daemon's place. The hook
-    client keeps its own copy of this check (it imports nothing from the package).
+    Whoever controls the socket could answer in the daemon's place. A socket the
+    user named (`configured`: a flag, AGENTWATCH_SOCKET or the config file; the
+    service deployment's, owned by the service account, docs/deployment.md) may
+    belong to another account, but neither it nor its directory may be writable
+    by everyone, nor the directory by its group. The hook client keeps its own
+    copy of this check (it imports nothing from the package).
     """
     path = Path(path)
-    for where, is_kind, what in ((path.parent, stat.S_ISDIR, "directory"), (path, stat.S_ISSOCK, "socket")):
+    for where, is_kind, what, forbidden in ((path.parent, stat.S_ISDIR, "directory", 0o022),
+                                            (path, stat.S_ISSOCK, "socket", 0o002)):
         st = os.lstat(where)
         if not is_kind(st.st_mode):
             raise UnsafePath(f"{where}: is not a {what}")
+        if configured:
+            if st.st_mode & forbidden:
+                raise UnsafePath(f"{where}: has mode {describe_mode(st.st_mode)}, writable by others")
+            continue
         if st.st_uid != os.geteuid():
             raise UnsafePath(f"{where}: is owned by uid {st.st_uid}, not by this user")
         if others_can_write(st):

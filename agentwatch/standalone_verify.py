@@ -105,7 +105,7 @@ class Store(sqlite3.Connection):
     """A read-only connection to the store, which knows how to read its packed rows."""
 
     select = SELECT.format(packed=NOT_PACKED + NOT_KEPT)
-    dictionaries = None
+    dictionaries: "dict | None" = None
 
     def dictionary(self, dict_id):
         """The preset dictionary stored under `dict_id`, or None."""
@@ -150,6 +150,8 @@ class Erased(bytes):
     """An erased row's stored payload (ERASED), carrying the digest and seq of the erasure row that names it."""
 
     retained = False
+    sha256: bytes
+    erasure_seq: int
 
     def __new__(cls, sha256, erasure_seq):
         payload = super().__new__(cls, ERASED)
@@ -243,10 +245,10 @@ def document_of(conn, stored, dict_id, packed):
         return None  # the recorder packs no document nested deeper than 100 levels
     if not isinstance(doc, dict):
         return None
-    projection = {}
+    projection: dict = {}
     for path in PROJECTED:
         *parents, leaf = path.split(".")
-        source = doc
+        source: "dict | None" = doc
         for name in parents:
             source = source.get(name) if isinstance(source, dict) else None
         if isinstance(source, dict) and leaf in source:

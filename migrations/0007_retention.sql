@@ -29,6 +29,17 @@ ALTER TABLE records ADD COLUMN retained_last INTEGER GENERATED ALWAYS AS (
 ) VIRTUAL;
 CREATE INDEX records_by_retained_last ON records (retained_last) WHERE retained_last IS NOT NULL;
 
+-- The hold a `hold` or `hold_release` row names, so retention finds the holds without reading
+-- every attestation.
+ALTER TABLE records ADD COLUMN hold_id TEXT GENERATED ALWAYS AS (
+    CASE WHEN kind = 'attestation' AND typeof(payload) = 'text' THEN
+        CASE WHEN json_valid(payload) THEN
+            CASE WHEN json_extract(payload, '$.type') IN ('hold', 'hold_release') THEN json_extract(payload, '$.hold_id') END
+        END
+    END
+) VIRTUAL;
+CREATE INDEX records_by_hold_id ON records (hold_id) WHERE hold_id IS NOT NULL;
+
 -- The append-only guard of 0006, now letting two changes through:
 -- 1. an erasure, exactly as before (the kept digest stays unset);
 -- 2. a retention: an event or gap row's payload becomes `null`, a packed row's stream and

@@ -4,7 +4,7 @@
     .venv/bin/python -m pytest -m soak -s soak/test_daemon_faults_soak.py
 
 Short versions run in the default suite (tests/test_daemon_faults.py); the harness
-is tests/faultload.py. AGENTWATCH_SOAK_KILLS and AGENTWATCH_SOAK_SEED change the run.
+is tests/support/faultload.py. AGENTWATCH_SOAK_KILLS and AGENTWATCH_SOAK_SEED change the run.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from daemon import Daemon
-from faultload import assert_gate, kill_under_load, reap_daemons  # noqa: F401
+from support.daemon import Daemon
+from support.faultload import assert_gate, kill_under_load
 
 pytestmark = [pytest.mark.soak, pytest.mark.usefixtures("reap_daemons")]
 

@@ -5,23 +5,17 @@
 
 Each scenario runs AGENTWATCH_SOAK_STORE_CASES times (8) from AGENTWATCH_SOAK_SEED (20260), with
 two sender threads and two real hook processes and the attack at a random moment; every case
-ends with every acknowledged record stored or named by an accepted finding (tests/storeloss.py).
+ends with every acknowledged record stored or named by an accepted finding (tests/support/storeloss.py).
 The short version is tests/test_store_loss_quick.py.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from faultload import reap_daemons  # noqa: E402, F401
-from storeloss import SCENARIOS, assert_gate, run_case  # noqa: E402
+from support.storeloss import SCENARIOS, assert_gate, run_case
 
 pytestmark = [pytest.mark.soak, pytest.mark.usefixtures("reap_daemons")]
 

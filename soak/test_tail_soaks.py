@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
-import tail_soaks
+from support import tail_soaks
 
 EVENTS = int(os.environ.get("AGENTWATCH_SOAK_EVENTS", "5000"))
 KILLS = int(os.environ.get("AGENTWATCH_SOAK_KILLS", "5"))

@@ -15,8 +15,8 @@ import subprocess
 import sys
 
 import pytest
-from daemon import Daemon, envelope, wait_for
-from faultload import HOOK_PY, payload_text, reap_daemons  # noqa: F401
+from support.daemon import Daemon, envelope, wait_for
+from support.faultload import HOOK_PY, payload_text
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from adapter_cases import CASES, envelope
+from support.adapter_cases import CASES, envelope
 
 from agentwatch.record import normalize, redact
 from agentwatch.record.adapters import adapter_for
@@ -91,7 +91,7 @@ CALLS = 100
 COUNT_SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from adapter_cases import CASES, envelope
+from support.adapter_cases import CASES, envelope
 from agentwatch.record import normalize
 from agentwatch.record import redact
 from agentwatch.store.chain import canonical_json, reference_canonical_json
@@ -117,7 +117,7 @@ def instructions(harness: str, op: str) -> int:
     """Instructions the interpreter ran for COUNT_SCRIPT (callgrind counts; it does not time)."""
     out = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         sys.executable, "-c", COUNT_SCRIPT, str(Path(__file__).parent), harness, op, str(CALLS)],
+         sys.executable, "-c", COUNT_SCRIPT, str(Path(__file__).resolve().parent), harness, op, str(CALLS)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return int(re.search(r"Collected : (\d+)", out.stderr).group(1))

@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon import Daemon
-from hook_fakes import SocketDir, hook_cmd
+from support.daemon import Daemon
+from support.hook_fakes import SocketDir, hook_cmd
 from support.ingest import append_line, post_tool_use, wait_until
 from test_bench_hook import PAYLOAD as HOOK_PAYLOAD
 from test_bench_hook import _figures, _percentile, _time

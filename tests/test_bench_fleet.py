@@ -23,8 +23,8 @@ import statistics
 import time
 
 import pytest
-from daemon import Daemon, wait_for
 from support import postgres
+from support.daemon import Daemon, wait_for
 from test_bench_daemon import _lines, pipelined
 from test_bench_store import PAYLOAD as SMALL
 from test_bench_store import _tool_event_document
@@ -119,3 +119,62 @@ def test_shipping_cost_on_daemon_ingest(tmp_path, monkeypatch):
     print(f"  shipping off {statistics.median(without):>8,.0f} events/s (rounds {', '.join(f'{x:,.0f}' for x in without)})")
     print(f"  ratio on/off, median of rounds: {statistics.median(ratios):.2f} "
           f"(rounds {', '.join(f'{x:.2f}' for x in ratios)}); aim >= 0.95")
+
+
+def _rows(path) -> list[tuple]:
+    from agentwatch.store import db
+    from agentwatch.store.packing import Dictionaries
+
+    reader = db.open_reader(path)
+    try:
+        document = Dictionaries.of(reader).document
+        return [(*r[:4], document(r[4], r[7], r[8]), r[5], r[6]) for r in reader.execute(
+            "SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict,"
+            " payload_z FROM records ORDER BY seq")]
+    finally:
+        reader.close()
+
+
+def test_where_the_server_spends_its_time(pg_server, tmp_path, monkeypatch):
+    """(c) The server side of (a), by parts: per row, in µs, each part run on its own over the same
+    1,000-row batches the shipper sends (parse to jsonb, chain hash, the verdict query, the insert)."""
+    payload = _tool_event_document()
+    store = tmp_path / "s.db"
+    _append(store, payload)
+    rows = _rows(store)
+    fleet = postgres.Fleet.create(pg_server, tmp_path, monkeypatch)
+    batches = [rows[i:i + 1000] for i in range(0, len(rows), 1000)]
+    from agentwatch.store import db
+
+    reader = db.open_reader(store)
+    sid = db.store_id(reader)
+    reader.close()
+    parts = {
+        "jsonb parse (agentwatch._doc)": "SELECT count(agentwatch._doc(p)) FROM unnest(%b::bytea[]) AS p",
+        "sha256 of the payload": "SELECT count(sha256(p)) FROM unnest(%b::bytea[]) AS p",
+        "chain v1 hash (framing + 2 x sha256)": (
+            "SELECT count(agentwatch.chain_v1_hash(%b, s, 1, 'event', 'r', decode(repeat('00', 32), 'hex'), p))"
+            " FROM unnest(%b::bytea[]) WITH ORDINALITY AS b(p, s)"),
+    }
+    timings: dict[str, float] = {}
+    with fleet.admin() as conn:
+        for name, query in parts.items():
+            began = time.perf_counter()
+            for batch in batches:
+                payloads = [r[4] for r in batch]
+                args = (sid, payloads) if query.count("%b") == 2 else (payloads,)
+                conn.execute(query, args).fetchone()
+            timings[name] = (time.perf_counter() - began) / len(rows) * 1e6
+    ingest = ("SELECT accepted FROM agentwatch.ingest_rows(%b, 'bench', %b, 1, %b::bigint[], %b::text[], %b::text[],"
+              " %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[], NULL, NULL)")
+    with fleet.shipper() as conn:
+        began = time.perf_counter()
+        for batch in batches:
+            columns = [list(c) for c in zip(*batch)]
+            assert conn.execute(ingest, (sid.hex(), len(rows), *columns)).fetchone() == (len(batch),)
+        timings["ingest_rows, whole (verdict, insert, indexes, TOAST, commit)"] = (
+            (time.perf_counter() - began) / len(rows) * 1e6)
+    print(f"\nfleet (c) server time per row, tool-event document ({len(payload):,} B), {len(rows):,} rows in "
+          f"1,000-row calls ({_load()}):")
+    for name, us in timings.items():
+        print(f"  {name:<62} {us:>7.1f} µs/row")

@@ -1,7 +1,7 @@
 """Stored bytes per tool event, against the harness payload's canonical size (issue 15, item 5).
 
 Two event mixes, each MIX_ROWS events with their own record_ids and clocks, stored in
-batches as the daemon commits them: the adapters benchmark's (tests/adapter_cases.py, one
+batches as the daemon commits them: the adapters benchmark's (tests/support/adapter_cases.py, one
 tool-completion event per harness from the published-source fixtures, 230-450 bytes), and
 the daemon benchmark's Claude Code PostToolUse (tests/support/ingest.py, about 1.5 KB, its
 stdout 30 identical lines, so it compresses far better than real output would). A store's size is its file after a TRUNCATE
@@ -33,7 +33,7 @@ from typing import Callable
 
 import apsw
 import pytest
-from adapter_cases import CASES, FIXTURES, envelope
+from support.adapter_cases import CASES, FIXTURES, envelope
 from support.ingest import post_tool_use
 
 import agentwatch

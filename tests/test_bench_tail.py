@@ -21,7 +21,7 @@ import threading
 import time
 
 import pytest
-from daemon import Daemon, envelope, line
+from support.daemon import Daemon, envelope, line
 
 RATE = float(os.environ.get("AGENTWATCH_BENCH_TAIL_RATE", "1000"))
 SECONDS = float(os.environ.get("AGENTWATCH_BENCH_TAIL_S", "10"))

@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 
 import apsw
-import chain_tamper as t
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import chain_tamper as t
 
 from agentwatch import standalone_verify
 from agentwatch.evidence.audit import verify_store

@@ -2,7 +2,7 @@
 
 import os
 
-from daemon import wait_for
+from support.daemon import wait_for
 
 from agentwatch.daemon.writer import Job, Writer
 from agentwatch.evidence.audit import verify_store

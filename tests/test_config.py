@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,50 @@ def test_digest_ignores_where_a_value_came_from(user_file, monkeypatch, tmp_path
     user_file.unlink()
     monkeypatch.setenv("AGENTWATCH_PRIVACY", "hashed")
     assert config.load(cwd=tmp_path).digest() == from_file.digest()
+
+
+def test_one_digest_for_config_show_and_the_daemon(user_file, tmp_path):
+    from agentwatch.daemon.settings import ServeConfig
+
+    user_file.write_text(f'privacy = "hashed"\nstore = "{tmp_path}/s.db"\n[serve]\nbatch_max = 7\n'
+                         '[checkpoint]\ninterval_s = 3\nwitness_dirs = []\n')
+    cfg = config.load(cwd=tmp_path)
+    serve = ServeConfig.from_config(cfg)
+    assert serve.digest() == cfg.digest()
+    assert (serve.max_batch, serve.checkpoint_interval, serve.witness_dirs) == (7, 3, ())
+    # A field changed after building is what the digest then covers.
+    assert ServeConfig.from_config(cfg, max_inflight=1).digest() == cfg.digest()  # internal bounds are no setting
+    assert replace(serve, max_batch=8).digest() == config.load({"serve.batch_max": 8}, cwd=tmp_path).digest()
+
+
+def test_a_serve_config_built_directly_has_the_configured_defaults(tmp_path):
+    from agentwatch.daemon.settings import FIELD_KEYS, ServeConfig
+
+    paths = {"store": tmp_path / "s.db", "socket": tmp_path / "s.sock", "spool": tmp_path / "spool"}
+    direct = ServeConfig(**paths)
+    configured = ServeConfig.from_config(config.load(paths, cwd=tmp_path))
+    assert {name: getattr(direct, name) for name in FIELD_KEYS} == {name: getattr(configured, name) for name in FIELD_KEYS}
+    assert direct.witness_dirs == (str(Path(os.environ["XDG_STATE_HOME"]) / "agentwatch" / "witness"),)
+    assert direct.digest() == configured.digest() == config.load(paths, cwd=tmp_path).digest()
+
+
+def test_config_show_health_and_attestations_carry_one_digest(user_file, tmp_path):
+    """A daemon started from the config file: `config show`, `health` and its start row agree."""
+    from support.daemon import Daemon
+
+    d = Daemon(tmp_path / "d")
+    user_file.write_text(f'store = "{d.store}"\nsocket = "{d.socket}"\nspool = "{d.spool}"\nprivacy = "hashed"\n'
+                         f'[serve]\nattest_interval_s = 0\nidle_timeout_s = 30\nverify_interval_s = 5\n')
+    user_file.chmod(0o600)
+    shown = json.loads(runner.invoke(app, ["config", "show", "--json"]).stdout)["digest"]
+    d.start()
+    try:
+        health = json.loads(runner.invoke(app, ["health", "--json"]).stdout)
+        (start,) = [row for row in d.rows("attestation") if row["payload"]["type"] == "start"]
+    finally:
+        assert d.stop() == 0, d.output()
+    assert health["status"] == "recording"
+    assert health["config_digest"] == start["payload"]["config_digest"] == shown
 
 
 def test_policy_uses_mode_salt_and_patterns(user_file, tmp_path):

@@ -15,8 +15,8 @@ import sys
 import time
 
 import pytest
-from daemon import Daemon, envelope, line, wait_for
-from faultload import (
+from support.daemon import Daemon, envelope, line, wait_for
+from support.faultload import (
     FaultyDaemon,
     HookProcessSender,
     Ledger,
@@ -25,7 +25,6 @@ from faultload import (
     check,
     deliver,
     kill_under_load,
-    reap_daemons,  # noqa: F401 (fixture)
     wait_spool_empty,
 )
 

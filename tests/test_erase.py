@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 import apsw
-import chain_tamper as t
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import chain_tamper as t
 from typer.testing import CliRunner
 
 from agentwatch import standalone_verify
@@ -377,7 +377,7 @@ def test_the_erase_command(tmp_path, store_path):
 
 
 def test_erase_beside_a_running_daemon_is_refused(tmp_path):
-    from daemon import Daemon
+    from support.daemon import Daemon
 
     d = Daemon(tmp_path).start()
     try:
@@ -458,7 +458,7 @@ def test_any_single_byte_edit_of_an_erasure_row_is_a_break(tmp_path_factory, dat
 
 
 def test_the_daemons_sweeper_takes_erased_rows_for_intact(tmp_path):
-    from daemon import Daemon, append_many, wait_for
+    from support.daemon import Daemon, append_many, wait_for
 
     d = Daemon(tmp_path, verify_interval=0.1, extra_args=["--full-verify-interval", "0.2"])
     d.start()

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from chain_tamper import STANDALONE
-from daemon import Daemon, append_many, wait_for
+from support.chain_tamper import STANDALONE
+from support.daemon import Daemon, append_many, wait_for
 
 from agentwatch.evidence.audit import verify_store
 from agentwatch.evidence.checkpoints import read_state

@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-import chain_tamper as t
 import pytest
+from support import chain_tamper as t
 
 from agentwatch.evidence import bundle as bundles
 from agentwatch.evidence.checkpoints import CheckpointError, Notary, key_path, read_state

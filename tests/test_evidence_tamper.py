@@ -15,8 +15,8 @@ import os
 import shutil
 from pathlib import Path
 
-import chain_tamper as t
 import pytest
+from support import chain_tamper as t
 
 from agentwatch.evidence.audit import verify_store
 from agentwatch.evidence.checkpoints import Notary, state_path

@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from daemon import Daemon, append_many
+from support.daemon import Daemon, append_many
 from test_fleet_ship import central_rows, fill, local_rows, store_id_of
 from typer.testing import CliRunner
 

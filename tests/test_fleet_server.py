@@ -11,9 +11,9 @@ import shutil
 import time
 from pathlib import Path
 
-import chain_tamper
 import psycopg
 import pytest
+from support import chain_tamper
 from support.postgres import wait_for
 
 from agentwatch.fleet import schema
@@ -106,10 +106,10 @@ def test_the_vectors_ship_as_one_chain_and_verify_in_sql(fleet):
 def test_init_is_versioned_and_applies_only_what_is_pending(fleet):
     again = schema.init(fleet.admin_url)
     assert again.applied == [] and again.roles_created == []
-    assert again.version == len(schema.fleet_migrations()) == 3
+    assert again.version == len(schema.fleet_migrations()) == 4
     with fleet.admin() as conn:
         assert conn.execute("SELECT number, name FROM agentwatch._migrations ORDER BY number").fetchall() == [
-            (1, "0001_fleet"), (2, "0002_tool_calls_outcomes"), (3, "0003_witness")]
+            (1, "0001_fleet"), (2, "0002_tool_calls_outcomes"), (3, "0003_witness"), (4, "0004_erasure_claims")]
         owners = conn.execute("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'agentwatch'").fetchall()
         assert owners == [("agentwatch_owner",)]
         conn.execute("UPDATE agentwatch._migrations SET digest = 'sha256:00' WHERE number = 1")
@@ -120,8 +120,8 @@ def test_init_is_versioned_and_applies_only_what_is_pending(fleet):
 def test_a_shipping_role_may_only_execute_ingest_and_head(fleet):
     with fleet.admin() as conn:
         tables = [t for (t,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'agentwatch'")]
-        assert sorted(tables) == ["_log_positions", "_migrations", "checkpoints", "findings", "records",
-                                  "source_claims", "source_reports"]
+        assert sorted(tables) == ["_log_positions", "_migrations", "checkpoints", "claim_changes", "findings",
+                                  "records", "source_claims", "source_reports"]
         for table in tables:
             for privilege in ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"):
                 assert conn.execute("SELECT has_table_privilege(%s, %s, %s)",
@@ -130,9 +130,10 @@ def test_a_shipping_role_may_only_execute_ingest_and_head(fleet):
             "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
             " WHERE n.nspname = 'agentwatch' AND has_function_privilege(%s, p.oid, 'EXECUTE') ORDER BY 1",
             (fleet.ship.name,)).fetchall()
-        assert executable == [("head",), ("held_checkpoint",), ("ingest",), ("ingest_checkpoint",)]
-        definer = conn.execute("SELECT prosecdef FROM pg_proc WHERE proname = 'ingest'").fetchone()
-        assert definer == (True,)
+        assert executable == [("head",), ("held_checkpoint",), ("ingest",), ("ingest_checkpoint",), ("ingest_rows",)]
+        definer = conn.execute("SELECT proname, prosecdef FROM pg_proc WHERE proname IN ('ingest', 'ingest_rows')"
+                               " ORDER BY 1").fetchall()
+        assert definer == [("ingest", True), ("ingest_rows", True)]
 
 
 # -- the attacks --------------------------------------------------------------------------

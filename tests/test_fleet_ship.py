@@ -10,7 +10,7 @@ import sqlite3
 
 import psycopg
 import pytest
-from daemon import Daemon, append_many, wait_for
+from support.daemon import Daemon, append_many, wait_for
 from typer.testing import CliRunner
 
 from agentwatch.cli import app
@@ -55,7 +55,7 @@ def test_fleet_init_on_the_command_line_reports_what_it_applied(fleet):
     result = runner.invoke(app, ["fleet", "init", fleet.admin_url, "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert (doc["version"], doc["applied"], doc["roles_created"], doc["denials"]) == (3, [], [], "on")
+    assert (doc["version"], doc["applied"], doc["roles_created"], doc["denials"]) == (4, [], [], "on")
 
 
 def test_ship_once_then_reconcile_and_sql_on_the_fleet_server(fleet, tmp_path):
@@ -355,8 +355,8 @@ def test_the_example_queries_of_docs_fleet_md_answer_their_questions(fleet, tmp_
         assert result.exit_code == 0, result.output
         results.append(json.loads(result.stdout))
     terraform, prod_failures, lag, refusals = results
-    assert [(r["host"], r["command"]) for r in terraform] == [
-        ("dev-9", "terraform apply -auto-approve"), ("dev-9", "terraform -chdir=infra apply")]
+    assert [(r["login"], r["host"], r["command"]) for r in terraform] == [
+        (fleet.ship.name, "dev-9", "terraform apply -auto-approve"), (fleet.ship.name, "dev-9", "terraform -chdir=infra apply")]
     assert [(r["host"], r["input"]) for r in prod_failures] == [("dev-9", {"command": "cat secrets/prod/db-password"})]
     assert [(r["host"], r["head_seq"], r["lag_rows"], r["findings"]) for r in lag] == [("dev-9", 12, 0, 0)]
     assert refusals == []

@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 
-from daemon import Daemon, append_many, envelope, wait_for
+from support.daemon import Daemon, append_many, envelope, wait_for
 
 HEALTH_FIELDS = {"status", "reasons", "reachable", "last_commit_age_s", "wal_bytes", "redaction", "sweeper", "spool"}
 
@@ -78,7 +78,7 @@ def test_health_without_a_daemon_says_stopped_and_exits_3(tmp_path):
 
 
 def test_a_tampered_store_is_degraded_the_break_recorded_once_and_recording_goes_on(tmp_path):
-    from chain_tamper import build_store, flip_payload_byte, tamper
+    from support.chain_tamper import build_store, flip_payload_byte, tamper
 
     d = Daemon(tmp_path, verify_interval=0.1, extra_args=["--full-verify-interval", "0.2"])
     d.store.parent.mkdir(parents=True)
@@ -171,7 +171,7 @@ class BrokenRedactorDaemon(Daemon):
     def argv(self) -> list[str]:
         script = (
             "import sys, agentwatch.record.redact.rules as r\n"
-            "r.RuleSet.redact = lambda self, text, mask, extra=None: text\n"
+            "r.RuleSet.redact = lambda self, text, mask, extra=None, path='': text\n"
             "from agentwatch.cli import app\n"
             "app(sys.argv[1:], prog_name='agentwatch')\n"
         )

@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from daemon import envelope, wait_for
-from faultload import HOOK_PY, payload_text, reap_daemons  # noqa: F401
-from hook_fakes import FakeDaemon
+from support.daemon import envelope, wait_for
+from support.faultload import HOOK_PY, payload_text
+from support.hook_fakes import FakeDaemon
 from support.users import as_user, python_for_others, system_user
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")

@@ -98,10 +98,17 @@ def test_imports_point_down_the_data_flow():
     assert upward == []
 
 
+# The one import an external contract makes beyond the standard library: the hook's slow
+# path masks a frame before it spools it (docs/redaction.md), never on the fast path.
+SLOW_PATH_IMPORTS = {"agentwatch.hookclient": {"agentwatch.daemon", "agentwatch.daemon.spool_redact"}}
+
+
 def test_the_external_contracts_import_only_each_other():
     g = graph()
     for name in STDLIB_ONLY:
-        assert {t for t in g[f"agentwatch.{name}"] if t != "agentwatch" and stage(t) not in STDLIB_ONLY} == set(), name
+        allowed = SLOW_PATH_IMPORTS.get(f"agentwatch.{name}", set())
+        assert {t for t in g[f"agentwatch.{name}"]
+                if t != "agentwatch" and stage(t) not in STDLIB_ONLY and t not in allowed} == set(), name
 
 
 def find_cycles(g: dict[str, set[str]]) -> list[list[str]]:
@@ -165,9 +172,11 @@ def test_library_code_never_prints():
 
 
 def test_every_setting_is_read_somewhere():
-    """A key's value is looked up (`cfg["name"]`, `values["name"]`) somewhere besides its declaration."""
+    """A key's value is looked up (`cfg["name"]`, `values["name"]`) somewhere besides its declaration,
+    or becomes a field of the daemon's ServeConfig (daemon/settings.py's FIELD_KEYS)."""
     from agentwatch import config
+    from agentwatch.daemon.settings import FIELD_KEYS
 
     sources = "\n".join(p.read_text() for p in modules().values())
-    unread = [name for name in config.KEYS if f'["{name}"]' not in sources]
+    unread = [name for name in config.KEYS if f'["{name}"]' not in sources and name not in FIELD_KEYS.values()]
     assert unread == []

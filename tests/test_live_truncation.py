@@ -13,8 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from daemon import Daemon, append_many, envelope, wait_for
-from faultload import reap_daemons  # noqa: F401 (fixture)
+from support.daemon import Daemon, append_many, envelope, wait_for
 
 from agentwatch.verify import known_stores
 

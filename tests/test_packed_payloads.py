@@ -19,10 +19,10 @@ import zlib
 from pathlib import Path
 
 import pytest
-from adapter_cases import FIXTURES
-from chain_tamper import STANDALONE, tamper
 from hypothesis import example, given
 from hypothesis import strategies as st
+from support.adapter_cases import FIXTURES
+from support.chain_tamper import STANDALONE, tamper
 
 import agentwatch.standalone_verify as standalone
 from agentwatch.evidence.audit import verify_store
@@ -547,7 +547,7 @@ def test_a_writer_opens_a_store_whose_dictionary_is_not_one_and_trains_its_own(t
 def test_serve_packs_large_events_unless_told_not_to(tmp_path, flag):
     """A real daemon, 300 events of about 1 KB each. Packing starts with the group commit after
     the one that holds the TRAIN_SAMPLES-th event (rows of one commit share recorded_at_ns)."""
-    from daemon import Daemon, append_many
+    from support.daemon import Daemon, append_many
 
     d = Daemon(tmp_path, extra_args=[flag]).start()
     try:

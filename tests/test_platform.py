@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from agentwatch import paths, platform_layer
+from agentwatch import config, paths, platform_layer
 from agentwatch.store import db
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,8 +231,8 @@ def test_the_hook_client_agrees_with_paths_on_macos(monkeypatch, tmp_path):
     for var in ("XDG_RUNTIME_DIR", "XDG_DATA_HOME", "AGENTWATCH_SOCKET", "AGENTWATCH_SPOOL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(hookclient, "_environ", lambda: posix.environ)
-    assert os.fsdecode(hookclient.socket_path()) == str(paths.default_socket())
-    assert os.fsdecode(hookclient.spool_path()) == str(paths.default_spool())
+    assert os.fsdecode(hookclient.socket_path()) == str(config.load().socket)
+    assert os.fsdecode(hookclient.spool_path()) == str(config.load().spool)
 
 
 # -- a whole record, macOS simulated end to end ------------------------------------------------
@@ -264,8 +264,8 @@ def fake_fcntl(fd, cmd, *args):
         return 0
     return real_fcntl(fd, cmd, *args)
 fcntl.fcntl = fake_fcntl
-from agentwatch import paths
-cfg = ServeConfig(store=Path(sys.argv[2]), socket=paths.default_socket(), spool=Path(sys.argv[3]),
+from agentwatch import config
+cfg = ServeConfig(store=Path(sys.argv[2]), socket=config.load().socket, spool=Path(sys.argv[3]),
                   attest_interval=0, verify_interval=0)
 sys.exit(serve(cfg))
 """
@@ -286,7 +286,7 @@ def test_simulated_macos_acks_a_hook_with_fullfsync_and_a_private_socket(monkeyp
     try:
         fake_macos(monkeypatch, private)
         monkeypatch.delenv("XDG_RUNTIME_DIR")
-        sock = paths.default_socket()
+        sock = config.load().socket
         assert sock == private / "agentwatch" / "agentwatch.sock"
         deadline = time.monotonic() + 20
         while not sock.exists():

@@ -11,8 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from daemon import Daemon, daemon, envelope, spool_write, wait_for  # noqa: F401 (fixture)
-from faultload import reap_daemons  # noqa: F401 (fixture)
+from support.daemon import Daemon, envelope, spool_write, wait_for
 
 from agentwatch.record.ids import is_daemon_id
 from agentwatch.store.append import Append, RowRefused, Store
@@ -69,7 +68,7 @@ def test_a_row_of_another_kind_is_never_taken_for_a_duplicate(tmp_path):
 
 def test_the_break_is_recorded_even_when_an_event_took_its_id_first(tmp_path):
     """A store written before the namespace rule may hold a client event with the break's id."""
-    from chain_tamper import build_store, flip_payload_byte, tamper
+    from support.chain_tamper import build_store, flip_payload_byte, tamper
 
     d = Daemon(tmp_path, verify_interval=0.1)
     d.store.parent.mkdir(parents=True)

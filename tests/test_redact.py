@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from agentwatch.record import normalize, redact
 from agentwatch.record.redact import rules
-from agentwatch.record.redact.corpus import BENIGN, fake, rule_samples, secrets_corpus
+from agentwatch.record.redact.corpus import BENIGN, FORMAT_BENIGN, fake, format_samples, rule_samples, secrets_corpus
 from agentwatch.store.append import Store
 from agentwatch.store.chain import canonical_json
 
@@ -66,10 +66,11 @@ def test_self_test_passes_and_reports_without_echoing_secrets(monkeypatch):
     result = redact.self_test()
     structure = len(redact._structure_documents("x"))
     assert result.failures == ()
-    assert result.ok and result.checked == len(CORPUS) + len(rule_samples()) + structure + len(BENIGN)
+    formats = len(format_samples()) + len(FORMAT_BENIGN)  # the format-aware layer (#33)
+    assert result.ok and result.checked == len(CORPUS) + len(rule_samples()) + structure + len(BENIGN) + formats
     assert result.as_dict()["ok"] is True
     # A broken rule set is reported, and the report never contains a secret.
-    monkeypatch.setattr(rules.RuleSet, "redact", lambda self, text, mask, extra=None: text)
+    monkeypatch.setattr(rules.RuleSet, "redact", lambda self, text, mask, extra=None, path="": text)
     broken = redact.self_test()
     assert not broken.ok and broken.failures
     assert not leaked("\n".join(broken.failures).encode())

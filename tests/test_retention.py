@@ -17,7 +17,7 @@ from pathlib import Path
 
 import apsw
 import pytest
-from daemon import Daemon, wait_for
+from support.daemon import Daemon, wait_for
 from support.ingest import hook_cmd, post_tool_use
 
 from agentwatch import standalone_verify
@@ -272,12 +272,12 @@ def test_a_daemon_retains_on_schedule_beside_real_hooks_and_takes_holds(tmp_path
     for name, value in settings.items():
         monkeypatch.setenv(name, value)  # the daemon's environment too
     env = dict(os.environ)
+    # Placed before the daemon starts (written under the store's lock): its first pass must keep s2.
+    placed = cli("hold", "add", "--store", d.store, "--socket", d.socket, "--session", "s2",
+                 "--reason", "incident", "--json", env=env)
+    assert (placed.returncode, json.loads(placed.stdout)["via"]) == (0, "store"), placed.stderr
     d.start()
     try:
-        placed = cli("hold", "add", "--store", d.store, "--socket", d.socket, "--session", "s2",
-                     "--reason", "incident", "--json", env=env)
-        assert placed.returncode == 0, placed.stderr
-        assert json.loads(placed.stdout)["via"] == "daemon"
         sent = 60
         for i in range(sent):
             proc = subprocess.run(hook_cmd(), input=post_tool_use(f"m{i}"), capture_output=True,
@@ -292,6 +292,10 @@ def test_a_daemon_retains_on_schedule_beside_real_hooks_and_takes_holds(tmp_path
         wait_for(lambda: retained() >= DAYS - 13, "the daemon to retain the unheld old rows")
         health = d.health()["retention"]
         assert (health["rows_retained"], health["rows_held"], health["payload_days"]) == (DAYS - 13, 13, 30.0)
+        # While it serves, a hold goes through the daemon (the store has one writer).
+        second = cli("hold", "add", "--store", d.store, "--socket", d.socket, "--harness", "codex",
+                     "--reason", "audit", "--json", env=env)
+        assert (second.returncode, json.loads(second.stdout)["via"]) == (0, "daemon"), second.stderr
     finally:
         assert d.stop() == 0
     conn = apsw.Connection(f"file:{d.store}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
@@ -300,6 +304,8 @@ def test_a_daemon_retains_on_schedule_beside_real_hooks_and_takes_holds(tmp_path
     held = conn.execute("SELECT count(*) FROM records WHERE session_id = 's2' AND payload IS NOT 'null'").fetchone()[0]
     conn.close()
     assert (hooks, held) == (sent, 13)  # every hook stored with its payload; the held session whole
+    listed = json.loads(cli("hold", "list", "--store", d.store, "--json", env=env).stdout)
+    assert [h["scope"] for h in listed] == [{"session_id": "s2"}, {"harness": "codex"}]
     verified = cli("verify", "--store", d.store, "--full", "--json", env=env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert json.loads(verified.stdout)["retained"] == DAYS - 13

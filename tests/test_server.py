@@ -14,7 +14,7 @@ import threading
 
 import apsw
 import pytest
-from daemon import Client, Daemon, daemon, envelope, line, spool_write, wait_for  # noqa: F401
+from support.daemon import Client, Daemon, envelope, line, spool_write, wait_for
 
 from agentwatch.record.compact import harness_payload
 from agentwatch.record.normalize import to_append
@@ -486,7 +486,7 @@ def test_sweeper_verifies_new_rows_as_they_come(tmp_path):
 
 
 def test_sweeper_reports_a_tampered_row_and_recording_goes_on(tmp_path):
-    from chain_tamper import build_store, flip_payload_byte, tamper
+    from support.chain_tamper import build_store, flip_payload_byte, tamper
 
     d = Daemon(tmp_path, verify_interval=0.1)
     d.store.parent.mkdir(parents=True)

@@ -103,6 +103,26 @@ def deployment():
         shutil.rmtree(base, ignore_errors=True)
 
 
+def step4_config(var_lib: Path, run: Path) -> str:
+    """The config file of docs/deployment.md step 4, its /var/lib/agentwatch and /run/agentwatch moved."""
+    text = (REPO / "docs" / "deployment.md").read_text()
+    step = text[text.index("4. Point each developer's hooks and readers at it"):text.index("5. Check it")]
+    block = step.split("```toml\n", 1)[1].split("```", 1)[0]
+    toml = "\n".join(line.strip() for line in block.splitlines()) + "\n"
+    assert "/var/lib/agentwatch/data/store.db" in toml and "/run/agentwatch/agentwatch.sock" in toml
+    return toml.replace("/var/lib/agentwatch", str(var_lib)).replace("/run/agentwatch", str(run))
+
+
+def _write_as(pw: pwd.struct_passwd, path: Path, text: str) -> None:
+    """Write a file the way its owner would: the file 0600 and every directory made 0700, all theirs."""
+    for directory in reversed([p for p in path.parents if not p.exists()]):
+        directory.mkdir(mode=0o700)
+        os.chown(directory, pw.pw_uid, pw.pw_gid)
+    path.write_text(text)
+    os.chmod(path, 0o600)
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+
+
 def _as(users: Users, who: str, argv: list[str], env: dict, **kw) -> subprocess.CompletedProcess:
     pw = users.svc_pw if who == "svc" else users.dev_pw
     extra = [] if who == "svc" else [users.svc_pw.pw_gid]
@@ -155,12 +175,13 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
     assert f"User={users.svc}" in systemd_system_unit(layout)
     common = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{SITE}{os.pathsep}{REPO}", "LANG": "C.UTF-8"}
     svc_env = {**common, **layout.environment()}
+    # The developer sets no AGENTWATCH_* variable: docs/deployment.md step 4's config file alone
+    # points the hook, the readers and verify at the service, as written there (its directories
+    # moved under this test's own).
     dev_env = {**common, "HOME": str(devhome), "XDG_STATE_HOME": str(devhome / "state"),
                "XDG_DATA_HOME": str(devhome / "data"), "XDG_CONFIG_HOME": str(devhome / "config"),
-               "XDG_RUNTIME_DIR": str(devhome / "run"), "AGENTWATCH_SOCKET": layout.environment()["AGENTWATCH_SOCKET"],
-               "AGENTWATCH_STORE": layout.environment()["AGENTWATCH_STORE"],
-               "AGENTWATCH_CHECKPOINT_DIR": layout.environment()["AGENTWATCH_CHECKPOINT_DIR"],
-               "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": layout.environment()["AGENTWATCH_CHECKPOINT_WITNESS_DIRS"]}
+               "XDG_RUNTIME_DIR": str(devhome / "run")}
+    _write_as(users.dev_pw, devhome / "config" / "agentwatch" / "config.toml", step4_config(srv, run))
     python = _python_for(users, common)
     store = Path(layout.environment()["AGENTWATCH_STORE"])
     sock = Path(layout.environment()["AGENTWATCH_SOCKET"])
@@ -205,6 +226,14 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
             "witness cosigner key: read": "PermissionError",
             "store: SQL delete": "sqlite3.OperationalError",
         }
+
+        health = _as(users, "dev", [python, "-m", "agentwatch.cli", "health", "--json"], dev_env)
+        assert (health.returncode, json.loads(health.stdout)["status"]) == (0, "recording"), health.stderr
+        path = _as(users, "dev", [python, "-m", "agentwatch.cli", "path"], dev_env)
+        assert path.stdout == f"{store}\n", path.stderr
+        sessions = _as(users, "dev", [python, "-m", "agentwatch.cli", "sql", "--json",
+                                      "SELECT count(*) AS n FROM events WHERE session_id = 'dev-session'"], dev_env)
+        assert json.loads(sessions.stdout) == [{"n": 3}], sessions.stderr
 
         verify = _as(users, "dev", [python, "-m", "agentwatch.cli", "verify", "--json"], dev_env)
         assert verify.returncode == 0, verify.stdout + verify.stderr

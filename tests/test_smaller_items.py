@@ -13,9 +13,9 @@ import shutil
 import sqlite3
 import subprocess
 
-import chain_tamper as t
 import pytest
-from daemon import Daemon
+from support import chain_tamper as t
+from support.daemon import Daemon
 
 from agentwatch.evidence.audit import verify_store
 from agentwatch.record import normalize

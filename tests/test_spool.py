@@ -10,9 +10,9 @@ import subprocess
 import time
 
 import pytest
-from hook_fakes import hook_cmd, run_hook
+from support.hook_fakes import hook_cmd, run_hook
 
-from agentwatch import hookclient, paths
+from agentwatch import config, hookclient
 from agentwatch.daemon.spool import MAX_FILE, STALE_TMP_S, Spool
 from agentwatch.record.normalize import check_envelope
 
@@ -39,10 +39,6 @@ def spool(tmp_path):
     return Spool(tmp_path / "spool")
 
 
-def test_default_root_follows_paths():
-    assert Spool().root == paths.default_spool()
-
-
 def test_prepare_makes_private_dirs(spool):
     spool.prepare()
     for directory in (spool.root, spool.tmp, spool.new, spool.bad):
@@ -52,7 +48,7 @@ def test_prepare_makes_private_dirs(spool):
 def test_a_hook_written_file_reads_back_whole(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENTWATCH_SOCKET", str(tmp_path / "nobody.sock"))
     assert run_hook("claude-code", "--event", "Stop", stdin=b'{"session_id":"s"}').returncode == 0
-    spool = Spool()
+    spool = Spool(config.load().spool)
     (path,) = spool.ready()
     item = spool.read(path)
     assert item.ok and item.error is None
@@ -249,7 +245,7 @@ def test_drain_cycle_leaves_nothing_behind(tmp_path, monkeypatch):
         proc.stdin.write(b'{"n":%d}' % i)
         proc.stdin.close()
     assert [p.wait(timeout=60) for p in procs] == [0] * 5
-    spool = Spool()
+    spool = Spool(config.load().spool)
     put(spool, "zz-stray.json", b"not json")
 
     committed, gaps = [], []

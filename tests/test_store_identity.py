@@ -17,8 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from daemon import Daemon, append_many, envelope, wait_for
-from faultload import reap_daemons  # noqa: F401 (fixture)
+from support.daemon import Daemon, append_many, envelope, wait_for
 
 from agentwatch.evidence.audit import verify_store
 from agentwatch.store import db

@@ -3,14 +3,13 @@
 Real hook processes and sender threads record while the store is deleted under the daemon,
 its WAL deleted after a SIGKILL, or the store replaced while the daemon is stopped; each
 case ends with every acknowledged record stored or named by an accepted finding
-(tests/storeloss.py, docs/reliability.md "Store identity").
+(tests/support/storeloss.py, docs/reliability.md "Store identity").
 """
 
 from __future__ import annotations
 
 import pytest
-from faultload import reap_daemons  # noqa: F401 (fixture)
-from storeloss import SCENARIOS, assert_gate, run_case
+from support.storeloss import SCENARIOS, assert_gate, run_case
 
 pytestmark = pytest.mark.usefixtures("reap_daemons")
 

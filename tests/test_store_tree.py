@@ -75,7 +75,7 @@ def test_a_store_without_tree_state_catches_up_in_the_next_append(tmp_path):
     con.close()
     with Store(path) as store:
         store.append(_rows(301, 5))
-        assert store.foreign_rows == []
+        assert store.take_foreign_rows() == []
     roots, tree, _ = roots_at(_hashes(path), [])
     assert _state(path) == (305, tree.root(), 1)
 
@@ -86,5 +86,6 @@ def test_rows_appended_by_another_connection_are_noticed(tmp_path):
         store.append(_rows(1, 3))
         other.append(_rows(4, 2))
         store.append(_rows(6, 1))
-        assert store.foreign_rows == [(4, 5)]
+        assert store.take_foreign_rows() == [(4, 5)]
+        assert store.take_foreign_rows() == []  # handed out once
         assert store.tree_head == (6, roots_at(_hashes(path), [])[1].root())

@@ -6,7 +6,7 @@ import json
 import signal
 import threading
 
-from daemon import Daemon, append_many, daemon, wait_for  # noqa: F401  (fixture)
+from support.daemon import Daemon, append_many, wait_for
 from test_tail_reconcile import event
 
 from agentwatch.readers import tail

@@ -1,6 +1,6 @@
 """Short runs of the live-tail soaks (soak/test_tail_soaks.py runs them long)."""
 
-import tail_soaks
+from support import tail_soaks
 
 
 def test_drop_consumer_reconciles_exactly(tmp_path):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 
-import chain_tamper as t
 import pytest
+from support import chain_tamper as t
 
 from agentwatch.evidence.audit import verify_store
 

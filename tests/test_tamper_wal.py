@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 
-import chain_tamper as t
+from support import chain_tamper as t
 
 from agentwatch.evidence.audit import verify_store
 from agentwatch.store.append import Append, Store

@@ -18,9 +18,9 @@ import subprocess
 import sys
 
 import pytest
-from daemon import wait_for
 from hypothesis import example, given
 from hypothesis import strategies as st
+from support.daemon import wait_for
 
 from agentwatch.cli.render import neutralize
 from agentwatch.record.importer import import_lines

@@ -13,8 +13,8 @@ import stat
 import subprocess
 import sys
 
-import chain_tamper as t
 import pytest
+from support import chain_tamper as t
 
 from agentwatch import paths
 from agentwatch.errors import SchemaError, StoreUnreachable, UsageError

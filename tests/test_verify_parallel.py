@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import chain_tamper as t
 import pytest
+from support import chain_tamper as t
 
-from agentwatch.evidence import audit as check
+from agentwatch.evidence import audit
 from agentwatch.evidence.audit import verify_store
 
 ROWS = 900  # three segments of 300 with jobs=3: cuts after seq 300 and 600
@@ -17,9 +17,9 @@ def template(tmp_path_factory):
 
 
 def test_segments_cover_the_range_consecutively():
-    assert check._segments(0, 900, 3) == [(0, 300), (300, 600), (600, 900)]
-    assert check._segments(10, 15, 3) == [(10, 15)]  # too few rows to split
-    assert check._segments(0, 7, 2) == [(0, 3), (3, 7)]
+    assert audit._segments(0, 900, 3) == [(0, 300), (300, 600), (600, 900)]
+    assert audit._segments(10, 15, 3) == [(10, 15)]  # too few rows to split
+    assert audit._segments(0, 7, 2) == [(0, 3), (3, 7)]
 
 
 def verdict(path, jobs):

@@ -13,10 +13,10 @@ import signal
 import subprocess
 import sys
 
-import chain_tamper as t
-from daemon import Daemon, append_many, wait_for
+from support import chain_tamper as t
+from support.daemon import Daemon, append_many, wait_for
 
-from agentwatch.evidence import audit as check
+from agentwatch.evidence import audit
 from agentwatch.evidence.audit import verify_store
 from agentwatch.store.append import Append, Store
 from agentwatch.verify import sweeper as sweeper_mod
@@ -117,7 +117,7 @@ def test_the_segments_of_a_parallel_verify_are_walked_by_worker_processes(tmp_pa
     def not_here(*args):
         raise AssertionError("the caller walked a segment itself")
 
-    monkeypatch.setattr(check, "verify_segment", not_here)  # the caller's fallback; children are untouched
+    monkeypatch.setattr(audit, "verify_segment", not_here)  # the caller's fallback; children are untouched
     result = verify_store(store, full=True, update_anchor=False, jobs=3, chunk_rows=64)
     assert (result.ok, result.rows_checked, result.verified_through) == (True, 600, 600)
 

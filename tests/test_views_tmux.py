@@ -116,7 +116,7 @@ def test_off_a_terminal_the_output_is_plain(session_store, tmp_path, command):
 
 
 def test_a_live_daemons_health_fits_one_screen(tmp_path):
-    from daemon import Daemon, append_many
+    from support.daemon import Daemon, append_many
 
     d = Daemon(tmp_path)
     d.start()

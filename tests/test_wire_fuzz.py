@@ -17,10 +17,9 @@ import socket
 import uuid
 
 import pytest
-from daemon import Client, Daemon, envelope, line, wait_for
-from faultload import reap_daemons  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.daemon import Client, Daemon, envelope, line, wait_for
 
 from agentwatch.store.append import json_nesting_exceeds
 

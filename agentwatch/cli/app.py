@@ -1,8 +1,10 @@
 """The `agentwatch` command: thin over the library.
 
-Each command parses its options, calls one library function, renders the
-result and maps errors to exit codes (0 ok, 1 a check found a problem, 2 usage
-or config error, 3 store or daemon unreachable). Data goes to stdout,
+Each command parses its options, resolves its settings with config.load, calls
+one library function, renders the result and maps errors to exit codes (0 ok,
+1 a check found a problem, 2 usage or config error, 3 store or daemon
+unreachable, 4-7 a store replaced, rolled back, truncated or with a changed
+schema; errors.py). Data goes to stdout,
 diagnostics and progress to stderr. rich is imported only by `render`.
 """
 
@@ -25,14 +27,17 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+# Paths are settings like any other: a command passes the flag (None when not given) to
+# config.load, the one resolver, which adds the environment, the config files and the
+# defaults in the documented order (docs/config.md).
 StoreOpt = typer.Option(
-    None, "--store", envvar="AGENTWATCH_STORE", help="Store path (default: $XDG_DATA_HOME/agentwatch/store.db)."
+    None, "--store",
+    help="Store path (else AGENTWATCH_STORE, config `store`, $XDG_DATA_HOME/agentwatch/store.db).",
 )
 SocketOpt = typer.Option(
     None,
     "--socket",
-    envvar="AGENTWATCH_SOCKET",
-    help="Daemon socket (default: $XDG_RUNTIME_DIR/agentwatch/agentwatch.sock).",
+    help="Daemon socket (else AGENTWATCH_SOCKET, config `socket`, $XDG_RUNTIME_DIR/agentwatch/agentwatch.sock).",
 )
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 

@@ -7,7 +7,6 @@ from typing import Optional
 
 import typer
 
-from agentwatch import paths
 from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
 from agentwatch.errors import AgentwatchError
 
@@ -31,27 +30,28 @@ def coverage_cmd(
     Exit 1 when a call is missing or a transcript could not be paired (a
     harness that keeps no transcript is listed, and does not count).
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.coverage import pairing
     from agentwatch.readers import sessions
 
     try:
+        cfg = config.load({"store": store, "socket": socket_path})
         since_ns = sessions.parse_since(since) if since is not None else None
-        results = pairing.coverage(paths.resolve_store(store), session=session, since_ns=since_ns)
+        results = pairing.coverage(cfg.store, session=session, since_ns=since_ns)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_coverage(results, json_out)
     if submit:
         from agentwatch.daemon import health
 
-        sock = Path(socket_path) if socket_path else paths.default_socket()
         for r in results:
             if r.transcript is None:
                 continue
             message = {"op": "coverage", "harness": r.harness, "session_id": r.session_id,
                        "transcript": pairing.supplied_document(r.transcript)}
             try:
-                reply = health.request(sock, message)
+                reply = health.request(cfg.socket, message, configured=cfg.sources["socket"] != "default")
             except AgentwatchError as exc:
                 fail(exc)
             if reply.get("ok") is not True:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Optional
@@ -38,13 +37,13 @@ def verify_cmd(
     """
     from agentwatch import config
     from agentwatch.cli import render
-    from agentwatch.evidence import audit as check
+    from agentwatch.evidence import audit
     from agentwatch.store import db
 
     try:
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store), render.progress("verifying", enabled=not json_out) as update:
-            result = check.verify_store(cfg.store, full=full, progress=update, jobs=jobs, key=key,
+            result = audit.verify_store(cfg.store, full=full, progress=update, jobs=jobs, key=key,
                                         evidence_dir=cfg["checkpoint.dir"],
                                         witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except AgentwatchError as exc:
@@ -63,6 +62,7 @@ def key_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
     key yet, 3 when the store cannot be opened. See docs/chain.md.
     """
     from agentwatch import config
+    from agentwatch.cli import render
     from agentwatch.evidence import checkpoints
 
     try:
@@ -72,7 +72,7 @@ def key_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
         fail(exc)
     if info["verifier_key"] is None:
         fail("no checkpoint key for this store yet: the daemon makes one when it first signs", 1)
-    print(json.dumps(info) if json_out else info["verifier_key"])
+    render.emit_text_or_json(info, info["verifier_key"] + "\n", json_out)
 
 
 @app.command("checkpoint")
@@ -83,6 +83,7 @@ def checkpoint_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -
     Exit 1 when none is signed yet or it does not verify with the store's key.
     """
     from agentwatch import config
+    from agentwatch.cli import render
     from agentwatch.evidence import checkpoints
 
     try:
@@ -90,10 +91,7 @@ def checkpoint_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -
         info = checkpoints.checkpoint_info(cfg.store, cfg["checkpoint.dir"])
     except AgentwatchError as exc:
         fail(exc)
-    if json_out:
-        print(json.dumps(info))
-    else:
-        sys.stdout.write(info["note"])
+    render.emit_text_or_json(info, info["note"], json_out)
 
 
 @app.command("prove")
@@ -113,6 +111,7 @@ def prove_cmd(
     `python standalone_verify.py --bundle FILE --key KEY`. Exit 1 when no
     signed checkpoint covers what was asked.
     """
+    from agentwatch.cli import render
     from agentwatch.evidence import bundle as bundles
 
     if (seq is None) == (consistency is None):
@@ -122,11 +121,14 @@ def prove_cmd(
     try:
         cfg = config.load({"store": store})
         path, evidence_dir = cfg.store, cfg["checkpoint.dir"]
-        doc = (bundles.prove_inclusion(path, seq, state_dir=evidence_dir) if seq is not None
-               else bundles.prove_consistency(path, consistency, state_dir=evidence_dir))
+        if seq is not None:
+            doc = bundles.prove_inclusion(path, seq, state_dir=evidence_dir)
+        else:
+            assert consistency is not None  # one of the two, checked above
+            doc = bundles.prove_consistency(path, consistency, state_dir=evidence_dir)
     except AgentwatchError as exc:
         fail(exc)
-    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    text = render.bundle_text(doc)
     if output is None:
         sys.stdout.write(text)
     else:
@@ -149,18 +151,21 @@ def verify_bundle_cmd(
     chain v1 row hash from its fields and payload, and walks the RFC 6962
     inclusion (or consistency) proof to the signed root. Exit 0 valid, 1 not.
     """
+    from agentwatch.cli import render
     from agentwatch.evidence import bundle as bundles
     from agentwatch.evidence.checkpoints import read_verifier
 
     try:
         verifier = read_verifier(b"", None, key)
+        if verifier is None:
+            fail("--key: give the verifier key (a vkey, or a file holding one)", 2)
         cosigners = [bundles.cosigner_key(k) for k in witness_key or []]
         doc = bundles.load_bundle(bundle)
         result = bundles.verify_bundle(doc, verifier, cosigners)
     except bundles.BundleError as exc:
         if json_out:
-            print(json.dumps({"ok": False, "detail": str(exc)}))
+            render.emit_document({"ok": False, "detail": str(exc)})
         fail(f"{bundle}: does not verify: {exc}", 1)
     except AgentwatchError as exc:
         fail(exc)
-    print(json.dumps(result.to_json()) if json_out else f"ok: {result.detail}")
+    render.emit_text_or_json(result.to_json(), f"ok: {result.detail}\n", json_out)

@@ -84,3 +84,69 @@ def fleet_init_cmd(
     except AgentwatchError as exc:
         fail(exc)
     render.emit_fleet_init(result, json_out)
+
+
+claim_app = typer.Typer(name="claim", help="Move or retire a store's claim on the fleet server (administrator).",
+                        no_args_is_help=True)
+fleet_app.add_typer(claim_app)
+
+
+@claim_app.command("move")
+def fleet_claim_move_cmd(
+    url: str = typer.Argument(..., metavar="URL", help="The fleet database, as the login that ran fleet init."),
+    store_id: str = typer.Argument(..., metavar="STORE_ID"),
+    login: str = typer.Option(..., "--login", metavar="ROLE", help="The login that ships the store from now on."),
+    host: str = typer.Option(..., "--host", metavar="NAME", help="The host label it ships as."),
+    reason: str = typer.Option(..., "--reason", metavar="TEXT", help="Why (recorded on the server)."),
+) -> None:
+    """Give a store's claim to another login and host; recorded in claim_changes. See docs/fleet.md."""
+    from agentwatch.fleet import admin
+
+    try:
+        change = admin.move_claim(url, store_id, login, host, reason)
+    except AgentwatchError as exc:
+        fail(exc)
+    typer.echo(f"claim change {change}: {store_id} is shipped by {login} as {host}")
+
+
+@claim_app.command("retire")
+def fleet_claim_retire_cmd(
+    url: str = typer.Argument(..., metavar="URL", help="The fleet database, as the login that ran fleet init."),
+    store_id: str = typer.Argument(..., metavar="STORE_ID"),
+    reason: str = typer.Option(..., "--reason", metavar="TEXT", help="Why (recorded on the server)."),
+) -> None:
+    """Retire a store's claim: it takes no more rows and is never silent. See docs/fleet.md."""
+    from agentwatch.fleet import admin
+
+    try:
+        change = admin.retire_claim(url, store_id, reason)
+    except AgentwatchError as exc:
+        fail(exc)
+    typer.echo(f"claim change {change}: {store_id} is retired")
+
+
+@fleet_app.command("purge")
+def fleet_purge_cmd(
+    url: str = typer.Argument(..., metavar="URL", help="The fleet database, as the login that ran fleet init."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """After erasures: rewrite the records table and end old WAL segments, so erased payloads leave the files.
+
+    Takes an exclusive lock on the records table while it runs. Exit 0 done
+    (1 when the WAL could not be ended: the notes say why). See docs/fleet.md.
+    """
+    from agentwatch.cli import render
+    from agentwatch.fleet import admin
+
+    try:
+        result = admin.purge(url)
+    except AgentwatchError as exc:
+        fail(exc)
+    if json_out:
+        render.print_json(result.to_json())
+    else:
+        typer.echo(f"records rewritten: {'yes' if result.rewritten else 'no'}; "
+                   f"old WAL ended: {'yes' if result.wal_ended else 'no'}")
+        for note in result.notes:
+            typer.echo(f"  {note}")
+    raise typer.Exit(0 if result.wal_ended else 1)

@@ -8,7 +8,6 @@ from typing import Optional
 
 import typer
 
-from agentwatch import paths
 from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
 from agentwatch.errors import AgentwatchError
 
@@ -16,9 +15,13 @@ from agentwatch.errors import AgentwatchError
 @app.command("path")
 def path_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
     """Print the store path, to open it with other SQLite tools."""
+    from agentwatch import config
     from agentwatch.cli import render
 
-    resolved = paths.resolve_store(store)
+    try:
+        resolved = config.load({"store": store}).store
+    except AgentwatchError as exc:
+        fail(exc)
     render.emit_path(resolved, json_out)
 
 
@@ -47,13 +50,13 @@ def sql_cmd(
     must be a reading one (a member of agentwatch_read), and `events`,
     `tool_calls`, `sources`, `findings` name the fleet's views (docs/fleet.md).
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import sql as sqlquery
     from agentwatch.store import db
 
     if json_out and csv_out:
         fail("choose one of --json and --csv", 2)
-    resolved = paths.resolve_store(store)
     try:
         if pg is not None:
             from agentwatch.fleet import sql as fleet_sql
@@ -61,6 +64,7 @@ def sql_cmd(
             columns, rows = fleet_sql.run(pg, query)
             render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
         else:
+            resolved = config.load({"store": store}).store
             with db.store_errors(resolved):
                 columns, rows = sqlquery.run(resolved, query, timeout=timeout, max_memory_mb=max_memory)
                 render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
@@ -87,19 +91,21 @@ def tail_cmd(
     acknowledged seq (at-least-once delivery, exactly-once accounting by seq;
     see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import tail
     from agentwatch.store import db
 
-    resolved = paths.resolve_store(store)
     try:
+        cfg = config.load({"store": store, "socket": socket_path})
+        resolved = cfg.store
         # A catch-up bar only when the records go elsewhere (a pipe), never into the screen it draws on.
         with db.store_errors(resolved), \
                 render.progress("catching up", enabled=not json_out and not render.is_terminal()) as update:
             tail.run_tail(
                 resolved, follow=follow, from_seq=from_seq, consumer=consumer,
                 kinds=kind, emit=render.tail_printer(json_out),
-                socket_path=Path(socket_path) if socket_path else paths.default_socket(), progress=update,
+                socket_path=cfg.socket, progress=update,
             )
     except (KeyboardInterrupt, BrokenPipeError):
         raise typer.Exit(0) from None
@@ -114,6 +120,7 @@ def reconcile_cmd(
     ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="FILE", help="Sender ledger (JSON lines: record_id, outcome, seq)."),
     pg: Optional[str] = typer.Option(None, "--pg", metavar="URL", help="Reconcile the fleet server's copy instead (postgresql://...)."),
     source: Optional[str] = typer.Option(None, "--source", metavar="STORE_ID", help="With --pg: only this source."),
+    silent_after: float = typer.Option(900.0, "--silent-after", metavar="SECONDS", help="With --pg: a source that has not reported for this long is silent."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Account for every record at every boundary, exactly.
@@ -124,12 +131,14 @@ def reconcile_cmd(
     hold), store_identity (the store remembered at this path, its schema as
     shipped). Counts by kind keep the recorder's own rows apart from events.
     With --pg, each source on the fleet server instead: chain_ok (every hash
-    recomputed in PostgreSQL), contiguous, head, lag, last checkpoint and
-    findings; within bounds when the chain verifies, it is contiguous and it
-    has no findings (docs/fleet.md).
+    recomputed in PostgreSQL), contiguous, head, lag, last report, last
+    checkpoint and findings; within bounds when the chain verifies, it is
+    contiguous, it has no findings of its own login, it reported within
+    --silent-after, replaces no live store and copies no other (docs/fleet.md).
     Exit 0 within bounds, 1 a predicate failed, 2 usage, 3 store or server unreachable,
     4 replaced, 5 rolled_back, 6 truncated, 7 schema_changed.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import reconcile
     from agentwatch.store import db
@@ -140,15 +149,15 @@ def reconcile_cmd(
         if consumer is not None or ledger is not None:
             fail("--consumer and --ledger reconcile a local store; not with --pg", 2)
         try:
-            central = fleet_reconcile.reconcile(pg, source)
+            central = fleet_reconcile.reconcile(pg, source, silent_after_s=silent_after)
         except AgentwatchError as exc:
             fail(exc)
         render.emit_fleet_reconcile(central, json_out)
         raise typer.Exit(0 if central.within_bounds else 1)
     if source is not None:
         fail("--source names a source on the fleet server; use it with --pg", 2)
-    resolved = paths.resolve_store(store)
     try:
+        resolved = config.load({"store": store}).store
         with db.store_errors(resolved), render.progress("verifying the chain", enabled=not json_out) as update:
             result = reconcile.reconcile(resolved, consumer=consumer, ledger=ledger, progress=update)
     except AgentwatchError as exc:
@@ -171,12 +180,13 @@ def sessions_cmd(
     (permission decisions `deny` and denied calls) and the last event's name.
     `agentwatch show SESSION` prints one session's timeline.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import sessions
 
     try:
         since_ns = sessions.parse_since(since) if since is not None else None
-        found = sessions.list_sessions(paths.resolve_store(store), since_ns=since_ns, harness=harness)
+        found = sessions.list_sessions(config.load({"store": store}).store, since_ns=since_ns, harness=harness)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_sessions(found, json_out)
@@ -199,12 +209,14 @@ def show_cmd(
     finding names is marked `!KIND`. Recorded text is printed with control and
     bidi characters made visible, so it cannot drive the terminal.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import sessions
 
     try:
-        harness, session_id, head, items = sessions.timeline(paths.resolve_store(store), session, harness)
-        coverage = sessions.coverage_of(paths.resolve_store(store), harness, session_id)
+        resolved = config.load({"store": store}).store
+        harness, session_id, head, items = sessions.timeline(resolved, session, harness)
+        coverage = sessions.coverage_of(resolved, harness, session_id)
         if json_out and not follow:
             render.print_json({"harness": harness, "session_id": session_id, "items": [i.to_json() for i in items],
                                "coverage": coverage})
@@ -213,7 +225,7 @@ def show_cmd(
         emit = render.timeline_printer(json_out)
         emit(items)
         if follow:
-            for batch in sessions.follow_timeline(paths.resolve_store(store), harness, session_id, after_seq=head):
+            for batch in sessions.follow_timeline(resolved, harness, session_id, after_seq=head):
                 emit(batch)
     except (KeyboardInterrupt, BrokenPipeError):
         raise typer.Exit(0) from None
@@ -244,15 +256,17 @@ def export_cmd(
     (see --resend-uncertain), 2 usage, 3 store or endpoint unreachable.
     See docs/export.md.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import export
 
     if fmt == "jsonl" and json_out:
         fail("--json is for --format otlp (jsonl already writes JSON lines)", 2)
     try:
+        resolved = config.load({"store": store}).store
         with render.progress("exporting", enabled=not json_out and fmt == "otlp") as update:
             report = export.export(
-                paths.resolve_store(store), fmt=fmt, out=sys.stdout.buffer, endpoint=endpoint or export.default_endpoint(),
+                resolved, fmt=fmt, out=sys.stdout.buffer, endpoint=endpoint or export.default_endpoint(),
                 from_seq=from_seq, consumer=consumer, content=content, resend_uncertain=resend_uncertain,
                 skip_uncertain=skip_uncertain, progress=update,
             )

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from agentwatch import paths
 from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
 from agentwatch.errors import AgentwatchError
 from agentwatch.record.adapters import HARNESSES
@@ -75,10 +73,9 @@ SERVE_SETTINGS = (
 
 def _sign_imported(cfg) -> None:
     """Cover imported rows with a signed checkpoint, unless a daemon serves the store (it signs them)."""
-    from agentwatch.evidence import checkpoints
-    from agentwatch.evidence import compare as evidence
+    from agentwatch.evidence import checkpoints, compare
 
-    if evidence.daemon_serving(cfg.store):
+    if compare.daemon_serving(cfg.store):
         return
     try:
         signed = checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
@@ -94,7 +91,7 @@ def serve_cmd(
     store: Optional[Path] = StoreOpt,
     socket_path: Optional[Path] = SocketOpt,
     spool: Optional[Path] = typer.Option(
-        None, "--spool", envvar="AGENTWATCH_SPOOL", help="Spool directory to drain (default: $XDG_DATA_HOME/agentwatch/spool)."
+        None, "--spool", help="Spool directory to drain (else AGENTWATCH_SPOOL, config `spool`, $XDG_DATA_HOME/agentwatch/spool)."
     ),
     attest_interval: Optional[float] = setting_option("serve.attest_interval_s"),
     batch_max: Optional[int] = setting_option("serve.batch_max"),
@@ -157,18 +154,23 @@ def health_cmd(
     terminal it is a table; otherwise plain `label: value` lines. --json prints
     the whole document (docs/daemon.md, "Health").
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.daemon import health
 
-    sock = Path(socket_path) if socket_path else paths.default_socket()
     try:
-        report = health.query(sock, timeout)
+        cfg = config.load({"socket": socket_path})
+    except AgentwatchError as exc:
+        fail(exc)
+    sock = cfg.socket
+    try:
+        report = health.query(sock, timeout, configured=cfg.sources["socket"] != "default")
     except health.DaemonUnreachable as exc:
         report = health.unreachable(sock, str(exc))
         print(f"agentwatch: {exc}", file=sys.stderr)
     status = health.status_of(report)
     if json_out:
-        print(json.dumps(report))
+        render.emit_document(report)
     else:
         render.emit_health({"status": status, **report}, verbose=verbose, as_json=False)
     # The reasons also go to stderr for scripts; on a terminal the table already shows them.
@@ -224,11 +226,13 @@ def erase_cmd(
     Exit 0 done, 1 a row does not verify or a reader kept the WAL from being
     emptied (run erase again), 2 usage, 3 store unreachable or daemon running.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.daemon import erase
 
     try:
-        result = erase.erase_store(paths.resolve_store(store), seqs, reason, by=by, override_hold=override_hold)
+        result = erase.erase_store(config.load({"store": store}).store, seqs, reason, by=by,
+                                   override_hold=override_hold)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_erase(result, json_out)
@@ -254,11 +258,12 @@ def init_cmd(
     --new-store such a path is refused: exit 4 replaced, 5 rolled_back,
     7 schema_changed (1 for another finding); 0 otherwise.
     """
+    from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.verify import identity
 
     try:
-        result = identity.init_store(paths.resolve_store(store), new_store=new_store)
+        result = identity.init_store(config.load({"store": store}).store, new_store=new_store)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_init(result, json_out)

@@ -72,6 +72,36 @@ def emit_path(path: Path, as_json: bool) -> None:
         print(path)
 
 
+def emit_document(doc: Any) -> None:
+    """A JSON document as the evidence and health commands print it (ASCII, one line)."""
+    print(json.dumps(doc))
+
+
+def emit_text_or_json(doc: dict, text: str, as_json: bool) -> None:
+    """`doc` as one JSON line, or `text` as it is (a key, a signed note)."""
+    if as_json:
+        emit_document(doc)
+    else:
+        sys.stdout.write(text)
+
+
+def emit_config(cfg: Any, as_json: bool) -> None:
+    """`config show`: each key, its value and its source, then the digest; or the JSON document."""
+    if as_json:
+        doc = {"config": cfg.as_dict(), "sources": dict(cfg.sources), "files": list(cfg.files), "digest": cfg.digest()}
+        print(json.dumps(doc, indent=2))
+        return
+    width = max(map(len, cfg.values))
+    for key, value in cfg.as_dict().items():
+        print(f"{key:<{width}}  {json.dumps(value)}  ({cfg.sources[key]})")
+    print(f"{'digest':<{width}}  {cfg.digest()}")
+
+
+def bundle_text(doc: Any) -> str:
+    """A proof bundle as `prove` writes it: indented, keys sorted."""
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
 def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str) -> None:
     if fmt == "json":
         # A JSON array written row by row, so a large result never sits in memory.
@@ -248,26 +278,39 @@ def tail_printer(as_json: bool):
 
 
 def emit_fleet_reconcile(result, as_json: bool) -> None:
-    """`reconcile --pg`: one row per source, then what stands outside any source."""
+    """`reconcile --pg`: a few short lines per source (a 32-digit store_id leaves no room for a wide table)."""
     if as_json:
         print_json(result.to_json())
         return
-    from rich.table import Table
-
-    table = Table("source", "host", "chain_ok", "contiguous", "head", "lag rows", "lag s", "checkpoint", "findings",
-                  title=f"fleet {result.target} (schema {result.schema_version})")
+    lines = [f"fleet {result.target} (schema {result.schema_version})"]
     for s in result.sources:
+        verdict = "ok" if s.within_bounds else "OUT OF BOUNDS"
+        lines.append(f"{s.store_id}  {verdict}")
+        lines.append(f"  host {s.host}, login {s.login}" + (f", retired {s.retired_at}" if s.retired_at else ""))
+        chain = "ok" if s.chain_ok else f"NO ({s.chain_problem})"
+        lines.append(f"  chain {chain}, contiguous {'yes' if s.contiguous else 'NO'}, head {s.head_seq}, "
+                     f"lag {s.lag_rows} rows / {s.lag_s} s")
+        report = f"{s.last_report_at} ({s.silent_s} s ago)" if s.last_report_at else "never"
+        lines.append(f"  last report {report}" + (" SILENT" if s.silent else ""))
         checkpoint = str(s.last_checkpoint["tree_size"]) if s.last_checkpoint else "none"
         findings = ", ".join(f"{kind} {n}" for kind, n in s.findings.items()) or "none"
-        table.add_row(s.store_id, s.host, "yes" if s.chain_ok else f"NO ({s.chain_problem})",
-                      "yes" if s.contiguous else "NO", str(s.head_seq), str(s.lag_rows), str(s.lag_s), checkpoint,
-                      findings)
-    console = _console()
-    console.print(table)
+        lines.append(f"  checkpoint {checkpoint}, findings {findings}")
+        for other in s.replaces:
+            lines.append(f"  REPLACES {other} (retire it if gone)")
+        for other, n in s.duplicates_of.items():
+            lines.append(f"  DUPLICATES {n} record_ids of {other}")
+        for role, kinds in s.other_logins.items():
+            lines.append(f"  findings by login {role}: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
+        if s.findings_before_change:
+            lines.append("  before the last claim change: "
+                         + ", ".join(f"{k} {n}" for k, n in s.findings_before_change.items()))
+    for role, kinds in result.logins.items():
+        lines.append(f"login {role} outside its own sources: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
     if result.unattributed_findings:
-        console.print(f"findings tied to no source: {result.unattributed_findings}")
-    console.print(f"denied writes from the server log: {result.denials}")
-    console.print("within bounds" if result.within_bounds else "OUT OF BOUNDS")
+        lines.append(f"findings tied to no source: {result.unattributed_findings}")
+    lines.append(f"denied writes from the server log: {result.denials}")
+    lines.append("within bounds" if result.within_bounds else "OUT OF BOUNDS")
+    sys.stdout.write("".join(neutralize(line) + "\n" for line in lines))
 
 
 def ship_progress(status) -> None:

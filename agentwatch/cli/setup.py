@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Optional
@@ -110,19 +109,13 @@ def config_show_cmd(
     Exit 2 when a file, variable or flag is invalid. See docs/config.md.
     """
     from agentwatch import config
+    from agentwatch.cli import render
 
     try:
         cfg = config.load({"store": store, "socket": socket_path})
     except AgentwatchError as exc:
         fail(exc)
-    if json_out:
-        doc = {"config": cfg.as_dict(), "sources": dict(cfg.sources), "files": list(cfg.files), "digest": cfg.digest()}
-        print(json.dumps(doc, indent=2))
-        return
-    width = max(map(len, cfg.values))
-    for key, value in cfg.as_dict().items():
-        print(f"{key:<{width}}  {json.dumps(value)}  ({cfg.sources[key]})")
-    print(f"{'digest':<{width}}  {cfg.digest()}")
+    render.emit_config(cfg, json_out)
 
 
 service_app = typer.Typer(name="service", help="Run the recorder as a login service.", no_args_is_help=True)

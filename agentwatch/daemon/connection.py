@@ -28,7 +28,7 @@ from agentwatch.store.append import Append, Appended
 log = logging.getLogger(__name__)
 
 class Host(Protocol):
-    """What a connection needs from the daemon that accepted it (daemon.server.Server)."""
+    """What a connection, and the spool drainer, need from the daemon (daemon.server.Server)."""
 
     uid: int
     pid: int
@@ -84,6 +84,7 @@ class Slot:
                 _TRUE_FALSE[result.duplicate],
             )
         else:
+            assert error is not None, "Admission.settle passes a result or an error"
             if error.code == "bad_request":
                 counters.rejected["bad_request"] += 1
             else:
@@ -93,9 +94,11 @@ class Slot:
 
 
 class Connection(asyncio.Protocol):
+    # Set by connection_made, which the event loop calls before anything else reaches the protocol.
+    transport: asyncio.Transport
+
     def __init__(self, server: Host):
         self.server = server
-        self.transport: Optional[asyncio.Transport] = None
         self.buf = bytearray()
         self.pending: deque[Slot] = deque()
         self.discarding = False  # inside a line longer than max_line: drop bytes up to its newline
@@ -278,9 +281,10 @@ class Connection(asyncio.Protocol):
         """Write every reply that is ready at the front of the queue."""
         pending = self.pending
         if pending and pending[0].reply is not None:
-            out = []
-            while pending and pending[0].reply is not None:
-                out.append(pending.popleft().reply)
+            out: list[bytes] = []
+            while pending and (reply := pending[0].reply) is not None:
+                pending.popleft()
+                out.append(reply)
             if not self.closed:
                 self.transport.write(b"".join(out))
         if self.subscribe_request is not None and self.subscription is None and not pending and not self.closed:
@@ -348,5 +352,5 @@ class Connection(asyncio.Protocol):
     def abort(self) -> None:
         self.closed = True
         self.server.conns.discard(self)
-        if self.transport is not None:
+        if hasattr(self, "transport"):
             self.transport.abort()

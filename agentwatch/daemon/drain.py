@@ -21,10 +21,9 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Protocol
+from typing import Callable, Optional
 
-from agentwatch.daemon.admission import Admission
-from agentwatch.daemon.settings import Counters, ServeConfig
+from agentwatch.daemon.connection import Host  # the one view of the server its parts share
 from agentwatch.daemon.spool import Spool, SpoolFile
 from agentwatch.daemon.writer import Job, Refusal
 from agentwatch.record.normalize import gap_append
@@ -32,12 +31,6 @@ from agentwatch.store.append import Append, Appended
 
 log = logging.getLogger(__name__)
 
-class Host(Protocol):
-    """What the drainer needs from the daemon (daemon.server.Server)."""
-
-    config: ServeConfig
-    counters: Counters
-    admission: Admission
 
 FILES_PER_PASS = 512
 STATS_EVERY_S = 2.0  # spool.stats() stats every file in new/: not on every pass
@@ -96,7 +89,7 @@ class SpoolDrainer:
     async def stop(self) -> None:
         """Let the pass in progress finish (rows committed, files settled); start no other."""
         self._stopping = True
-        if self._wake is not None:
+        if self._wake is not None and self._pass_done is not None:
             self._wake.set()
             await self._pass_done.wait()
 
@@ -178,7 +171,7 @@ class SpoolDrainer:
         if error is None and refused is not None:
             error = refused
             return Spooled(file, gap_append(file.gap_record_id, "spool_refused", file.gap_detail(error)), error)
-        if error is None:
+        if error is None and file.envelope is not None:
             envelope = dict(file.envelope)
             envelope["delivery"] = "spool"
             try:

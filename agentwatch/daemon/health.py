@@ -23,14 +23,16 @@ class DaemonUnreachable(AgentwatchError):
     exit_code = 3
 
 
-def request(socket_path: Path | str, message: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
-    """Send one request line and return the reply object."""
+def request(socket_path: Path | str, message: dict, timeout: float = DEFAULT_TIMEOUT, *,
+            configured: bool = False) -> dict:
+    """Send one request line and return the reply object. `configured`: the user named the socket
+    (safefs.check_socket)."""
     deadline = time.monotonic() + timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
         try:
-            safefs.check_socket(socket_path)  # another user's socket would answer whatever it likes
+            safefs.check_socket(socket_path, configured=configured)  # another user's socket could answer anything
             sock.connect(str(socket_path))
         except safefs.UnsafePath as exc:
             raise DaemonUnreachable(f"not connecting: {exc}") from None
@@ -73,8 +75,8 @@ def answers(socket_path: Path | str, timeout: float = 1.0) -> bool:
         return False
 
 
-def query(socket_path: Path | str, timeout: float = DEFAULT_TIMEOUT) -> dict:
-    reply = request(socket_path, {"op": "health"}, timeout)
+def query(socket_path: Path | str, timeout: float = DEFAULT_TIMEOUT, *, configured: bool = False) -> dict:
+    reply = request(socket_path, {"op": "health"}, timeout, configured=configured)
     if reply.get("ok") is not True:
         raise DaemonUnreachable(f"{socket_path}: health refused: {reply.get('error')}: {reply.get('message')}")
     return reply

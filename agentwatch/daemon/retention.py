@@ -4,7 +4,8 @@ The daemon is the store's one writer, so it applies the retention policy itself:
 `retention.interval_s` it hands the writer one chore after another, each a transaction that
 retains at most `retention.max_rows` rows (store/retention.py), until nothing older than the
 cutoff is left. Between chores the writer commits hooks as usual, so a pass never holds the
-hot path longer than one chore. Holds placed or released through the socket (`op: hold`,
+hot path longer than one chore, and the pass paces itself so that it takes at most
+WRITER_SHARE of the writer's time while it runs. Holds placed or released through the socket (`op: hold`,
 `agentwatch hold` while the daemon serves) are attestation rows committed like any other.
 """
 
@@ -28,6 +29,7 @@ from agentwatch.store.retention import (
     archived_row,
     check_reason,
     find_hold,
+    frontier,
     hold_row,
     release_row,
     retain_once,
@@ -35,13 +37,18 @@ from agentwatch.store.retention import (
 
 log = logging.getLogger(__name__)
 
+# The share of the writer's time a pass may take while it runs: after a chore that held the
+# writer d seconds, the pass waits d × (1 − SHARE) / SHARE before the next, so hooks keep at
+# least 1 − SHARE of the writer during a pass, however many rows it removes.
+WRITER_SHARE = 0.05
+
 
 @dataclass
 class RetentionStats:
     passes: int = 0  # completed passes (each one or more chores)
     rows_retained: int = 0
     bytes_freed: int = 0
-    rows_held: int = 0  # rows past the cutoff a hold kept, in the last pass
+    rows_held: int = 0  # rows past the cutoff a hold kept, in the last pass that removed any
     last_pass_ns: int = 0
     last_error: Optional[str] = None
 
@@ -74,15 +81,16 @@ class Retainer:
         """One pass: chores until nothing older than the cutoff is left; the transactions it made."""
         loop = asyncio.get_running_loop()
         now = self.clock()
-        after = 0
+        after: Optional[int] = None  # read from the store by the first chore (retention.frontier)
         done: list[Pass] = []
         held = 0
         while True:
             result: asyncio.Future = loop.create_future()
             steps: list[Step] = []
 
-            def chore(store: Store, after: int = after, steps: list[Step] = steps) -> list:
-                step = retain_once(store, self.policy, now, after_seq=after, max_rows=self.max_rows,
+            def chore(store: Store, after: Optional[int] = after, steps: list[Step] = steps) -> list:
+                start = frontier(store.conn) if after is None else after
+                step = retain_once(store, self.policy, now, after_seq=start, max_rows=self.max_rows,
                                    who={"by": "agentwatch serve (retention policy)"})
                 steps.append(step)
                 return step.appended
@@ -91,22 +99,26 @@ class Retainer:
                 if not result.done():
                     result.set_result(refusal)
 
+            began = loop.time()
             self.submit([Job(Chore(chore), finished)])
             refusal = await result
+            took = loop.time() - began
             if refusal is not None:
                 raise RuntimeError(refusal.message)
             step = steps[0]
             if step.done is not None:
                 done.append(step.done)
                 held += step.done.held
-            if step.resume == after:
-                break
             after = step.resume
+            if step.finished:
+                break
+            await asyncio.sleep(took * (1 - WRITER_SHARE) / WRITER_SHARE)
         stats = self.stats
         stats.passes += 1
         stats.rows_retained += sum(p.rows for p in done)
         stats.bytes_freed += sum(p.bytes_freed for p in done)
-        stats.rows_held = held
+        if done:
+            stats.rows_held = held
         stats.last_pass_ns = time.time_ns()
         stats.last_error = None
         if done:

@@ -26,7 +26,7 @@ import apsw
 try:  # libuv's event loop: accept, transports and socket I/O run in C (docs/daemon.md)
     import uvloop
 except ImportError:  # a platform without uvloop: the standard loop serves the same protocol
-    uvloop = None
+    uvloop = None  # type: ignore[assignment]
 
 from agentwatch import __version__, platform_layer, safefs
 from agentwatch.daemon import health, logs, runfiles
@@ -40,7 +40,7 @@ from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
 from agentwatch.daemon.writer import Job, Refusal, Writer
 from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
-from agentwatch.evidence.checkpoints import CheckpointTimer, Notary
+from agentwatch.evidence.checkpoints import CheckpointError, CheckpointTimer, Notary
 from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.record import normalize, redact
 from agentwatch.store import db
@@ -55,24 +55,28 @@ from agentwatch.verify.sweeper import Sweeper
 log = logging.getLogger(__name__)
 
 class Server:
+    # Built by run() before the event loop starts (the loop and its stop event, first thing on
+    # the loop), so every callback, connection and health request finds them: never None.
+    writer: Writer
+    subscriptions: Hub  # live-tail subscribers (subscriptions.py)
+    head_file: known_stores.HeadFile  # the head, remembered after every commit
+    loop: asyncio.AbstractEventLoop
+    _stop: asyncio.Event
+
     def __init__(self, config: ServeConfig):
         self.config = config
         self.uid = os.getuid()
         self.pid = os.getpid()
         self.counters = Counters()
         self.started_ns = time.time_ns()
-        self.writer: Optional[Writer] = None
         self.sweeper: Optional[Sweeper] = None
         self.shipping: Optional[ShipSupervisor] = None  # the fleet shipper's child process, when ship_url is set
-        self.subscriptions: Optional[Hub] = None  # live-tail subscribers (subscriptions.py)
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.conns: set[Connection] = set()
         # The one count of records handed to the writer and not yet answered.
         self.admission = Admission(config.max_inflight, lambda jobs: self.writer.submit(jobs))
         self.last_data = 0.0  # monotonic time of the last bytes read from any socket
         self.draining = False
         self._dirty: set[Connection] = set()
-        self._stop: Optional[asyncio.Event] = None  # made on the loop
         # Loaded once: a per-record lookup of the salt file cost a third of normalization.
         self.policy = config.policy or redact.default_policy()
         self.normalize = _normalizer(self.policy)
@@ -82,7 +86,6 @@ class Server:
         self.start_commit_ns = 0  # the start attestation's commit (the writer's stats begin after it)
         self.sync_settings: Optional[dict] = None  # the writer connection's durability pragmas
         self.known_findings: list[Finding] = []  # kept for this store from earlier runs (a live truncation)
-        self.head_file: Optional[known_stores.HeadFile] = None  # the head, remembered after every commit
         self.head_file_error: Optional[str] = None
         self.salvaged: Optional[str] = None  # where a store deleted or replaced under the writer was copied
         self.notary: Optional[Notary] = None  # signs checkpoints (None: off, or it could not start)
@@ -100,7 +103,7 @@ class Server:
     def run(self) -> int:
         """Serve until SIGTERM/SIGINT; return the exit code. Raises AgentwatchError at startup."""
         cfg = self.config
-        store_lock = sock_lock = store = listener = None
+        store_lock = sock_lock = store = listener = writer = head_file = None
         try:
             gid = _socket_gid(cfg.socket_group)
             try:
@@ -136,17 +139,16 @@ class Server:
             self.start_commit_ns = time.time_ns()
             self.sync_settings = db.sync_settings(store.conn)
             self._remember(store.store_id, store.head())
-            self.head_file = known_stores.HeadFile(cfg.store, store.store_id)
-            self.head_file.write(*store.head())
+            head_file = self.head_file = known_stores.HeadFile(cfg.store, store.store_id)
+            head_file.write(*store.head())
             listener = runfiles.bind_socket(cfg.socket, gid)
-            self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
+            writer = self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
                                  checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
                                  on_truncated=self._truncated_under_writer, salvage=self._salvage)
             if cfg.checkpoints:
                 self.notary = self._notary(store)
-            self.subscriptions = Hub(cfg.store, store.store_id, self.writer.head_seq, max_buffer=cfg.subscriber_buffer)
+            self.subscriptions = Hub(cfg.store, store.store_id, writer.head_seq, max_buffer=cfg.subscriber_buffer)
             if cfg.ship_url:
-                writer = self.writer
                 self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
                                                batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq,
                                                state_dir=cfg.state_dir)
@@ -155,19 +157,19 @@ class Server:
             (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
             return self._finish()
         finally:
-            if self.writer is not None:
-                self.writer.stop()  # no-op when it already ended; never leave it running
+            if writer is not None:
+                writer.stop()  # no-op when it already ended; never leave it running
             if self.shipping is not None:
                 self.shipping.stop()  # after the stop attestation: the shipper ships it before it exits
             if listener is not None:
                 listener.close()
                 runfiles.remove_socket(cfg.socket)
-            if self.writer is not None and self.writer.store is not None:
-                self.writer.store.close()
-            elif store is not None and self.writer is None:
+            if writer is not None and writer.store is not None:
+                writer.store.close()
+            elif store is not None and writer is None:
                 store.close()
-            if self.head_file is not None:
-                self.head_file.close()
+            if head_file is not None:
+                head_file.close()
             for lock in (sock_lock, store_lock):
                 if lock is not None:
                     lock.release()
@@ -357,7 +359,7 @@ class Server:
             "config_digest": self._config_digest,
             "head_seq": head[0],
             "head_hash": format_hash(head[1]),
-            "counters": self.counters.snapshot(self.writer),
+            "counters": self.counters.snapshot(getattr(self, "writer", None)),  # none yet for the start row
             **(extra or {}),
         }
         return Append(record_id or f"attest-{uuid.uuid4()}", "attestation", canonical_json(payload))
@@ -433,8 +435,13 @@ class Server:
         try:
             witnesses = [DirectoryWitness(d, cosign=True) for d in cfg.witness_dirs]
             writer = self.writer
-            notary = Notary(cfg.store, store.store_id, lambda: writer.tree_head, state_dir=cfg.state_dir,
-                            witnesses=witnesses)
+
+            def tree_head() -> tuple[int, bytes]:
+                if writer.tree_head is None:  # the start row, committed before the writer exists, gives it one
+                    raise CheckpointError("the writer has no tree head yet")
+                return writer.tree_head
+
+            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.state_dir, witnesses=witnesses)
             for witness in witnesses:
                 witness.trust(notary.verifier, os.path.abspath(cfg.store))
             return notary
@@ -483,7 +490,7 @@ class Server:
                 "last_error": stats.last_error if stats else None,
                 "commits": stats.commits if stats else 0,
                 "rows_committed": stats.rows_committed if stats else 0,
-                "largest_batch": stats.batch_max if stats else 0,
+                "largest_batch": stats.largest_batch if stats else 0,
                 "rows_refused_by_store": stats.rows_refused_by_store if stats else 0,
                 "last_commit_ns": stats.last_commit_ns if stats else 0,
                 "longest_commit_ms": round(stats.commit_max_ns / 1e6, 3) if stats else 0,

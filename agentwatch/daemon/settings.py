@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from agentwatch import __version__, config, safefs
+from agentwatch import config, safefs
 from agentwatch.daemon.subscriptions import DEFAULT_MAX_BUFFER
 from agentwatch.daemon.writer import Writer
 from agentwatch.record import redact
-from agentwatch.store.chain import canonical_json
 
 MAX_LINE = 1 << 20  # bytes per request line, newline excluded (docs/protocol.md)
 REJECT_REASONS = ("bad_json", "bad_utf8", "too_large", "unknown_op", "bad_request")
@@ -49,14 +47,15 @@ class ServeConfig:
     drain_max: float = 10.0  # ... or this long at most
     # Signed checkpoints of the Merkle tree (docs/chain.md): every checkpoint_interval seconds
     # or checkpoint_rows rows (0: not by that trigger) and at stop, kept by each witness dir.
-    checkpoints: bool = True
-    checkpoint_interval: float = 10.0
-    checkpoint_rows: int = 10_000
-    witness_dirs: tuple[str, ...] = ()
-    state_dir: Optional[Path] = None  # keys/ and checkpoints/ live here (None: the XDG state dir)
+    checkpoints: bool = _default("checkpoint.enabled")
+    checkpoint_interval: float = _default("checkpoint.interval_s")
+    checkpoint_rows: int = _default("checkpoint.rows")
+    # Defaults that depend on the environment (XDG directories) are taken when one is built.
+    witness_dirs: tuple[str, ...] = field(default_factory=lambda: tuple(_default("checkpoint.witness_dirs")))
+    state_dir: Path = field(default_factory=lambda: _default("checkpoint.dir"))  # keys/ and checkpoints/
     # The service deployment: members of this group may connect (socket 0660, its dir 0750), the
     # store is group-readable (0640) so they can verify it, and every peer's uid is recorded.
-    socket_group: str = ""
+    socket_group: str = _default("serve.socket_group")
     # The effective agentwatch configuration (config.Config.as_dict()) this daemon runs
     # with, for the digest; and the redaction policy it asks for (None: the default).
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -81,44 +80,40 @@ class ServeConfig:
         if cfg["serve.socket_group"]:
             safefs.share_with_group()  # before anything (the salt, the spool) makes a directory
         return cls(
-            store=cfg.store,
-            socket=cfg.socket,
-            spool=cfg.spool,
-            attest_interval=cfg["serve.attest_interval_s"],
-            idle_timeout=cfg["serve.idle_timeout_s"],
-            checkpoints=cfg["checkpoint.enabled"],
-            checkpoint_interval=cfg["checkpoint.interval_s"],
-            checkpoint_rows=cfg["checkpoint.rows"],
-            witness_dirs=tuple(cfg["checkpoint.witness_dirs"]),
-            state_dir=cfg["checkpoint.dir"],
-            socket_group=cfg["serve.socket_group"],
-            max_batch=cfg["serve.batch_max"],
-            verify_interval=cfg["serve.verify_interval_s"],
-            full_verify_interval=cfg["serve.full_verify_interval_s"],
-            log_level=cfg["serve.log_level"],
-            log_format=cfg["serve.log_format"],
-            durability=cfg["durability"],
-            packing=cfg["packing"],
+            **{name: cfg[key] for name, key in FIELD_KEYS.items()},
             settings=cfg.as_dict(),
             policy=cfg.policy(),
-            ship_url=cfg["ship.url"],
             ship_host=cfg["ship.host"],
-            ship_batch_rows=cfg["ship.batch_rows"],
-            hook_watch_interval=cfg["serve.hook_watch_interval_s"],
-            retention_days=cfg["retention.payload_days"],
-            retention_interval=cfg["retention.interval_s"],
-            retention_max_rows=cfg["retention.max_rows"],
             **daemon_options,
         )
 
     def digest(self) -> str:
-        """sha256 of the effective configuration (the salt itself stays out; its file is in `settings`)."""
-        doc = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "policy"}
-        doc = {k: str(v) if isinstance(v, Path) else v for k, v in doc.items()}
-        doc["settings"] = dict(self.settings)
-        doc["privacy"] = (self.policy or redact.default_policy()).mode
-        doc["version"] = __version__
-        return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
+        """The configuration digest `config show` prints (config.Config.digest) for what this daemon runs with."""
+        return config.digest(self.effective_settings())
+
+    def effective_settings(self) -> dict[str, Any]:
+        """The configuration as config keys: `settings` (the defaults, for one built directly) with
+        this object's own fields over it, so a field a caller changed is what the digest covers."""
+        values = dict(self.settings) if self.settings else config.defaults().as_dict()
+        values.update({key: config.jsonable(getattr(self, name)) for name, key in FIELD_KEYS.items()})
+        if self.policy is not None:
+            values["privacy"] = self.policy.mode
+        return values
+
+
+# ServeConfig's fields that are settings, and their keys in config.KEYS.
+FIELD_KEYS = {
+    "store": "store", "socket": "socket", "spool": "spool",
+    "attest_interval": "serve.attest_interval_s", "idle_timeout": "serve.idle_timeout_s",
+    "max_batch": "serve.batch_max", "verify_interval": "serve.verify_interval_s",
+    "full_verify_interval": "serve.full_verify_interval_s", "log_level": "serve.log_level",
+    "log_format": "serve.log_format", "durability": "durability", "packing": "packing",
+    "checkpoints": "checkpoint.enabled", "checkpoint_interval": "checkpoint.interval_s",
+    "checkpoint_rows": "checkpoint.rows", "witness_dirs": "checkpoint.witness_dirs", "state_dir": "checkpoint.dir",
+    "socket_group": "serve.socket_group", "ship_url": "ship.url", "ship_batch_rows": "ship.batch_rows",
+    "retention_days": "retention.payload_days", "retention_interval": "retention.interval_s",
+    "retention_max_rows": "retention.max_rows", "hook_watch_interval": "serve.hook_watch_interval_s",
+}
 
 
 @dataclass

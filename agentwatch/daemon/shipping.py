@@ -83,7 +83,7 @@ class ShipSupervisor:
                 self.last_exit = f"cannot start the shipper: {exc}"
                 log.warning("%s; trying again in %g s", self.last_exit, delay)
             else:
-                for line in proc.stdout:
+                for line in proc.stdout or ():
                     try:
                         doc = json.loads(line)
                     except ValueError:

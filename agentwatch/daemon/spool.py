@@ -1,6 +1,6 @@
 """The spool, daemon side: envelopes that hooks could not get acknowledged.
 
-Layout under the spool root (`AGENTWATCH_SPOOL`, default
+Layout under the spool root (the `spool` setting, default
 `$XDG_DATA_HOME/agentwatch/spool`), every directory 0700 and every file 0600:
 
     tmp/<record_id>.json   being written by a hook (fsync, then renamed)
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from agentwatch import paths, safefs
+from agentwatch import safefs
 
 # A hook's envelope line is at most 1 MiB; a file far larger is not one of
 # ours (reading it whole would only cost memory).
@@ -108,8 +108,8 @@ class SpoolStats:
 
 
 class Spool:
-    def __init__(self, root: Optional[PathLike] = None):
-        self.root = Path(root) if root is not None else paths.default_spool()
+    def __init__(self, root: PathLike):
+        self.root = Path(root)
         self.tmp = self.root / "tmp"
         self.new = self.root / "new"
         self.bad = self.root / "bad"

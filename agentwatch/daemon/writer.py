@@ -108,7 +108,7 @@ class WriterStats:
     gaps_recorded: int = 0
     last_commit_ns: int = 0
     last_error: Optional[str] = None
-    batch_max: int = 0
+    largest_batch: int = 0
     rows_refused_by_store: int = 0  # single rows the store refused (answered bad_request)
     # How long the hot path was held up, for soaks and health: the longest group commit
     # (BEGIN IMMEDIATE to COMMIT, fsync included), and the longest a record sat queued
@@ -179,8 +179,9 @@ class Writer:
         if self.checkpointer is not None and not self.checkpointer.start():
             # No second connection: SQLite checkpoints inside COMMIT again, as it would anyway.
             log.warning("%s; checkpoints stay in the commit", self.checkpointer.stats.last_error)
-            self.store.conn.setwalhook(None)
-            self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
+            if self.store is not None:
+                self.store.conn.setwalhook(None)
+                self.store.conn.wal_autocheckpoint(BACKGROUND_AT)
             self.checkpointer = None
         self._thread.start()
 
@@ -316,7 +317,8 @@ class Writer:
                 self.halt(f"{exc.kind}: {exc}")
                 return self._stopped(jobs)
             # Rows were deleted from the tail: say so, and go on from the head the store has.
-            self.store.committed_head = exc.found
+            if self.store is not None:
+                self.store.committed_head = exc.found
             self.head_seq, self.head_hash = exc.found
             if self._on_truncated is not None:
                 self._on_truncated(exc.found, exc.expected)
@@ -359,19 +361,17 @@ class Writer:
         store = self.store
         if store is not None:
             self.tree_head = store.tree_head
-            if store.foreign_rows:
-                # Recorded with the next commit (the rows are in the chain and the tree now).
-                for first, last in store.foreign_rows:
-                    log.warning("rows %d..%d were appended to the store by another process", first, last)
-                    self.foreign_gaps.append(gap_append(f"gap-{uuid.uuid4()}", "foreign_rows", {
-                        "first_seq": first, "last_seq": last,
-                        "detail": "rows appended to the store outside this daemon's writer"}))
-                store.foreign_rows.clear()
+            # Recorded with the next commit (the rows are in the chain and the tree now).
+            for first, last in store.take_foreign_rows():
+                log.warning("rows %d..%d were appended to the store by another process", first, last)
+                self.foreign_gaps.append(gap_append(f"gap-{uuid.uuid4()}", "foreign_rows", {
+                    "first_seq": first, "last_seq": last,
+                    "detail": "rows appended to the store outside this daemon's writer"}))
         stats.commits += 1
         stats.rows_committed += len(rows)
         stats.last_commit_ns = now
-        if len(rows) > stats.batch_max:
-            stats.batch_max = len(rows)
+        if len(rows) > stats.largest_batch:
+            stats.largest_batch = len(rows)
         return [(job, result, None) for job, result in zip(jobs, results)]
 
     def _stopped(self, jobs: list[Job]) -> list:

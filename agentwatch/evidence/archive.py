@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from agentwatch import platform_layer
 from agentwatch.evidence.bundle import ARCHIVE_FORMAT, ProveError, _b64, _latest
 from agentwatch.evidence.stored_tree import StoredTree, TreeReadError
 from agentwatch.store import db
@@ -92,8 +93,8 @@ def write_archive(path: Path, before_ns: int, out: Path, *, state_dir: Path | No
             raise ProveError(f"the store cannot give the proofs: {exc}") from None
         finally:
             conn.execute("COMMIT")
-        uncovered = conn.execute("SELECT count(*) FROM records WHERE seq > ? AND recorded_at_ns < ?",
-                                 (checkpoint.size, before_ns)).fetchone()[0]
+        uncovered = db.one(conn.execute("SELECT count(*) FROM records WHERE seq > ? AND recorded_at_ns < ?",
+                                 (checkpoint.size, before_ns)))[0]
     finally:
         conn.close()
     if uncovered:
@@ -104,12 +105,19 @@ def write_archive(path: Path, before_ns: int, out: Path, *, state_dir: Path | No
            "records": records}
     verify_bundle(doc, verifier)  # an archive is only written if it verifies
     data = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, out)
+    # Owner-only, like the store: the archive holds the payloads. Written whole, then renamed.
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            os.write(fd, data)
+            platform_layer.full_fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return ArchiveResult(str(out), len(records), records[0]["seq"] if records else None,
                          records[-1]["seq"] if records else None, checkpoint.size,
                          format_hash(hashlib.sha256(data).digest()), len(data),

@@ -161,7 +161,7 @@ def verify_store(
         head_seq, head_hash = (head[0], head[1]) if head else (0, None)
 
         incremental = before is not None and not full
-        start_seq, start_hash = (before.seq, before.hash) if incremental else (0, GENESIS)
+        start_seq, start_hash = (before.seq, before.hash) if before is not None and incremental else (0, GENESIS)
         total = max(head_seq - start_seq, 0)
         if progress:
             progress(0, total)
@@ -211,7 +211,7 @@ def verify_store(
     chain_ok = finding is None
     ok = not findings
     finding = finding or (store_level[0] if store_level else None)
-    if chain_ok:
+    if chain_ok or finding is None:
         verified_through = last_seq
     else:
         verified_through = finding.seq - 1 if finding.seq > start_seq else 0

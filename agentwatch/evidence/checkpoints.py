@@ -208,7 +208,7 @@ class Notary:
             checkpoint = Checkpoint(origin_for(self.store_id), size, root)
             last = read_state(self.store_id, self.state_dir)
             last_cp = open_checkpoint(last.note, self.verifier) if last is not None else None
-            if last_cp is not None and last_cp.size == size:
+            if last is not None and last_cp is not None and last_cp.size == size:
                 if last_cp.root != root:
                     raise CheckpointError(f"refusing to sign a second root for tree size {size}")
                 note, new = last.note, False

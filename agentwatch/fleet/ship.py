@@ -24,6 +24,15 @@ server holds the rows it covers: the server keeps it only when its own rows
 reproduce the root, so it witnesses that each checkpoint extends the one before.
 Sending a held checkpoint again is accepted as such; a refused one is a finding
 on the server and `checkpoint_refused` here, and the rows go on shipping.
+
+An erased row (docs/erasure.md) is sent as it is stored, `null`, with the digest
+its erasure row names and that row's seq: the server checks its hash with that
+digest, and erases its own copy of a row when the erasure row arrives. A row
+retained before it shipped (docs/retention.md) goes the same way, with the
+digest kept in the row and its retention row's seq; one retained after it
+shipped keeps its payload on the server. While
+caught up, the shipper still calls ingest with no rows every `report_every_s`
+(60 s), so the server knows the source is alive (docs/fleet.md, "Silence").
 """
 
 from __future__ import annotations
@@ -43,7 +52,9 @@ from agentwatch.evidence import checkpoints
 from agentwatch.evidence.note import Checkpoint, NoteError, split_note
 from agentwatch.fleet.connect import FleetUnreachable, check_target, connect, first_line, redact
 from agentwatch.store import db
+from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
 from agentwatch.store.packing import Dictionaries
+from agentwatch.store.retention import covered, retained_ranges
 
 BATCH_ROWS = 1000
 MAX_BATCH_ROWS = 10_000  # the ingest function's own limit per call
@@ -57,8 +68,10 @@ _STATUS_EVERY_S = 0.5  # at most this often while shipping, and at every change 
 
 _READ = ("SELECT seq, record_id, kind, recorded_at_ns, CAST(payload AS BLOB), prev_hash, hash, payload_dict, payload_z"
          " FROM records WHERE seq > ? ORDER BY seq LIMIT ?")
-_INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq, detail FROM agentwatch.ingest("
-           "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[])")
+_INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq, detail FROM agentwatch.ingest_rows("
+           "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[],"
+           " %b::bytea[], %b::bigint[])")
+REPORT_EVERY_S = 60.0  # while caught up, the shipper still tells the server its head this often (docs/fleet.md)
 _INGEST_CHECKPOINT = "SELECT accepted, refused, detail FROM agentwatch.ingest_checkpoint(%s, %s, %s, %s, %s, %s)"
 
 
@@ -116,6 +129,8 @@ class Shipper:
         self._last_emit = 0.0
         self._conn: Any = None  # a psycopg connection while connected
         self._overlap = False
+        self._reported_at = 0.0  # monotonic time of the last call that told the server this store's head
+        self.report_every_s = REPORT_EVERY_S
         self.state_dir = Path(state_dir) if state_dir is not None else None  # where the signer's record lives
         self._checkpoint_stat: Optional[tuple] = None  # the signer's record as last read
         self._checkpoint_done: Optional[str] = None  # the note the server last answered for (held or refused)
@@ -135,8 +150,7 @@ class Shipper:
         try:
             self.status.store_id = db.store_id(reader).hex()
             backoff = BACKOFF_MIN_S
-            version = reader.pragma("data_version")
-            idle = _IDLE_MIN_S
+            waiter = db.CommitWaiter(reader, _IDLE_MIN_S, _IDLE_MAX_S)
             while not stop.is_set():
                 try:
                     shipped = self._step(reader)
@@ -154,7 +168,7 @@ class Shipper:
                     stop.wait(REFUSED_RETRY_S)
                     continue
                 if shipped:
-                    idle = _IDLE_MIN_S
+                    waiter.reset()
                     if shipped < self.batch_rows and follow:
                         # A partial batch: let rows gather for a moment rather than send (and make
                         # the server commit) a few at a time while the recorder is busy.
@@ -162,17 +176,10 @@ class Shipper:
                     continue
                 if not follow:
                     break
-                # Caught up: wait until another connection commits to the store, or a new
-                # checkpoint is signed.
-                while not stop.is_set():
-                    current = reader.pragma("data_version")
-                    if current != version:
-                        version = current
-                        break
-                    if self._checkpoint_changed():
-                        break
-                    stop.wait(idle)
-                    idle = min(idle * 2, _IDLE_MAX_S)
+                # Caught up: wait until another connection commits to the store, a new
+                # checkpoint is signed, or the idle report is due.
+                waiter.wait_for_commit(stop, also=lambda: self._checkpoint_changed()
+                                       or time.monotonic() - self._reported_at >= self.report_every_s)
             if flush_s > 0:
                 self._flush(reader, time.monotonic() + flush_s)
                 try:
@@ -209,18 +216,21 @@ class Shipper:
                 # The first batch on a connection starts with the row the server holds last,
                 # so the server compares it with this store's (and finds a rewrite or rollback).
                 self._overlap = status.central_head_seq > 0
-            after = status.central_head_seq - 1 if self._overlap else status.central_head_seq
+            central = status.central_head_seq or 0  # set just above on a new connection
+            after = central - 1 if self._overlap else central
             document = Dictionaries.of(reader).document  # the server hashes a packed row's document
             rows = [(*r[:4], document(r[4], r[7], r[8]), r[5], r[6])
                     for r in reader.execute(_READ, (after, self.batch_rows))]
             head = reader.execute("SELECT seq, recorded_at_ns FROM records ORDER BY seq DESC LIMIT 1").fetchone()
             local_seq, local_ns = head if head else (0, 0)
             status.local_head_seq = local_seq
-            if not rows and not self._overlap:
+            due = time.monotonic() - self._reported_at >= self.report_every_s and central > 0
+            if not rows and not self._overlap and not due:
                 self._send_checkpoint()
                 self._settle(reader, "caught_up")
                 return 0
             columns = [list(c) for c in zip(*rows)] if rows else [[]] * 7
+            columns += _erased_columns(reader, rows)
             accepted, duplicates, central, refused, refused_seq, detail = self._conn.execute(
                 _INGEST, (status.store_id, status.host, local_seq, local_ns, *columns)).fetchone()
         except psycopg.Error as exc:
@@ -234,13 +244,15 @@ class Shipper:
         except FleetUnreachable as exc:
             raise _Retry(str(exc)) from None
         self._overlap = False
+        self._reported_at = time.monotonic()
         status.central_head_seq = central
         status.rows_shipped += accepted
         status.duplicates += duplicates
         status.batches += 1
         if refused is not None:
             status.refused = {"kind": refused, "seq": refused_seq, "detail": detail}
-            self._failed(f"the fleet server refused seq {refused_seq}: {refused}: {detail}", state="refused")
+            what = f"seq {refused_seq}" if refused_seq is not None else "this store"
+            self._failed(f"the fleet server refused {what}: {refused}: {detail}", state="refused")
             # The next attempt starts over (head, overlap row), so it meets the same refusal
             # rather than finding nothing new to send and calling that caught up.
             self._disconnect()
@@ -248,7 +260,7 @@ class Shipper:
         status.refused = None
         status.failing_since_ns = None
         self._send_checkpoint()
-        self._settle(reader, "shipping")
+        self._settle(reader, "shipping" if rows else "caught_up")
         return accepted
 
     # -- checkpoints ------------------------------------------------------------------
@@ -358,6 +370,38 @@ class Shipper:
             except Exception:
                 pass  # a broken connection closes anyway
             self._conn = None
+
+
+def _erased_columns(reader: apsw.Connection, rows: list[tuple]) -> list[list]:
+    """For each row whose payload was removed, the digest its hash covers and the seq of the row that
+    accounts for it; None, None for any other row.
+
+    An erased row holds `null` and verifies with the digest its erasure row names
+    (docs/erasure.md); a retained one with the digest kept in the row, under the
+    retention row whose range holds it (docs/retention.md). The server needs the
+    digest to check the row's hash.
+    """
+    digests: list = [None] * len(rows)
+    erasures: list = [None] * len(rows)
+    ranges: Optional[list] = None
+    for i, row in enumerate(rows):
+        if row[4] != ERASED_PAYLOAD or row[2] == "attestation":
+            continue
+        named = erasure_named(reader, row[0])
+        if named is not None:
+            digests[i], erasures[i] = named.payload_sha256, named.erasure_seq
+            continue
+        try:
+            kept = reader.execute("SELECT kept_sha256 FROM records WHERE seq = ?", (row[0],)).fetchone()
+        except apsw.SQLError:
+            continue  # a store from before retention (migration 0007)
+        if kept is not None and isinstance(kept[0], bytes):
+            if ranges is None:
+                ranges = retained_ranges(reader)
+            by = covered(ranges, row[0])
+            if by is not None:
+                digests[i], erasures[i] = kept[0], by
+    return [digests, erasures]
 
 
 class _Retry(Exception):

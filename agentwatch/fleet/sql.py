@@ -86,7 +86,10 @@ def plain(value: Any) -> Any:
     if isinstance(value, datetime.timedelta):
         return value.total_seconds()
     if isinstance(value, decimal.Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
+        # As SQLite would give it: a whole number written without a fraction is an integer, else a double.
+        if not value.is_finite():
+            return float(value)
+        return int(value) if int(value.as_tuple().exponent) >= 0 else float(value)
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, memoryview):

@@ -93,7 +93,7 @@ def _scripts(directory: Path) -> dict[str, bytes]:
         if "." in path.name:
             continue  # event names have no dots; backups and temporary files do
         data = read_bytes(path)
-        if is_ours(data):
+        if data is not None and is_ours(data):
             found[path.name] = data
     return found
 

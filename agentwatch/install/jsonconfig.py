@@ -88,7 +88,7 @@ def parse(path: Path, data: bytes | None) -> dict:
 
 def dump(doc: dict, original: bytes | None) -> bytes:
     """Serialize with the original's indentation (2 spaces for a new file) and final newline."""
-    indent: int | str = 2
+    indent: int | str | None = 2
     newline = True
     if original is not None and original.strip():
         text = original.decode("utf-8", "replace")

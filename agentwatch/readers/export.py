@@ -178,6 +178,7 @@ def export(
                 out.write(b"".join(json.dumps(r.to_json(), ensure_ascii=False).encode("utf-8") + b"\n" for r in batch))
                 out.flush()
             else:
+                assert mapper is not None
                 spans = mapper.spans(batch)
                 if spans:
                     if named is not None:
@@ -197,7 +198,7 @@ def export(
             report.last_seq = batch[-1].seq
 
         def acknowledge(batch) -> None:
-            if named is not None:
+            if named is not None and cursor is not None:
                 named.record_deliveries(r.seq for r in batch)
                 named.ack(cursor, batch[-1].seq)
                 _clear_pending(named)

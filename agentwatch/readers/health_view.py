@@ -140,6 +140,14 @@ def _redaction(r: dict) -> Row:
     return Row("redaction", f"{mode}, self-test FAILED ({len(test.get('failures') or [])} failures)", "bad")
 
 
+def _rows_ahead(ship: dict) -> int:
+    """How many rows the server holds beyond the store's own head (after a rollback), else 0."""
+    central, local = ship.get("central_head_seq"), ship.get("local_head_seq")
+    if isinstance(central, int) and isinstance(local, int) and central > local:
+        return central - local
+    return 0
+
+
 def _ship(ship: Any) -> Row:
     """Shipping to the fleet server: its state, how far behind, and what stops it.
 
@@ -152,13 +160,17 @@ def _ship(ship: Any) -> Row:
     if state == "off":
         return Row("ship", "off (no fleet server configured)", "info")
     parts = [str(state)]
-    if isinstance(ship.get("lag_rows"), int):
+    refused = ship.get("refused")
+    ahead = _rows_ahead(ship)
+    if ahead:  # the store was rolled back: behind by nothing, the server holds more than it
+        parts.append(f"the server holds {count(ahead)} rows beyond this store's head")
+    elif isinstance(ship.get("lag_rows"), int):
         parts.append(f"{count(ship['lag_rows'])} rows behind")
     if isinstance(ship.get("lag_s"), (int, float)) and ship.get("lag_rows"):
         parts.append(f"oldest unshipped {duration(ship['lag_s'])}")
-    refused = ship.get("refused")
     if state == "refused" and isinstance(refused, dict):
-        parts.append(f"refused at seq {refused.get('seq')} ({refused.get('kind')})")
+        where = f" at seq {refused.get('seq')}" if refused.get("seq") is not None else ""
+        parts.append(f"refused{where} ({refused.get('kind')})")
         return Row("ship", ", ".join(parts), "bad")
     if ship.get("last_error") and state not in ("caught_up", "shipping"):
         parts.append(f"last error: {ship['last_error']}")

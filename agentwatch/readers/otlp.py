@@ -34,6 +34,7 @@ import apsw
 
 from agentwatch import __version__
 from agentwatch.readers import sessions
+from agentwatch.store import db
 from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 
 # Where a harness implies who serves the model (gen_ai.provider.name); others leave it out.
@@ -143,18 +144,18 @@ class Mapper:
         return self._turn(harness, session_id, last_seq, seq, seq)
 
     def _last_before(self, harness: str, session_id: str, seq: int) -> int:
-        return self.conn.execute(
+        return db.one(self.conn.execute(
             "SELECT max(seq) FROM records WHERE session_id = ? AND harness = ? AND kind = 'event' AND seq < ?",
             (session_id, harness, seq),
-        ).fetchone()[0]
+        ))[0]
 
     def _turn(self, harness: str, session_id: str, prompt_seq: Optional[int], last_seq: int, closed_by: int) -> Span:
         first = prompt_seq
         if first is None:  # a turn before any prompt: from the session's first event
-            first = self.conn.execute(
+            first = db.one(self.conn.execute(
                 "SELECT min(seq) FROM records WHERE session_id = ? AND harness = ? AND kind = 'event'",
                 (session_id, harness),
-            ).fetchone()[0]
+            ))[0]
         rows: list[Any] = self.conn.execute(
             f"SELECT seq, recorded_at_ns, event_kind, {DOCUMENT_COLUMNS} FROM records WHERE session_id = ? AND harness = ? "
             "AND kind = 'event' AND seq BETWEEN ? AND ? ORDER BY seq",
@@ -218,7 +219,8 @@ class Mapper:
 
     def _tool_span(self, harness: str, session_id: str, call: "sessions.Call", prompts: list[int]) -> Span:
         start_doc, end_doc = call.start_doc, call.end_doc
-        start = _when(start_doc, call.start_ns) if start_doc else _when(end_doc, call.end_ns)
+        assert end_doc is not None and call.end_ns is not None and call.end_seq is not None, "a span ends a call"
+        start = _when(start_doc, call.start_ns) if start_doc and call.start_ns is not None else _when(end_doc, call.end_ns)
         end = _when(end_doc, call.end_ns)
         if call.duration_ms is not None:
             end = start + int(call.duration_ms * 1_000_000)

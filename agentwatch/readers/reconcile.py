@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from agentwatch.coverage import rows as coverage_rows
 from agentwatch.errors import UsageError, exit_for_findings
-from agentwatch.evidence import audit as check
+from agentwatch.evidence import audit
 from agentwatch.readers.consumers import Consumer
 from agentwatch.store import db
 from agentwatch.verify import identity
@@ -42,7 +42,7 @@ class Predicate:
     skipped: list[str] | None = None  # within_bounds only: the predicates that were not
 
     def to_json(self) -> dict:
-        doc = {"name": self.name, "ok": self.ok, "detail": self.detail}
+        doc: dict[str, Any] = {"name": self.name, "ok": self.ok, "detail": self.detail}
         if self.rests_on is not None:
             doc.update(rests_on=self.rests_on, skipped=self.skipped)
         return doc
@@ -86,22 +86,22 @@ def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None =
     conn = db.open_reader(store)
     try:
         store_id = db.store_id(conn)
-        head = conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0]
+        head = db.one(conn.execute("SELECT coalesce(max(seq), 0) FROM records"))[0]
         result = Reconciliation(str(store), head)
         by_kind = dict(conn.execute("SELECT kind, count(*) FROM records WHERE seq <= ? GROUP BY kind", (head,)))
         counts = result.counts
         counts["by_kind"] = {k: by_kind.get(k, 0) for k in ("event", "attestation", "gap")}
         counts["stored"] = counts["by_kind"]["event"]
-        counts["replayed_from_spool"] = conn.execute(
+        counts["replayed_from_spool"] = db.one(conn.execute(
             "SELECT count(*) FROM records WHERE seq <= ? AND kind = 'event' "
             "AND json_extract(payload, '$.client.delivery') = 'spool'", (head,)
-        ).fetchone()[0]
+        ))[0]
         counts["gaps_by_reason"] = dict(cast(Any, conn.execute(
             "SELECT coalesce(json_extract(payload, '$.reason'), '(none)'), count(*) FROM records "
             "WHERE seq <= ? AND kind = 'gap' GROUP BY 1 ORDER BY 1", (head,)
         ).fetchall()))
 
-        checked = check.verify_store(store, full=True, state_dir=state_dir, update_anchor=False, progress=progress)
+        checked = audit.verify_store(store, full=True, state_dir=state_dir, update_anchor=False, progress=progress)
         chain = [f for f in checked.findings if f.kind not in IDENTITY_KINDS]
         whole = [f for f in checked.findings if f.kind in IDENTITY_KINDS]
         result.store_findings = whole

@@ -111,12 +111,12 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
         sessions = []
         covered = coverage_rows.coverage_by_session(conn)
         for h, sid, first_ns, last_ns, events, prompts, denials, first_seq, last_seq in rows:
-            cwd, last_event = conn.execute(
+            cwd, last_event = db.one(conn.execute(
                 "SELECT (SELECT json_extract(payload, '$.cwd') FROM records WHERE session_id = ?1 AND harness = ?2 "
                 "        AND kind = 'event' AND json_extract(payload, '$.cwd') IS NOT NULL ORDER BY seq LIMIT 1), "
                 "       (SELECT event_name FROM records WHERE seq = ?3)",
                 (sid, h, last_seq),
-            ).fetchone()
+            ))
             summary = SessionSummary(h or "", sid, cwd, first_ns, last_ns, events, prompts or 0,
                                      denials=denials or 0, last_event=last_event, first_seq=first_seq,
                                      last_seq=last_seq)
@@ -144,14 +144,14 @@ def _call_outcomes(conn: apsw.Connection, harness: str, session_id: str) -> dict
 def _denials(conn: apsw.Connection, harness: str, session_id: str) -> int:
     """Records that deny: a permission decision `deny`, or the end of a call the view calls denied;
     one record that is both counts once."""
-    return conn.execute(
+    return db.one(conn.execute(
         "SELECT count(*) FROM ("
         " SELECT seq FROM records WHERE session_id = ?1 AND harness = ?2 AND kind = 'event'"
         "  AND json_extract(payload, '$.decision.value') = 'deny'"
         " UNION SELECT coalesce(end_seq, start_seq) FROM tool_calls WHERE session_id = ?1 AND harness = ?2"
         "  AND outcome = 'denied')",
         (session_id, harness),
-    ).fetchone()[0]
+    ))[0]
 
 
 # -- one session's timeline ------------------------------------------------------------
@@ -224,7 +224,7 @@ def timeline(store: Path, session: str, harness: Optional[str] = None) -> tuple[
 
 
 def _head(conn: apsw.Connection) -> int:
-    return conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0]
+    return db.one(conn.execute("SELECT coalesce(max(seq), 0) FROM records"))[0]
 
 
 def follow_timeline(store: Path, harness: str, session_id: str, *, after_seq: int,
@@ -233,25 +233,15 @@ def follow_timeline(store: Path, harness: str, session_id: str, *, after_seq: in
     and between reads it waits for `PRAGMA data_version` to say another connection committed."""
     conn = db.open_reader(store)
     try:
-        version = conn.pragma("data_version")
-        wait = _MIN_WAIT_S
-        while stop is None or not stop.is_set():
-            current = conn.pragma("data_version")
-            if current != version:
-                version = current
-                head = _head(conn)
-                if head > after_seq:
-                    batch = items(conn, harness, session_id, after_seq=after_seq, upto_seq=head)
-                    after_seq = head
-                    wait = _MIN_WAIT_S
-                    if batch:
-                        yield batch
-                    continue
-            if stop is not None:
-                stop.wait(wait)
-            else:
-                time.sleep(wait)
-            wait = min(wait * 2, _MAX_WAIT_S)
+        waiter = db.CommitWaiter(conn, _MIN_WAIT_S, _MAX_WAIT_S)
+        while waiter.wait_for_commit(stop):
+            head = _head(conn)
+            if head > after_seq:
+                batch = items(conn, harness, session_id, after_seq=after_seq, upto_seq=head)
+                after_seq = head
+                waiter.reset()
+                if batch:
+                    yield batch
     finally:
         conn.close()
 
@@ -307,7 +297,7 @@ def _calls(conn: apsw.Connection, harness: str, session_id: str, after_seq: int,
         start = _doc(conn, start_seq)
         end = _doc(conn, end_seq)
         tool = (start or end or {}).get("tool") or {}
-        at_ns = conn.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (first_seq,)).fetchone()[0]
+        at_ns = db.one(conn.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (first_seq,)))[0]
         item = Item("tool", first_seq, at_ns, harness, name=tool_name(tool), summary=input_summary(tool),
                     outcome=outcome, duration_ms=duration_ms, end_seq=end_seq, call_id=call_id)
         if start_seq is None:
@@ -360,7 +350,7 @@ def calls_ending_at(conn: apsw.Connection, harness: str, session_id: str, end_se
 def _recorded_at(conn: apsw.Connection, seq: Optional[int]) -> Optional[int]:
     if seq is None:
         return None
-    return conn.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (seq,)).fetchone()[0]
+    return db.one(conn.execute("SELECT recorded_at_ns FROM records WHERE seq = ?", (seq,)))[0]
 
 
 def tool_name(tool: dict) -> Optional[str]:

@@ -60,8 +60,7 @@ def read_after(conn: apsw.Connection, after_seq: int, limit: int, kinds: Sequenc
 
 
 def head_seq(conn: apsw.Connection) -> int:
-    row = conn.execute("SELECT max(seq) FROM records").fetchone()
-    return row[0] or 0
+    return db.one(conn.execute("SELECT max(seq) FROM records"))[0] or 0
 
 
 def follow_store(
@@ -76,27 +75,16 @@ def follow_store(
     """Batches of records after `after_seq`; with `follow`, waits for new commits until `stop`."""
     conn = db.open_reader(path)
     try:
-        wait = _MIN_WAIT_S
-        version = conn.pragma("data_version")
+        waiter = db.CommitWaiter(conn, _MIN_WAIT_S, _MAX_WAIT_S)
         while stop is None or not stop.is_set():
             batch = read_after(conn, after_seq, batch_rows, kinds)
             if batch:
                 after_seq = batch[-1].seq
-                wait = _MIN_WAIT_S
+                waiter.reset()
                 yield batch
                 continue
-            if not follow:
+            if not follow or not waiter.wait_for_commit(stop):
                 return
-            while stop is None or not stop.is_set():
-                current = conn.pragma("data_version")
-                if current != version:
-                    version = current
-                    break
-                if stop is not None:
-                    stop.wait(wait)
-                else:
-                    time.sleep(wait)
-                wait = min(wait * 2, _MAX_WAIT_S)
     finally:
         conn.close()
 
@@ -247,7 +235,7 @@ def follow_any(
                 stop.wait(_RETRY_S)
             else:
                 time.sleep(_RETRY_S)
-            sub = LiveFeed.open(socket_path, after_seq, kinds)
+            sub = LiveFeed.open(socket_path, after_seq, kinds) if socket_path is not None else None
             if sub is not None:
                 break
 
@@ -303,7 +291,7 @@ def run_tail(
         catching_up = progress is not None and behind > 0
         for batch in source:
             emit(batch)
-            if named is not None:
+            if named is not None and cursor is not None:
                 named.record_deliveries(r.seq for r in batch)
                 named.ack(cursor, batch[-1].seq)
             if catching_up:

@@ -120,7 +120,7 @@ _SUFFIXES = ("", "-wal", "-shm")
 
 def _file_ids(path: Path) -> tuple[Optional[tuple[int, int]], ...]:
     """(device, inode) of the store, its WAL and its shared memory at `path`; None where absent."""
-    ids = []
+    ids: list[Optional[tuple[int, int]]] = []
     for suffix in _SUFFIXES:
         try:
             st = os.stat(f"{path}{suffix}", follow_symlinks=False)
@@ -158,8 +158,13 @@ class Store:
         self.tree: CompactRange | None = None
         self.tree_head: tuple[int, bytes] | None = None  # (size, root) after the last commit
         # Row ranges (first, last) that appeared in the store without passing through this
-        # connection while it held the tree: appended by another process.
-        self.foreign_rows: list[tuple[int, int]] = []
+        # connection while it held the tree: appended by another process (take_foreign_rows).
+        self._foreign_rows: list[tuple[int, int]] = []
+
+    def take_foreign_rows(self) -> list[tuple[int, int]]:
+        """The row ranges another process appended since the last call; each is handed out once."""
+        found, self._foreign_rows = self._foreign_rows, []
+        return found
 
     def close(self) -> None:
         self.conn.close()
@@ -341,7 +346,7 @@ class Store:
         if tree is not None and tree.size == head_seq:
             return tree.copy()
         if tree is not None and tree.size < head_seq:
-            self.foreign_rows.append((tree.size + 1, head_seq))
+            self._foreign_rows.append((tree.size + 1, head_seq))
         return store_tree.catch_up(self.conn, head_seq)
 
 

@@ -1,13 +1,21 @@
-"""Every SQLite connection is opened and configured here, and only here."""
+"""Every connection to a store is opened and configured here.
+
+Three connections are opened elsewhere, on purpose: `schema_check` builds the reference
+schema in an in-memory database, `append` copies a store lost under the writer into a new
+file through SQLite's backup API, and `standalone_verify.py` reads with the standard
+library's sqlite3 (it imports nothing from the package).
+"""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import os
+import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import apsw
 
@@ -219,3 +227,50 @@ def store_id(conn: apsw.Connection) -> bytes:
     if row is None:
         raise SchemaError(f"{conn.filename}: store has no store_id")
     return bytes.fromhex(row[0])
+
+
+def one(cursor: apsw.Cursor) -> Any:
+    """The row of a query that always returns one (an aggregate, a row known to be there)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("the query returned no row")
+    return row
+
+
+class CommitWaiter:
+    """The one "wait for the next commit" loop of every follower (tail, session timelines, the shipper).
+
+    It looks at `PRAGMA data_version` on a reader's connection, which moves when another
+    connection commits, and sleeps between looks from `min_wait` doubling up to `max_wait`;
+    `reset` after reading something starts again from `min_wait`.
+    """
+
+    def __init__(self, conn: apsw.Connection, min_wait: float, max_wait: float):
+        self.conn = conn
+        self.min_wait, self.max_wait = min_wait, max_wait
+        self.wait = min_wait
+        self.version = conn.pragma("data_version")
+
+    def reset(self) -> None:
+        self.wait = self.min_wait
+
+    def committed(self) -> bool:
+        """Whether another connection committed since the last look."""
+        current = self.conn.pragma("data_version")
+        if current == self.version:
+            return False
+        self.version = current
+        return True
+
+    def wait_for_commit(self, stop: Optional[threading.Event] = None,
+                        also: Optional[Callable[[], bool]] = None) -> bool:
+        """True once another connection committed (or `also()` is true); False once `stop` is set."""
+        while stop is None or not stop.is_set():
+            if self.committed() or (also is not None and also()):
+                return True
+            if stop is not None:
+                stop.wait(self.wait)
+            else:
+                time.sleep(self.wait)
+            self.wait = min(self.wait * 2, self.max_wait)
+        return False

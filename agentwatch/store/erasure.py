@@ -310,7 +310,7 @@ def _empty_wal(store: Store, wait_ms: int) -> tuple[bool, int]:
     """
     store.conn.setbusytimeout(wait_ms)
     try:
-        busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        busy, _, _ = db.one(store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
     finally:
         store.conn.setbusytimeout(db.BUSY_TIMEOUT_MS)
     wal = Path(str(store.path) + "-wal")

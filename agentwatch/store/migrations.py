@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -141,5 +142,10 @@ def migrate(conn: apsw.Connection, available: list[Migration] | None = None) -> 
             raise
 
 
+def db_one(conn: apsw.Connection, sql: str) -> Any:
+    """The first column of the one row `sql` returns."""
+    return conn.execute(sql).fetchall()[0][0]
+
+
 def _has_user_tables(conn: apsw.Connection) -> bool:
-    return int(conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]) > 0
+    return int(db_one(conn, "SELECT count(*) FROM sqlite_schema")) > 0

@@ -35,7 +35,7 @@ RETENTION_TYPE = "retention"
 HOLD_TYPE = "hold"
 RELEASE_TYPE = "hold_release"
 RETAINABLE_KINDS = ("event", "gap")
-MAX_ROWS = 1000  # rows one retention transaction retains at most: the writer is held that long
+MAX_ROWS = 200  # rows one retention transaction retains at most: the writer is held that long
 NS_PER_DAY = 86_400 * 1_000_000_000
 MAX_REASON_CHARS = 1000
 
@@ -168,14 +168,18 @@ def archived_row(archive: Any, reason: str, who: dict[str, Any]) -> Append:
     return Append(f"attest-archived-{os.urandom(8).hex()}", "attestation", canonical_json(doc))
 
 
-_HOLDS_SQL = ("SELECT seq, CAST(payload AS BLOB) FROM records WHERE kind = 'attestation' AND typeof(payload) = 'text'"
-              " AND json_valid(payload) AND json_extract(payload, '$.type') IN ('hold', 'hold_release') ORDER BY seq")
+# Reads the partial index records_by_hold_id (migration 0007), which holds hold and release rows only.
+_HOLDS_SQL = "SELECT seq, CAST(payload AS BLOB) FROM records WHERE hold_id IS NOT NULL ORDER BY seq"
 
 
 def holds(conn: apsw.Connection) -> list[Hold]:
     """Every hold recorded in the store, oldest first, each with its release if it has one."""
     found: dict[str, Hold] = {}
-    for seq, payload in conn.execute(_HOLDS_SQL):
+    try:
+        rows: list[Any] = conn.execute(_HOLDS_SQL).fetchall()
+    except apsw.SQLError:
+        return []  # a store from before migration 0007 holds no holds
+    for seq, payload in rows:
         try:
             doc = json.loads(payload)
         except ValueError:
@@ -223,67 +227,112 @@ class Pass:
                 "rows": self.rows, "bytes_freed": self.bytes_freed, "held": self.held}
 
 
-_CANDIDATES_SQL = (
-    "SELECT seq, harness, session_id, recorded_at_ns, CAST(payload AS BLOB), payload_dict, payload_z FROM records"
-    " WHERE seq > ? AND recorded_at_ns < ? AND kind IN ('event', 'gap') AND typeof(payload) = 'text'"
-    " AND payload IS NOT 'null' ORDER BY seq LIMIT ?"
+_SCAN_SQL = (
+    "SELECT seq, kind, harness, session_id, recorded_at_ns, CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB)"
+    " END, payload_dict, payload_z FROM records WHERE seq > ? ORDER BY seq LIMIT ?"
 )
 
 
 class Step(NamedTuple):
     """One call of retain_once: the pass (None when nothing was retained), the seq the next call
-    resumes after, and the retention row with what the store said of it (for the daemon's writer)."""
+    resumes after, whether the scan reached a row too new to retain (or the head), and the
+    retention row with what the store said of it (for the daemon's writer)."""
 
     done: Pass | None
     resume: int
+    finished: bool
     appended: list[tuple[Append, Appended]]
 
 
 def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0, max_rows: int = MAX_ROWS,
-                who: dict[str, Any] | None = None) -> Step:
+                who: dict[str, Any] | None = None, active: Sequence[Hold] | None = None) -> Step:
     """Retain at most `max_rows` rows past `after_seq` in one transaction.
 
-    A row a hold covers is skipped (and counted), never retained.
+    Rows are scanned in seq order and the scan stops at the first row recorded at or after the
+    cutoff, so a row whose clock stepped back is found by a later pass, never skipped. A row a
+    hold in force covers is skipped (and counted), never retained. `active` is the holds in
+    force (read from the store when None).
     """
     cutoff = policy.cutoff_ns(now_ns)
     if cutoff is None:
-        return Step(None, after_seq, [])
+        return Step(None, after_seq, True, [])
     conn = store.conn
-    active = [h for h in holds(conn) if h.active]
+    if active is None:
+        active = [h for h in holds(conn) if h.active]
     dictionaries = packing.Dictionaries(conn)
     chosen: list[tuple[int, bytes, int]] = []  # (seq, document digest, stored bytes freed)
     held = 0
     resume = after_seq
-    for seq, harness, session_id, at, payload, dict_id, z in conn.execute(_CANDIDATES_SQL,
-                                                                          (after_seq, cutoff, max_rows)):
-        resume = seq
-        if holding(active, harness, session_id, at):
-            held += 1
-            continue
-        document = payload
-        if z is not None:
-            document = packing.unpacked(payload, dictionaries.get(dict_id), z) or payload
-        chosen.append((seq, hashlib.sha256(document).digest(), len(payload) + (len(z) if z is not None else 0)))
+    finished = False
+    window = max(4 * max_rows, 1000)
+    while len(chosen) < max_rows and not finished:
+        rows: list[Any] = conn.execute(_SCAN_SQL, (resume, window)).fetchall()
+        if not rows:
+            finished = True  # past the head
+            break
+        for seq, kind, harness, session_id, at, payload, dict_id, z in rows:
+            if type(at) is not int or at >= cutoff:
+                finished = True
+                break
+            resume = seq
+            if kind not in RETAINABLE_KINDS or payload is None or payload == b"null":
+                continue
+            if holding(active, harness, session_id, at):
+                held += 1
+                continue
+            document = payload
+            if z is not None:
+                document = packing.unpacked(payload, dictionaries.get(dict_id), z) or payload
+            chosen.append((seq, hashlib.sha256(document).digest(), len(payload) + (len(z) if z is not None else 0)))
+            if len(chosen) == max_rows:
+                break
+        else:
+            finished = len(rows) < window  # the whole window was read: the head was in it, or read on
     if not chosen:
-        return Step(None, resume, [])
+        return Step(None, resume, finished, [])
     freed = sum(c[2] for c in chosen)
     doc = {
         "schema": 1, "type": RETENTION_TYPE, "first_seq": chosen[0][0], "last_seq": chosen[-1][0],
-        "rows": len(chosen), "held": held, "bytes_freed": freed, "cutoff_ns": cutoff,
+        "rows": len(chosen), "held": held, "bytes_freed": freed, "cutoff_ns": cutoff, "scanned_to": resume,
         "policy": policy.to_json(), "policy_digest": policy.digest, "actor": who or actor(), "version": __version__,
     }
     row = Append(f"attest-retention-{os.urandom(8).hex()}", "attestation", canonical_json(doc))
 
     def clear(conn: apsw.Connection, appended) -> None:
         # The trigger lets exactly this through while the retention row is the head. A row in
-        # the range that was not chosen (held, or not old enough) is left as it is.
+        # the range that was not chosen (held, or not retainable) is left as it is.
         conn.executemany(
             "UPDATE records SET payload = 'null', payload_dict = NULL, payload_z = NULL, kept_sha256 = ? WHERE seq = ?",
             [(digest, seq) for seq, digest, _ in chosen])
 
     conn.pragma("secure_delete", True)  # freed cells and pages are overwritten with zeros
     (appended,) = store.append([row], before_commit=clear)
-    return Step(Pass(appended.seq, chosen[0][0], chosen[-1][0], len(chosen), freed, held), resume, [(row, appended)])
+    return Step(Pass(appended.seq, chosen[0][0], chosen[-1][0], len(chosen), freed, held), resume, finished,
+                [(row, appended)])
+
+
+def frontier(conn: apsw.Connection) -> int:
+    """Where a pass may start: below it every row is retained, held, not retainable or erased.
+
+    The `scanned_to` of the newest retention row, unless a hold was released after it (the
+    rows it held are below), then 0.
+    """
+    try:
+        newest = conn.execute("SELECT seq, CAST(payload AS BLOB) FROM records WHERE retained_last IS NOT NULL "
+                              "ORDER BY seq DESC LIMIT 1").fetchone()
+    except apsw.SQLError:
+        return 0
+    if newest is None:
+        return 0
+    released = conn.execute("SELECT 1 FROM records WHERE hold_id IS NOT NULL AND seq > ? AND "
+                            "json_extract(payload, '$.type') = 'hold_release' LIMIT 1", (newest[0],)).fetchone()
+    if released is not None:
+        return 0
+    try:
+        scanned = json.loads(newest[1]).get("scanned_to")
+    except (ValueError, AttributeError):
+        return 0
+    return scanned if type(scanned) is int and 0 <= scanned < newest[0] else 0
 
 
 def retain(store: Store, policy: Policy, now_ns: int | None = None, *, max_rows: int = MAX_ROWS,
@@ -291,14 +340,15 @@ def retain(store: Store, policy: Policy, now_ns: int | None = None, *, max_rows:
     """Retention passes until nothing older than the cutoff is left; then the file shrinks."""
     now_ns = time.time_ns() if now_ns is None else now_ns
     passes: list[Pass] = []
-    after = 0
+    after = frontier(store.conn)
+    active = [h for h in holds(store.conn) if h.active]
     while True:
-        done, resume, _ = retain_once(store, policy, now_ns, after_seq=after, max_rows=max_rows, who=who)
-        if done is None and resume == after:
+        step = retain_once(store, policy, now_ns, after_seq=after, max_rows=max_rows, who=who, active=active)
+        if step.done is not None:
+            passes.append(step.done)
+        after = step.resume
+        if step.finished:
             break
-        if done is not None:
-            passes.append(done)
-        after = resume
     if passes and shrink:
         release_space(store)
     return passes

@@ -139,8 +139,11 @@ class Checkpointer:
     def background_once(self) -> None:
         """One background checkpoint (the thread's step; tests call it directly)."""
         generation = self._generation
+        conn = self._conn
+        if conn is None:
+            return  # stopped, or never opened
         with self._one_at_a_time:
-            copied = self._checkpoint(self._conn)
+            copied = self._checkpoint(conn)
         if copied is not None:
             self.stats.background += 1
             self._background_ran_in = generation

@@ -10,8 +10,6 @@ never write the store, so anchors live in the state directory:
 from __future__ import annotations
 
 import base64
-import binascii
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from typing import Any
 from agentwatch import paths, safefs
 from agentwatch.errors import UsageError
 from agentwatch.store.chain import CHAIN_VERSION, format_hash, parse_hash
-from agentwatch.verify.atomic import write_atomic
+from agentwatch.verify.atomic import read_json, write_json
 
 ANCHOR_FORMAT = "agentwatch-anchor/1"
 
@@ -59,33 +57,27 @@ def anchor_path(store_id: bytes, state_dir: Path | None = None) -> Path:
 
 def read_anchor(path: Path, store_id: bytes) -> Anchor | None:
     """The anchor at path, None if there is none. UsageError if it is unreadable or foreign."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    anchor = read_json(path, "verify anchor", _parse_anchor)
+    if anchor is None:
         return None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the verify anchor ({exc.strerror})") from None
-    try:
-        doc = json.loads(text)
-        if doc["format"] != ANCHOR_FORMAT or doc["chain_version"] != CHAIN_VERSION:
-            raise ValueError(f"format {doc['format']!r}, chain version {doc['chain_version']!r}")
-        seq, verified_at = doc["seq"], doc["verified_at_ns"]
-        if type(seq) is not int or seq < 1 or type(verified_at) is not int:
-            raise ValueError("seq and verified_at_ns must be integers, seq >= 1")
-        tree = base64.b64decode(doc.get("tree", ""), validate=True)
-        if len(tree) != 32 * bin(seq).count("1") and tree:
-            raise ValueError(f"tree must hold {bin(seq).count('1')} hashes for seq {seq}")
-        anchor = Anchor(doc["store_id"], seq, parse_hash(doc["hash"]), verified_at, str(doc.get("store", "")), tree)
-    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as exc:
-        raise UsageError(
-            f"{path}: not a valid verify anchor ({exc}); inspect it, and remove it only if you trust the store"
-        ) from None
     if anchor.store_id != store_id.hex():
         raise UsageError(f"{path}: anchor belongs to store {anchor.store_id}, not {store_id.hex()}")
     return anchor
 
 
+def _parse_anchor(doc: Any) -> Anchor:
+    if doc["format"] != ANCHOR_FORMAT or doc["chain_version"] != CHAIN_VERSION:
+        raise ValueError(f"format {doc['format']!r}, chain version {doc['chain_version']!r}")
+    seq, verified_at = doc["seq"], doc["verified_at_ns"]
+    if type(seq) is not int or seq < 1 or type(verified_at) is not int:
+        raise ValueError("seq and verified_at_ns must be integers, seq >= 1")
+    tree = base64.b64decode(doc.get("tree", ""), validate=True)
+    if len(tree) != 32 * bin(seq).count("1") and tree:
+        raise ValueError(f"tree must hold {bin(seq).count('1')} hashes for seq {seq}")
+    return Anchor(doc["store_id"], seq, parse_hash(doc["hash"]), verified_at, str(doc.get("store", "")), tree)
+
+
 def write_anchor(path: Path, anchor: Anchor) -> None:
     """Replace the anchor atomically (temp file, fsync, rename), owner-only."""
     safefs.private_dir(path.parent, "anchor directory")
-    write_atomic(path, (json.dumps(anchor.to_json(), indent=2, sort_keys=True) + "\n").encode(), 0o600)
+    write_json(path, anchor.to_json(), 0o600)

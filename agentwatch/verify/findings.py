@@ -235,6 +235,7 @@ def _home(conn: apsw.Connection, prefix: bytes, row: Row, owner: int | None) -> 
 def classify_break(conn: apsw.Connection, prefix: bytes, last_seq: int, last_hash: bytes) -> Finding:
     """Name the first break, given the last intact position: the row after it failed."""
     row = _row(conn, _NEXT_SQL, last_seq)
+    assert row is not None, "classify_break is called for a row after last_seq that failed"
     s = last_seq + 1
     seq = row[0]
     if type(seq) is int and seq > s:
@@ -252,12 +253,12 @@ def classify_break(conn: apsw.Connection, prefix: bytes, last_seq: int, last_has
     if linked:  # changed in place: the link to the previous row is intact
         if after_ok and _fits(prefix, after, s):
             return Finding(s, "inserted", f"seq {s} was never recorded: the next row verifies at seq {s}")
-        if after_ok and _hash_at(prefix, row, s + 1, after[5]) == after[6]:
+        if after is not None and after_ok and _hash_at(prefix, row, s + 1, after[5]) == after[6]:
             return Finding(s, "reordered", f"seq {s} holds the content recorded at seq {s + 1}")
-        if after_ok and after[5] == stored and not _fits(prefix, after, s + 1):
+        if after is not None and after_ok and after[5] == stored and not _fits(prefix, after, s + 1):
             head = conn.execute(HEAD_SQL).fetchone()
             last = _row(conn, _ROW_SQL, head[0]) if head else None
-            if last is not None and not _fits(prefix, last, head[0]):
+            if head is not None and last is not None and not _fits(prefix, last, head[0]):
                 return Finding(s, "store_id_changed", f"seq {s}, seq {s + 1} and the head link to their predecessors, "
                                "but none hashes under this store_id: the store_id changed")
         note = _erasure_note(conn, row)

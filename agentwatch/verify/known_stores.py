@@ -31,9 +31,9 @@ fsync at start and stop, is the floor.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
-import json
 import os
 import time
 from contextlib import contextmanager
@@ -42,9 +42,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from agentwatch import paths, safefs
-from agentwatch.errors import UsageError
 from agentwatch.store.chain import format_hash, parse_hash
-from agentwatch.verify.atomic import write_atomic
+from agentwatch.verify.atomic import read_json, write_json
 from agentwatch.verify.findings import Finding
 
 FORMAT = "agentwatch-known-store/1"
@@ -121,31 +120,24 @@ def _locked(store: Path | str, state_dir: Path | None) -> Iterator[None]:
 
 def load(store: Path | str, state_dir: Path | None = None) -> Optional[KnownStore]:
     """What is remembered about the path (the head file's head included), None if nothing."""
-    path = record_path(store, state_dir)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    known = read_json(record_path(store, state_dir), "remembered store", _parse_known)
+    if known is None:
         return None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the remembered store ({exc.strerror})") from None
-    try:
-        doc = json.loads(text)
-        if doc["format"] != FORMAT:
-            raise ValueError(f"format {doc['format']!r}")
-        known = KnownStore(
-            path=str(doc["path"]), store_id=str(doc["store_id"]), head_seq=int(doc["head_seq"]),
-            head_hash=str(doc["head_hash"]), seen_at_ns=int(doc["seen_at_ns"]),
-            findings=list(doc.get("findings") or []), history=list(doc.get("history") or []),
-            salvaged=list(doc.get("salvaged") or []),
-        )  # fmt: skip
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(
-            f"{path}: not a valid remembered store ({exc}); inspect it, and remove it only if you trust the store"
-        ) from None
     beacon = read_head(store, state_dir)
     if beacon is not None and beacon[0] == known.store_id and beacon[1] > known.head_seq:
         known.head_seq, known.head_hash = beacon[1], beacon[2]
     return known
+
+
+def _parse_known(doc: Any) -> KnownStore:
+    if doc["format"] != FORMAT:
+        raise ValueError(f"format {doc['format']!r}")
+    return KnownStore(
+        path=str(doc["path"]), store_id=str(doc["store_id"]), head_seq=int(doc["head_seq"]),
+        head_hash=str(doc["head_hash"]), seen_at_ns=int(doc["seen_at_ns"]),
+        findings=list(doc.get("findings") or []), history=list(doc.get("history") or []),
+        salvaged=list(doc.get("salvaged") or []),
+    )  # fmt: skip
 
 
 def read_head(store: Path | str, state_dir: Path | None = None) -> Optional[tuple[str, int, str]]:
@@ -170,8 +162,7 @@ def read_head(store: Path | str, state_dir: Path | None = None) -> Optional[tupl
 
 
 def _save(known: KnownStore, state_dir: Path | None) -> None:
-    data = (json.dumps(known.to_json(), indent=2, sort_keys=True) + "\n").encode()
-    write_atomic(record_path(known.path, state_dir), data, 0o600)
+    write_json(record_path(known.path, state_dir), known.to_json(), 0o600)
 
 
 def remember(store: Path | str, store_id: bytes, head_seq: int, head_hash: bytes | None,
@@ -289,6 +280,8 @@ class HeadFile:
 
     def write(self, seq: int, digest: bytes | None) -> None:
         line = self._prefix + b"%d %s\n" % (seq, format_hash(digest or bytes(32)).encode())
+        if self._fd is None:
+            raise OSError(errno.EBADF, "the remembered head file is closed")
         os.pwrite(self._fd, line.ljust(_HEAD_SIZE, b" "), 0)
 
     def close(self) -> None:

@@ -50,9 +50,11 @@ class Worker:
                 [sys.executable, "-m", "agentwatch.verify.worker", str(self.store)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )  # fmt: skip
+        stdin = self.proc.stdin
+        assert stdin is not None  # a pipe: stdin=PIPE
         try:
-            pickle.dump(request, self.proc.stdin)
-            self.proc.stdin.flush()
+            pickle.dump(request, stdin)
+            stdin.flush()
             self._pending += 1
         except (OSError, ValueError) as exc:
             self.close()
@@ -63,7 +65,7 @@ class Worker:
         if self.proc is None:
             raise WorkerError("verify worker process is not running")
         try:
-            status, value = pickle.load(self.proc.stdout)
+            status, value = pickle.load(self.proc.stdout)  # type: ignore[arg-type]  # stdout=PIPE
         except (OSError, EOFError, pickle.UnpicklingError, ValueError) as exc:
             self.close()
             raise WorkerError(f"verify worker process failed: {type(exc).__name__}: {exc}") from None
@@ -87,7 +89,8 @@ class Worker:
             proc.kill()  # its answer is no longer wanted (an interrupted verify, a failed read)
         for pipe in (proc.stdin, proc.stdout):
             try:
-                pipe.close()
+                if pipe is not None:
+                    pipe.close()
             except OSError:
                 pass
         try:

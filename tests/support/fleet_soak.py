@@ -14,14 +14,21 @@
    spool meanwhile), restarts the PostgreSQL server (immediate mode: a crash
    and recovery), and starts recorder 0's daemon again, which drains its spool;
 5. waits until every spool is drained and every shipper reports the central
-   head equal to its store's head, stops the daemons (each ships what it
-   committed last before it exits), and counts.
+   head equal to its store's head, and stops the daemons (each ships what it
+   committed last before it exits);
+6. on recorder 1 (the eraser), erases rows before and after they ship
+   (docs/fleet.md, "Erasure"): `agentwatch erase` of `erase` shipped event rows;
+   the daemon started with a fleet URL that reaches nothing, 2 x `erase` more hook
+   events, stopped, `erase` of those rows (not shipped yet) erased; the daemon
+   started with the real URL, caught up and stopped; then counts.
 
 ``FleetSoakReport.problems()`` is the exact gate, per recorder: every ledger
 record_id is stored once locally (the local reconcile with the ledger), the
 central copy equals the local store row for row (every column, seq 1..head),
 every record_id is there exactly once, the chain verifies in PostgreSQL, and
-`reconcile --pg` has the source within bounds (chain ok, contiguous, no findings).
+`reconcile --pg` has the source within bounds (chain ok, contiguous, no findings);
+on the eraser, exactly the erased rows hold `null` locally and centrally, the
+server keeping each one's digest.
 Nothing is timed; wall times are printed only.
 """
 
@@ -31,6 +38,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -54,6 +62,14 @@ class FleetSoakConfig:
     events: int = 10_000  # real hook events per recorder
     senders: int = 2  # hook-process threads per recorder
     kill_at: float = 0.5  # share of recorder 0's sends after which its daemon is killed
+    erase: int = 3  # rows recorder 1 erases after they shipped, and as many before
+
+    def planned(self, index: int) -> int:
+        """Hook events recorder `index` takes: the eraser takes 2 x erase more, while its shipping is cut off."""
+        return self.events + (2 * self.erase if index == ERASER and self.erase else 0)
+
+
+ERASER = 1  # the recorder whose rows are erased before and after they ship
 
 
 @dataclass
@@ -75,6 +91,9 @@ class RecorderReport:
     fleet: dict = field(default_factory=dict)  # this source in reconcile --pg
     daemon_exits: list = field(default_factory=list)
     ship_restarts: int = 0
+    erased: list[int] = field(default_factory=list)  # seqs erased (after shipping, then before)
+    null_local: list[int] = field(default_factory=list)  # seqs whose local payload is null
+    null_central: list[int] = field(default_factory=list)  # seqs the server holds erased (digest kept)
 
     def problems(self, config: FleetSoakConfig) -> list[str]:
         found = []
@@ -83,9 +102,11 @@ class RecorderReport:
             if not ok:
                 found.append(f"{self.name}: {message}")
 
-        check(self.spawned == config.events, f"{self.spawned} hook processes ran, {config.events} planned")
+        index = int(self.name.rsplit("-", 1)[1])
+        planned = config.planned(index)
+        check(self.spawned == planned, f"{self.spawned} hook processes ran, {planned} planned")
         check(not self.hook_errors, f"{len(self.hook_errors)} hook runs failed: {self.hook_errors[:3]}")
-        check(self.ledger_ids == config.events, f"{self.ledger_ids} record_ids in the ledger, {config.events} sent")
+        check(self.ledger_ids == planned, f"{self.ledger_ids} record_ids in the ledger, {planned} sent")
         check(self.outcomes["failed"] == 0, f"{self.outcomes['failed']} records neither acknowledged nor spooled")
         check(self.local_within_bounds, f"local reconcile: {self.local_detail}")
         check(self.central_rows == self.local_rows, f"central rows {self.central_rows} != local rows {self.local_rows}")
@@ -96,7 +117,12 @@ class RecorderReport:
               f"verify_chain in PostgreSQL: {self.chain}")
         check(self.fleet.get("within_bounds") is True, f"reconcile --pg: {self.fleet}")
         killed = [-9] if self.name == "recorder-0" else []  # SIGKILLed midway, then stopped cleanly
-        check(self.daemon_exits == killed + [0], f"daemon exits {self.daemon_exits}, expected {killed + [0]}")
+        stops = [0, 0, 0] if index == ERASER and config.erase else [0]  # the eraser's daemon ran three times
+        check(self.daemon_exits == killed + stops, f"daemon exits {self.daemon_exits}, expected {killed + stops}")
+        erased = len(self.erased) if index == ERASER else 0
+        check(erased == (2 * config.erase if index == ERASER else 0), f"{erased} rows erased")
+        check(self.null_local == self.erased, f"local null payloads at {self.null_local}, erased {self.erased}")
+        check(self.null_central == self.erased, f"central erased rows {self.null_central}, erased {self.erased}")
         return found
 
 
@@ -131,7 +157,8 @@ class FleetSoakReport:
                 f"{r.central_rows:,}, differing {r.rows_differ}, missing centrally {r.ledger_missing_centrally}, "
                 f"duplicated {r.central_duplicates}, chain in PG {r.chain[4] or 'ok'} ({r.chain[0]:,} rows), "
                 f"reconcile --pg {'within bounds' if r.fleet.get('within_bounds') else 'OUT OF BOUNDS'}, "
-                f"daemon exits {r.daemon_exits}, shipper restarts {r.ship_restarts}")
+                f"daemon exits {r.daemon_exits}, shipper restarts {r.ship_restarts}"
+                + (f", erased {r.erased} (null locally {r.null_local}, centrally {r.null_central})" if r.erased else ""))
         lines.append(f"  sends took {self.wall_s:.1f} s; drain, catch-up and stop {self.settle_s:.1f} s")
         problems = self.problems()
         lines.append("  GATE: pass (every record central exactly once, every chain verifies in PostgreSQL)" if not problems
@@ -222,6 +249,9 @@ def run(root: Path, config: FleetSoakConfig, bindir: Path) -> FleetSoakReport:
         for rec, daemon in zip(recorders, daemons):
             rec.ship_restarts = daemon.health().get("ship", {}).get("restarts", -1)
             rec.daemon_exits.append(daemon.stop())
+        if config.erase:
+            daemons[ERASER] = _erase_before_and_after_shipping(config, daemons[ERASER], recorders[ERASER],
+                                                                envs[ERASER], lock, server.port, dbname)
         report.settle_s = time.monotonic() - began - report.wall_s
 
         read_url = f"{server.url(reader.name, dbname)}?passfile={passfile}"
@@ -238,6 +268,61 @@ def run(root: Path, config: FleetSoakConfig, bindir: Path) -> FleetSoakReport:
                 daemon.proc.wait()
         server.destroy()
         shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+def _erase_before_and_after_shipping(config: FleetSoakConfig, daemon: ServeProcess, rec: RecorderReport,
+                                     env: dict, lock: threading.Lock, port: int, dbname: str) -> ServeProcess:
+    """Step 6: erase shipped rows; record more with shipping cut off, erase some of them; ship it all."""
+    shipped = _event_seqs(daemon.store, after=0)[: config.erase]
+    _erase(daemon.store, shipped, env)
+    head = _head(daemon.store)
+    nowhere = dict(daemon.env, AGENTWATCH_SHIP_URL=f"postgresql://nobody@127.0.0.1:1/{dbname}")
+    cut_off = ServeProcess(daemon.store, daemon.socket, daemon.spool, daemon.log, verify_interval=1.0,
+                           env=nowhere).start()
+    cmd = hook_cmd("claude-code")
+    for n in range(2 * config.erase):
+        done = subprocess.run(cmd, input=post_tool_use(f"r{ERASER}-late-{n}"), env=env, capture_output=True,
+                              timeout=60)
+        with lock:
+            rec.spawned += 1
+            if done.returncode != 0 or done.stderr:
+                rec.hook_errors.append(f"exit {done.returncode}: {done.stderr[:200]!r}")
+    wait_until(lambda: _settled(cut_off.health(), cut_off.spool), "the late events to be stored", DEADLINE_S)
+    rec.daemon_exits.append(cut_off.stop())
+    unshipped = _event_seqs(daemon.store, after=head)[: config.erase]
+    _erase(daemon.store, unshipped, env)
+    rec.erased = shipped + unshipped
+    again = ServeProcess(daemon.store, daemon.socket, daemon.spool, daemon.log, verify_interval=1.0,
+                         env=daemon.env).start()
+    wait_until(lambda: _caught_up(again), "the eraser to ship its erasures", DEADLINE_S, every=0.2)
+    rec.daemon_exits.append(again.stop())
+    return again
+
+
+def _event_seqs(store: Path, after: int) -> list[int]:
+    con = db.open_reader(store)
+    try:
+        return [seq for (seq,) in con.execute("SELECT seq FROM records WHERE kind = 'event' AND seq > ? ORDER BY seq",
+                                              (after,))]
+    finally:
+        con.close()
+
+
+def _head(store: Path) -> int:
+    con = db.open_reader(store)
+    try:
+        return con.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0]
+    finally:
+        con.close()
+
+
+def _erase(store: Path, seqs: list[int], env: dict) -> None:
+    """`agentwatch erase`, as an operator runs it, with the daemon stopped."""
+    done = subprocess.run([sys.executable, "-m", "agentwatch", "erase", *map(str, seqs), "--store", str(store),
+                           "--reason", "fleet soak: a secret in a tool response", "--json"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"agentwatch erase failed ({done.returncode}): {done.stderr.strip() or done.stdout}")
 
 
 def d_name(daemon: ServeProcess) -> str:
@@ -278,6 +363,7 @@ def _count(rec: RecorderReport, daemon: ServeProcess, read_url: str, by_source: 
     finally:
         con.close()
     rec.local_rows = len(local_rows)
+    rec.null_local = [row[0] for row in local_rows if row[4] == b"null"]
     with psycopg.connect(read_url, autocommit=True) as conn:
         central = conn.execute("SELECT seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash"
                                " FROM agentwatch.records WHERE store_id = %s ORDER BY seq", (rec.store_id,)).fetchall()
@@ -287,6 +373,9 @@ def _count(rec: RecorderReport, daemon: ServeProcess, read_url: str, by_source: 
         stored_ids = Counter(row[1] for row in central)
         rec.central_duplicates = sum(1 for n in stored_ids.values() if n > 1)
         rec.ledger_missing_centrally = len(ids - stored_ids.keys())
+        rec.null_central = [seq for (seq,) in conn.execute(
+            "SELECT seq FROM agentwatch.records WHERE store_id = %s AND payload = 'null'::bytea"
+            " AND payload_sha256 IS NOT NULL AND doc IS NULL ORDER BY seq", (rec.store_id,))]
         rec.chain = conn.execute("SELECT rows_checked, head_seq, NULL, bad_seq, problem"
                                  " FROM agentwatch.verify_chain(%s)", (rec.store_id,)).fetchone()
     rec.fleet = by_source.get(rec.store_id, {})

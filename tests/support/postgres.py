@@ -121,6 +121,7 @@ class Server:
                 f"unix_socket_directories = '{self.dir}'\n"
                 "logging_collector = on\nlog_destination = 'stderr,jsonlog'\nlog_directory = 'log'\n"
                 "max_connections = 50\nshared_buffers = 64MB\n"
+                "wal_recycle = off\n"  # erased payloads leave with the WAL segments that held them (docs/fleet.md)
             )
         self.start()
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from agentwatch import paths, platform_layer, safefs
 from agentwatch.errors import UsageError
-from agentwatch.record.redact import rules
+from agentwatch.record.redact import formats, rules
 from agentwatch.record.redact.rules import MASK_PREFIX, benign_value
 from agentwatch.store.chain import canonical_json
 
@@ -110,20 +110,28 @@ class Policy:
     def mask(self, kind: str, secret: str) -> str:
         return f"{MASK_PREFIX}{kind}:{self.keyed(secret, MASK_HEX)}]"
 
-    def redact_text(self, text: str) -> str:
-        """One string with every secret masked (the `redacted` rules, whatever the mode)."""
+    def redact_text(self, text: str, path: str = "") -> str:
+        """One string with every secret masked (the `redacted` rules, whatever the mode).
+
+        `path` is the file the text came from, when the record names one: it tells the
+        format of credential files (`.htpasswd`, `.pgpass`, `master.key`) and of config files.
+        """
+        kind = formats.by_path(path) if path else ""
+        if kind in formats.PATH_FORMATS:
+            return rules.builtin().redact(text, self.mask, self._extra, path)  # secrets without names
         clean = self._clean
-        if text in clean:
+        key: Any = (kind, text) if kind else text  # a config file's text is read differently from code
+        if key in clean:
             return text
         ruleset = rules.builtin()
         if self._extra is None and not ruleset.suspicious(text, json=False):
-            out = text
+            out = text  # the format layer needs a secret name, which the fast path finds
         else:
-            out = ruleset.redact(text, self.mask, self._extra)
+            out = ruleset.redact(text, self.mask, self._extra, path if kind else "")
         if out == text and len(text) <= 256:
             if len(clean) >= 8192:
                 clean.clear()
-            clean.add(text)
+            clean.add(key)
         return out
 
     # -- whole documents -----------------------------------------------------------------------
@@ -141,7 +149,8 @@ class Policy:
             doc = self._restrict(doc)
         data, view = encode_with_scan_view(doc)
         if (self._extra is None and "raw_b64" not in doc
-                and not rules.builtin().suspicious(view)):
+                and not rules.builtin().suspicious(view)
+                and not any(marker in view for marker in formats.PATH_MARKERS)):
             return data
         return canonical_json(self._redact_doc(doc))
 
@@ -154,7 +163,7 @@ class Policy:
         return self._redact_doc(doc)
 
     def _redact_doc(self, doc: dict) -> dict:
-        out = self._walk(doc, False, {})
+        out = self._walk(doc, False, {}, _doc_path(doc))
         raw_b64 = doc.get("raw_b64")
         if isinstance(raw_b64, str):
             out["raw_b64"] = self._redact_b64(raw_b64)
@@ -162,12 +171,12 @@ class Policy:
             self._rekey_digests(out, changed_from=doc)  # plain digests of masked content confirm guesses
         return out
 
-    def _walk(self, value: Any, sensitive: bool | object, seen: dict) -> Any:
+    def _walk(self, value: Any, sensitive: bool | object, seen: dict, path: str = "") -> Any:
         """The document with every string redacted; under a secret name, a value is masked whole."""
         if isinstance(value, str):
             if sensitive and not benign_value(value):
                 return self.mask(SECRET_FIELD, value)
-            return self.redact_text(value) if len(value) >= _MIN_LEN else value
+            return self.redact_text(value, path) if len(value) >= _MIN_LEN else value
         if isinstance(value, (dict, list)):
             if sensitive and value:
                 # {"credentials": {...}}, {"tokens": [...]}: the whole value is the secret
@@ -181,12 +190,12 @@ class Policy:
                     pair = _secret_pair_values(value)
                     for k, v in value.items():
                         name = self.redact_text(k) if len(k) >= _MIN_LEN else k
-                        done[name] = self._walk(v, k in pair or _sensitive_key(k) or _key_value(k, v), seen)
+                        done[name] = self._walk(v, k in pair or _sensitive_key(k) or _key_value(k, v), seen, path)
                         if done[name] is v and _NUMERIC_NAME.search(k) and type(v) in (int, float) and (
                                 k in pair or _sensitive_key(k)):
                             done[name] = self._walk(v, _NUMERIC, seen)
                 else:
-                    done = [self._walk(v, False, seen) for v in value]
+                    done = [self._walk(v, False, seen, path) for v in value]
                 seen[key] = done
             return done
         if sensitive is _NUMERIC and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -211,7 +220,7 @@ class Policy:
         for path, covers in CONTENT_DIGESTS.items():
             parent = _parent(doc, path)
             value = parent.get(path[-1]) if parent is not None else None
-            if not (isinstance(value, str) and value.startswith("sha256:")):
+            if parent is None or not (isinstance(value, str) and value.startswith("sha256:")):
                 continue
             if changed_from is None or any(_get(doc, c) != _get(changed_from, c) for c in covers):
                 parent[path[-1]] = self.keyed(value)
@@ -291,6 +300,30 @@ def _secret_pair_values(obj: dict) -> frozenset:
 
 
 _MISSING = object()
+_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "filename", "absolute_path")
+_CAT = re.compile(r"^\s*(?:cat|head|tail|less|more|bat|type|Get-Content)\s+(?:-[A-Za-z]+\s+)*([^\s|;&<>]+)\s*$")
+
+
+def _doc_path(doc: dict) -> str:
+    """The file a record's text came from, when its tool input names one (a Read, a write, `cat FILE`)."""
+    for holder in (doc.get("raw"), doc.get("tool")):
+        if not isinstance(holder, dict):
+            continue
+        for key in ("tool_input", "input", "toolInput", "args", "arguments"):
+            inp = holder.get(key)
+            if not isinstance(inp, dict):
+                continue
+            for k in _PATH_KEYS:
+                v = inp.get(k)
+                if isinstance(v, str) and 0 < len(v) < 4096:
+                    return v if formats.by_path(v) else ""
+            cmd = inp.get("command")
+            if isinstance(cmd, str) and len(cmd) < 4096:
+                m = _CAT.match(cmd)
+                if m:
+                    v = m.group(1).strip("\"'")
+                    return v if formats.by_path(v) else ""
+    return ""
 
 
 def _get(doc: dict, path: tuple[str, ...]) -> Any:
@@ -462,7 +495,7 @@ def self_test(policy: Policy | None = None) -> SelfTestResult:
     in `redacted` mode, without user patterns. The daemon runs it at start and
     reports it in health.
     """
-    from agentwatch.record.redact.corpus import BENIGN, rule_samples, secrets_corpus
+    from agentwatch.record.redact.corpus import BENIGN, FORMAT_BENIGN, format_samples, rule_samples, secrets_corpus
 
     policy = Policy(REDACTED, policy.salt if policy and policy.salt else b"agentwatch-self-test-salt")
     failures: list[str] = []
@@ -495,7 +528,18 @@ def self_test(policy: Policy | None = None) -> SelfTestResult:
         fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
         if fast != slow or secret.encode() in fast:
             failures.append(f"structure[{i}]: a value under a secret name was stored")
-    for i, text in enumerate(BENIGN):
+    for label, path, secret, text in format_samples():
+        checked += 1
+        doc = {"raw": {"tool_input": {"file_path": path} if path else {"command": text},
+                       "tool_response": {"stdout": text}}}
+        try:
+            fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
+        except Exception as exc:  # a broken layer is a failed self-test, never a crash at start
+            failures.append(f"format {label}: the text layer failed ({type(exc).__name__})")
+            continue
+        if fast != slow or secret.encode() in fast:
+            failures.append(f"format {label}: a secret in the text layer's format was stored")
+    for i, text in enumerate(BENIGN + FORMAT_BENIGN):
         checked += 1
         if policy.redact_text(text) != text:
             failures.append(f"benign[{i}]: masked though it holds no secret")

@@ -260,3 +260,45 @@ def rule_samples() -> tuple[tuple[str, str, str, str], ...]:
         secret = _generate(spec["value"], rng)
         out.append((spec["id"], spec["kind"], secret, f"{spec['names'][0]}_value = \"{secret}\""))
     return tuple(out)
+
+
+def format_samples() -> tuple[tuple[str, str, str, str], ...]:
+    """(label, path, secret, text): a plain-phrase secret in each format the text layer reads.
+
+    The secret is a phrase with no key's shape (letters only, or words), so only the
+    format-aware layer (formats.py) or the flag table (commands.toml) can find it.
+    """
+    w = "correcthorse" + fake("fmt", LOWER, 8)
+    return (
+        ("ini", "/etc/app/settings.ini", w, f"[db]\nhost = db.internal\npassword = {w}\n"),
+        ("env", "/srv/app/.env", w, f"DEBUG=1\nmysql_pwd={w}\n"),
+        ("properties", "/srv/app/application.properties", w, f"server.port=8080\nspring.datasource.password={w}\n"),
+        ("yaml", "/srv/app/config.yml", w, f"db:\n  user: app\n  password: {w}\n"),
+        ("yaml-pairs", "/srv/k8s/deploy.yaml", w, f"env:\n  - name: DB_PASSWORD\n    value: {w}\n"),
+        ("json-output", "", w, "Parameters:\n" + json.dumps({"Parameter": {"Name": "/prod/db/password", "Value": w}})),
+        ("plist", "/x/Info.plist", w, f"<dict>\n<key>password</key>\n<string>{w}</string>\n</dict>"),
+        ("php", "/var/www/wp-config.php", w, f"<?php\ndefine('DB_PASSWORD', '{w}');\n"),
+        ("python", "/srv/app/settings.py", w, f'import os\nPASSWORD = os.getenv("DB_PASSWORD", "{w}")\n'),
+        ("go", "/srv/app/main.go", w, f'package main\nconst user, password string = "app", "{w}"\n'),
+        ("htpasswd", "/var/www/.htpasswd", "$apr1$" + fake("ht", ALNUM, 8) + "$" + fake("ht2", ALNUM, 22),
+         "admin:$apr1$" + fake("ht", ALNUM, 8) + "$" + fake("ht2", ALNUM, 22) + "\n"),
+        ("pgpass", "/home/u/.pgpass", w, f"db.internal:5432:app:app:{w}\n"),
+        ("curl", "", w, f"curl --tlspassword {w} https://example.invalid/"),
+        ("wget", "", w, f"wget --http-password={w} https://example.invalid/f"),
+        ("kubectl", "", w, f"kubectl create secret generic db --from-literal=pwd={w}"),
+        ("keytool", "", w, f"keytool -importkeystore -srcstorepass {w} -srckeystore a.p12"),
+        ("sqlcmd", "", w, f"sqlcmd -S db -U sa -P {w} -Q 'select 1'"),
+        ("redis-cli", "", w, f"redis-cli -h cache -a {w} ping"),
+    )
+
+
+# Benign text in the formats the layer reads: references and placeholders keep their bytes.
+FORMAT_BENIGN = (
+    "db:\n  user: app\n  password: ${DB_PASSWORD}\n",
+    "[db]\nhost = db\npassword = {DB_PASSWORD}\n",
+    "MasterUserPassword:\n  Type: String\nPassword: !Ref MasterUserPassword\n",
+    'url = "https://api.example.invalid/?apikey=%s" % key',
+    "auth: _t.AuthType = None",
+    "openssl rsa -in k.pem -passin env:KEY_PASS -out k2.pem",
+    "curl -u \"$USER:$PASS\" https://example.invalid/",
+)

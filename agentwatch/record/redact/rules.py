@@ -28,8 +28,9 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, cast
 
+from agentwatch.record.redact import commands, formats
 from agentwatch.record.redact.keywords import KeywordIndex
 
 MASK_PREFIX = "[REDACTED:"
@@ -93,9 +94,49 @@ _OPERATOR = r"(?:=|:=|::=|:::=|\?=|=>|:|,|>)"
 VERIFY_BEFORE, VERIFY_AFTER = 600, 1400  # bytes around a keyword hit where a rule's match must lie
 
 
+class _Lazy:
+    """A pattern compiled when it is first used: a process that runs few rules (the hook's slow
+    path, a short-lived command) does not pay for compiling the two hundred it never runs."""
+
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, source: str | bytes, flags: int = 0) -> None:
+        self._source, self._flags, self._compiled = source, flags, None
+
+    def _get(self) -> re.Pattern:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self._source, self._flags)
+        return compiled
+
+    @property
+    def pattern(self) -> str | bytes:
+        return self._source
+
+    @property
+    def groupindex(self) -> dict[str, int]:
+        return dict(self._get().groupindex)
+
+    def finditer(self, *args: Any) -> Iterator[re.Match]:
+        return self._get().finditer(*args)
+
+    def search(self, *args: Any) -> re.Match | None:
+        return self._get().search(*args)
+
+    def match(self, *args: Any) -> re.Match | None:
+        return self._get().match(*args)
+
+    def fullmatch(self, *args: Any) -> re.Match | None:
+        return self._get().fullmatch(*args)
+
+
+def _lazy(source: str | bytes, flags: int = 0) -> re.Pattern:
+    return cast(re.Pattern, _Lazy(source, flags))
+
+
 def _verify(pattern: str) -> re.Pattern:
     """A fast-path pattern, on bytes: ASCII classes mean what they mean on the rules' ASCII-flagged patterns."""
-    return re.compile(pattern.encode("ascii"))
+    return _lazy(pattern.encode("ascii"))
 
 
 def _token_regex(spec: dict, *, bounded: bool) -> str:
@@ -177,24 +218,27 @@ class RuleSet:
             table.extend((kw, rule.case_sensitive, (len(rules) - 1,)) for kw in words)
 
         def compiled(specs: Iterable[str]) -> tuple[re.Pattern, ...]:
-            return tuple(re.compile(a) for a in specs)
+            return tuple(_lazy(a) for a in specs)
 
         # Token formats first: where two rules mask the same value, the more specific kind wins.
         for spec in data.get("token", ()):
             keywords = spec.get("keywords")
             verify = None if spec.get("fast_path") == "keyword" else _verify(_token_regex(spec, bounded=False))
-            add(Rule(spec["id"], spec["kind"], re.compile(_token_regex(spec, bounded=True), re.ASCII), verify,
+            add(Rule(spec["id"], spec["kind"], _lazy(_token_regex(spec, bounded=True), re.ASCII), verify,
                      spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None,
                      distinctive=distinctive_prefixes(spec)),
                 keywords or spec["prefixes"])
         for spec in data.get("context", ()):
-            add(Rule(spec["id"], spec["kind"], re.compile(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
+            add(Rule(spec["id"], spec["kind"], _lazy(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
                      spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], False), spec["names"])
         for spec in data.get("pattern", ()):
             verify = _verify(spec["verify"]) if "verify" in spec else None
-            add(Rule(spec["id"], spec["kind"], re.compile(spec["regex"], re.ASCII), verify, spec.get("entropy"),
+            add(Rule(spec["id"], spec["kind"], _lazy(spec["regex"], re.ASCII), verify, spec.get("entropy"),
                      compiled(spec.get("allow", ())), spec["source"], False, spec.get("neighbours", "")),
                 spec["keywords"])
+        # Credential-bearing flags of known tools (commands.toml): found by the tool's name.
+        add(Rule(COMMANDS_ID, commands.KIND, re.compile(r"(?!)"), re.compile(commands.verify_pattern()), None, (),
+                 "commands.toml", False), commands.tools())
         self.rules: tuple[Rule, ...] = tuple(rules)
         names = data["names"]
         words = frozenset(names["words"])
@@ -245,6 +289,14 @@ class RuleSet:
             if len(w) > 5 and w.endswith(n.suffix_words) or w[-1:] == "s" and w[:-1].endswith(n.suffix_words):
                 return True
         return False
+
+    def placeholder(self, value: str) -> bool:
+        """A stand-in for a secret (a reference, a template, filler): `_placeholder`."""
+        return _placeholder(value)
+
+    def code_benign(self, value: str, name: str, quoted: bool) -> bool:
+        """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`."""
+        return benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted)
 
     def key_name(self, name: str) -> int:
         """A name that says "a key" or names a known service, without a secret word: 2 qualified, 1 a lone key, 0 not.
@@ -319,6 +371,8 @@ class RuleSet:
             data = _JSON_ESCAPE_B.sub(b" ", data)
             if b"\\" in data:
                 return True  # a backslash that escapes nothing: not canonical JSON, let the walk look
+        if any(marker in data for marker in formats.PATH_MARKERS):
+            return True  # a credential file named in the text (a here-document writing it): the walk reads it
         keywords, rules = self.index.keywords, self.rules
         windows: dict[int, list[list[int]]] = {}  # rule -> merged [lo, hi) regions around its hits
         for start, k in self.index.hits(data):
@@ -376,15 +430,17 @@ class RuleSet:
         while i >= 0:
             end = i + len(word)
             whole = (i == 0 or data[i - 1] not in _RUN_BYTES) and (end == len(data) or data[end] not in _RUN_BYTES)
-            if whole and not data[max(0, i - 7):i].endswith(_DIGEST_LABELS_B):
+            if whole and not data[max(0, i - 7):i].endswith(_DIGEST_LABELS_B) and not _PUBLIC_LABEL_B.search(
+                    data[max(0, i - 40):i]):
                 return False
             i = data.find(word, i + 1)
         return True
 
     # -- the walk on one string ------------------------------------------------------------------------
-    def redact(self, s: str, mask: Masker, extra: re.Pattern | None = None) -> str:
+    def redact(self, s: str, mask: Masker, extra: re.Pattern | None = None, path: str = "") -> str:
         """Every rule whose keyword occurs in s; where matches overlap, the earliest, then longest, wins.
 
+        `path` is the file the text came from, when the record names one (its format).
         Masks already in s are kept as they are: no rule masks a mask again.
         """
         data = s.encode("utf-8", "surrogatepass")
@@ -392,12 +448,18 @@ class RuleSet:
         ids: set[int] = set()
         for _, k in hits:
             ids.update(self.index.keywords[k][2])
-        spans: list[tuple[int, int, str]] = []
+        spans: list[tuple[int, int, str]] = formats.path_spans(s, path) if path else []
+        if "<<" in s and any(marker in s for marker in formats.PATH_MARKER_TEXTS):
+            spans.extend(formats.heredoc_path_spans(s))  # `cat > ~/.pgpass <<EOF`: the file names the format
         for rid in sorted(ids):
             if rid == self.NAMES:
                 spans.extend(self._assignment_spans(s, data, hits))
+                spans.extend(formats.spans(self, s, path))  # the format-aware layer: pairs by format
                 continue
             rule = self.rules[rid]
+            if rule.id == COMMANDS_ID:
+                spans.extend(commands.spans(s))
+                continue
             for m in rule.regex.finditer(s):
                 group = "v" if "v" in m.re.groupindex and m.group("v") is not None else 0
                 value = m.group(group)
@@ -418,6 +480,8 @@ class RuleSet:
                     continue
                 if not rule.case_sensitive and _CALL_START.match(value):
                     continue  # `"Authorization": headers()["Authorization"]`: code, not a credential
+                if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(value.split()[-1].strip("\"'")):
+                    continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
         if spans:
             spans += _repeats(s, spans)
@@ -530,11 +594,14 @@ class RuleSet:
     # -- high-entropy runs --------------------------------------------------------------------------
     def _mask_runs(self, s: str, mask: Masker) -> str:
         out, last = [], 0
+        public = [m.span() for m in _PUBLIC_PEM.finditer(s)] if "-----BEGIN" in s else []
         for m in _RUN.finditer(s):
             run = m.group()
             start, end = m.span()
             if _digest_context(s, start) or not self._run_masks(run):
                 continue
+            if public and any(a <= start and end <= b for a, b in public):
+                continue  # a public key or a certificate: published by its owner
             out += [s[last:start], self._mask_run(run, mask)]
             last = end
         if not out:
@@ -555,6 +622,7 @@ class RuleSet:
         return mask(self.entropy.kind, run) if looks_random(run, self.entropy) else run
 
 
+COMMANDS_ID = "command-flags"
 KEY_VALUE_MIN = 16  # the shortest value a key name's rule takes (rules.toml may ask for more)
 KEY_VALUE_MAX = 256  # longer runs are data, not a key under a name
 KEY_VALUE_REACH = 40  # characters from a key name's end to its value's start (quotes, blanks, operator)
@@ -567,9 +635,21 @@ _DIGEST_LABELS = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "sha2
 _DIGEST_LABELS_B = tuple(label.encode("ascii") for label in _DIGEST_LABELS)
 
 
+_PUBLIC_LABEL = re.compile(r"(?:data:image/[a-z0-9.+-]{1,20};base64,|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]{3}) )\Z")
+_PUBLIC_LABEL_B = re.compile(_PUBLIC_LABEL.pattern.encode("ascii"))
+# PEM blocks of public material (RFC 7468: CERTIFICATE, PUBLIC KEY; RFC 4716 and OpenPGP public key blocks)
+_PUBLIC_PEM = re.compile(r"-----BEGIN (?:CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|SSH2 PUBLIC KEY|PGP PUBLIC KEY BLOCK|"
+                         r"X509 CRL|CERTIFICATE REQUEST|TRUSTED CERTIFICATE)-----[\s\S]{0,65536}?-----END [A-Z0-9 ]+-----")
+
+
 def _digest_context(s: str, start: int) -> bool:
-    """A run right after a digest label (go.sum `h1:`, wheel RECORD `sha256=`): a checksum, not a secret."""
-    return s.endswith(_DIGEST_LABELS, max(0, start - 7), start)
+    """A run right after a digest label (go.sum `h1:`, wheel RECORD `sha256=`): a checksum, not a secret.
+
+    Also public data by its label: an image's bytes in a data URI (`data:image/png;base64,`) and
+    an SSH public key after its algorithm (`ssh-ed25519 AAAA...`).
+    """
+    return s.endswith(_DIGEST_LABELS, max(0, start - 7), start) or bool(
+        _PUBLIC_LABEL.search(s[max(0, start - 40):start]))
 
 
 _JSON_ESCAPE_B = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|[\s\S])")
@@ -627,7 +707,9 @@ def _line_start(s: str, i: int) -> bool:
 
 
 _REF_RE = re.compile(
-    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{[A-Za-z_][A-Za-z0-9_.]*\}|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}"
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{[A-Za-z_][A-Za-z0-9_.]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}"
+    r"|%[sdrvqxf]|%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]|\{[0-9]*\}"  # format strings: `?apikey=%s`, `{0}`, `{}`
+    r"|!(?:Ref|Sub|GetAtt|ImportValue|FindInMap|Join|Select|If|Base64|Cidr|GetAZs|Split|Equals|Condition)\b.*"
     r"|\$[0-9@*#?!]|<[^<>]*>|\*+|x+|X+|\.\.\.|#+|-+|_+|\?+",
 )
 _PLACEHOLDERS = frozenset({
@@ -649,6 +731,10 @@ _TYPE_RE = re.compile(
     r"|[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
     r"|[A-Za-z_][A-Za-z0-9_.]*\s*[;,]"
 )
+_ANNOTATION = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*(?:\[.*\])?(?:\s*\|\s*None)?\s*=\s*\S.*"
+                         r"|[A-Z][A-Za-z0-9_]*(?:\[.*\])?\s*=\s*(?:None|null|nil|undefined)")
+_FLAG_REFERENCE = re.compile(r"(?:env|file|fd):\S+|stdin"
+                             r"|(?:[^:\s]*:)?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^)]*\))")
 _CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
 _CALL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(.*\)")
 _TEMPLATE_STARTS = (MASK_PREFIX, "${", "{{", "$(", "<%", "%{", "#{", "[REDACTED")
@@ -682,6 +768,8 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
         return True
     if quoted and _STRING_GLUE.search(value):
         return True  # `"Password: " + getPassword() + ","`: quotes that close and open strings around code
+    if _ANNOTATION.fullmatch(value) and not quoted:
+        return True  # `auth: _t.AuthType = None`: a type annotation with its default, not a value
     if value.startswith("arn:aws"):
         return True  # an Amazon Resource Name names a secret (arn:aws:secretsmanager:...), it is not one
     low = value.lower().strip("\"'`")

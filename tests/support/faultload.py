@@ -33,14 +33,14 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
-from daemon import Daemon
 
 import agentwatch
 from agentwatch import hookclient
 from agentwatch.readers.reconcile import reconcile
+from support.daemon import Daemon
 
 HOOK_PY = Path(agentwatch.__file__).parent / "hook.py"
-TESTS_DIR = Path(__file__).resolve().parent
+TESTS_DIR = Path(__file__).resolve().parent.parent
 
 
 def payload_text(i: int) -> str:

@@ -1,7 +1,7 @@
 """The store deleted, its WAL deleted, the store replaced, under load from real hooks (tests/ and soak/).
 
 One case: a daemon records what sender threads and real hook processes send (each attempt a
-line in the sender ledger, tests/faultload.py); then the store is attacked:
+line in the sender ledger, tests/support/faultload.py); then the store is attacked:
 
 - `delete_running`: `rm store.db store.db-wal store.db-shm` while the daemon serves;
 - `wal_after_kill`: SIGKILL, then `rm store.db-wal`;
@@ -31,11 +31,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from daemon import Daemon, wait_for
-from faultload import HookProcessSender, Ledger, SocketSender, spool_files, wait_spool_empty
-
 from agentwatch.store.append import Store
 from agentwatch.verify import known_stores
+from support.daemon import Daemon, wait_for
+from support.faultload import HookProcessSender, Ledger, SocketSender, spool_files, wait_spool_empty
 
 SCENARIOS = ("delete_running", "wal_after_kill", "replace_stopped")
 

@@ -1,6 +1,6 @@
 """A real `agentwatch serve` subprocess on a store, socket and spool the test owns.
 
-    from daemon import Daemon, daemon  # the fixture, or Daemon(tmp_path) directly
+    from support.daemon import Daemon  # or take the `daemon` fixture (registered in conftest.py)
 
     def test_something(daemon):
         with daemon.client() as client:
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 import pytest
+
 from support.ingest import wait_until
 
 DEADLINE_S = 30.0  # generous: conditions are polled, never timed

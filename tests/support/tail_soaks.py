@@ -24,11 +24,10 @@ import time
 import uuid
 from pathlib import Path
 
-from daemon import Daemon, envelope, line, wait_for
-
 import agentwatch
 from agentwatch.readers.consumers import consumers_dir
 from agentwatch.store import db
+from support.daemon import Daemon, envelope, line, wait_for
 
 HOOK = Path(agentwatch.__file__).parent / "hook.py"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent / "fixtures" / "harness"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "harness"
 # A tool-completion event for each harness: the most frequent and the largest kind.
 CASES = {
     "claude-code": "PostToolUse",

@@ -1,0 +1,470 @@
+"""The format-aware text layer: name/value pairs in the text formats an agent reads or prints.
+
+The rule walk (rules.py) reads a string line by line, as code or prose. A file read
+or a command's output is often a configuration format, where `password = letmein`
+or `password: letmein` is a value even though, in code, `letmein` would be a
+variable. This layer recognises what a text is (by the path it came from when the
+record names one, and by sniffing its content), extracts name/value pairs with a
+tolerant tokenizer per format, and hands every pair to one policy
+(`RuleSet.secret_name` for the name, `secret_value` for the value), wherever the pair
+came from. It only ever adds spans to what the line rules mask, so a text no
+tokenizer understands is still read by the line rules (it never fails open).
+
+Formats: JSON (parsed with the standard library's `json`, also when it follows a
+line of other output), YAML, INI, `.env` and Java properties (one line tokenizer: a
+name, `=` or `:`, a value; INI continuation lines; YAML block lists and scalars under
+a secret name; YAML `name:`/`value:` siblings), XML and plists, PHP, Python,
+JavaScript, Go and shell source (calls and declarations that hold a literal:
+`define('DB_PASSWORD', '...')`, `getenv("PASSWORD", "...")`, `$cfg['db_password'] = '...'`,
+Go's `const a, b string = "...", "..."`, a fallback after `or`/`||`/`??`), and the
+credential files `.htpasswd`, `.pgpass` and Rails' `master.key`. YAML is read with a
+tokenizer rather than a YAML library: a text an agent prints is often a fragment,
+and the tokenizer keeps the byte offsets the masks need.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Iterator, Protocol
+
+Span = tuple[int, int, str]
+KIND = "assignment"
+
+
+class RuleSet(Protocol):
+    """What the layer asks of the rule set (rules.RuleSet): the one judge of names and of code."""
+
+    def secret_name(self, name: str) -> bool: ...
+
+    def placeholder(self, value: str) -> bool: ...
+
+    def code_benign(self, value: str, name: str, quoted: bool) -> bool: ...
+
+# --- the value policy ---------------------------------------------------------------------------
+# References and placeholders stand for a secret kept elsewhere: their bytes name it, not hold it.
+_REFERENCE = re.compile(
+    r"""\$\{[^}\n]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^}\n]*\}\}|\{[A-Za-z_][A-Za-z0-9_.]*\}|%\([A-Za-z_]+\)[sd]"""
+    r"""|%[sdrvqx]|\{\d*\}|<[^<>\n]*>|![A-Z][A-Za-z]+\b.*|!!(?:str|null|bool|int)\b.*|%[A-Za-z_][A-Za-z0-9_]*%"""
+    r"""|#\{[^}\n]*\}|@[A-Za-z_][A-Za-z0-9_.]*@|\$\([^)\n]*\)|`[^`]*`""",
+    re.ASCII,
+)
+_NOT_VALUES = frozenset({
+    "", "null", "none", "nil", "~", "true", "false", "yes", "no", "on", "off", "undefined", "required", "optional",
+    "changeme", "change_me", "redacted", "secret", "password", "token", "xxx", "todo", "tbd", "n/a", "na", "empty",
+    "placeholder", "example", "dummy", "string", "str", "[]", "{}", "''", '""', "|", ">", "|-", ">-",
+})
+_FILLER = re.compile(r"(?i)^(?:x+|\*+|\.+|-+|_+|#+|\?+|0+|<.*>|your[-_ ].*|.*[-_]here|replace[-_ ]?me.*)$")
+
+
+def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
+    """Is this value, under a secret name in a configuration format, a secret?
+
+    Everything is, except what cannot hold one: an empty value, a boolean or null, a
+    reference or placeholder (`${VAR}`, `{VAR}`, `{{ x }}`, `<your-key>`, `%s`, `!Ref X`,
+    `$(cmd)`), filler (`xxxx`, `****`, `YOUR_KEY_HERE`), the name itself, a count under
+    a token-count name, and a mask already made.
+    """
+    v = value.strip()
+    if not any(c.isalnum() for c in v):
+        return False  # punctuation only
+    low = v.lower()
+    if low in _NOT_VALUES or _FILLER.match(v) or v.startswith("[REDACTED:"):
+        return False
+    if _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
+        return False
+    bare = name.rsplit(".", 1)[-1].strip("\"'$[]").lower()
+    if low.strip("\"'") in (bare, name.lower()):
+        return False  # `password = password`: the name, not a value
+    if v.isdigit() and "token" in name.lower() and not re.search(r"(?i)pass|pwd|secret|pin", name):
+        return False  # max_tokens: 4096
+    return not ruleset.placeholder(v)
+
+
+# --- recognising a format -----------------------------------------------------------------------
+_EXT = {
+    "env": "kv", "ini": "kv", "cfg": "kv", "conf": "kv", "cnf": "kv", "properties": "kv", "toml": "kv",
+    "yaml": "yaml", "yml": "yaml", "json": "json", "xml": "xml", "plist": "xml", "config": "xml", "csproj": "xml",
+    "tf": "kv", "hcl": "kv", "tfvars": "kv", "php": "code", "py": "code", "js": "code", "ts": "code",
+    "go": "code", "sh": "kv", "bash": "kv", "zsh": "kv", "rb": "code", "java": "code", "kt": "code", "cs": "code",
+}
+_FILES = {".htpasswd": "htpasswd", "htpasswd": "htpasswd", ".pgpass": "pgpass", "master.key": "masterkey",
+          ".env": "kv", ".npmrc": "kv", ".pypirc": "kv", ".gitconfig": "kv", ".s3cfg": "kv", "credentials": "kv",
+          ".my.cnf": "kv", ".bash_profile": "kv", ".bashrc": "kv", ".profile": "kv", ".zshrc": "kv",
+          "dockerfile": "kv"}
+PATH_MARKERS = (b".htpasswd", b".pgpass", b"master.key")  # files whose format only their path tells
+PATH_MARKER_TEXTS = tuple(m.decode("ascii") for m in PATH_MARKERS)
+
+
+@lru_cache(maxsize=4096)
+def by_path(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in _FILES:
+        return _FILES[name]
+    if name.startswith(".env"):
+        return "kv"
+    ext = name.rsplit(".", 1)[-1] if "." in name.lstrip(".") else ""
+    return _EXT.get(ext, "")
+
+
+_YAML_LINE = re.compile(r"^[ \t]*(?:- )?[\"']?[A-Za-z_][\w.\-/ ]*[\"']?:(?:[ \t]|$)", re.M)
+_KV_LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?[A-Za-z_][\w.\-/]*[ \t]*=", re.M)
+_CODE_HINT = re.compile(r"<\?php|^\s*(?:def|class|import|from|package|func|function|const|var|let)\b|define\(|\$\w+\[",
+                        re.M)
+
+
+def sniff(text: str) -> tuple[str, ...]:
+    """The formats a text may be, most specific first (several: a fragment can be read more ways than one)."""
+    head = text.lstrip()[:1]
+    out: list[str] = []
+    if head in "{[" and head:
+        out.append("json")
+    if head == "<" or "</" in text:
+        out.append("xml")
+    if _CODE_HINT.search(text):
+        out.append("code")
+    yaml_lines = len(_YAML_LINE.findall(text, 0, 65536))
+    kv_lines = len(_KV_LINE.findall(text, 0, 65536))
+    if yaml_lines and yaml_lines >= kv_lines:
+        out.append("yaml")
+    if kv_lines or re.search(r"^\[[^\]\n]+\][ \t]*$", text, re.M):
+        out.append("kv")
+    if "{" in text and "json" not in out:
+        out.append("json-inside")
+    return tuple(out)
+
+
+# --- the layer ------------------------------------------------------------------------------------
+MAX_TEXT = 1 << 20  # longer texts are left to the line rules (the per-event bound keeps work linear)
+MAX_JSON_TRIES = 64  # places in one text where a JSON value is tried
+
+
+PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
+
+
+def heredoc_path_spans(s: str) -> list[Span]:
+    """`path_spans` of each here-document that writes a credential file (`cat > .pgpass <<EOF`)."""
+    out: list[Span] = []
+    for m in _HEREDOC.finditer(s):
+        base = m.start("body")
+        out += [(a + base, b + base, k) for a, b, k in path_spans(m.group("body"), m.group("path").strip("\"'"))]
+    return out
+
+
+def path_spans(s: str, path: str) -> list[Span]:
+    """Credential files whose format only their path tells: every secret in them, names or not."""
+    kind = by_path(path)
+    if kind == "htpasswd":
+        return list(_htpasswd(s))
+    if kind == "pgpass":
+        return list(_pgpass(s))
+    if kind == "masterkey":
+        m = re.fullmatch(r"\s*([0-9a-f]{32})\s*", s)
+        if m:
+            return [(m.start(1), m.end(1), "rails_master_key")]
+    return []
+
+
+# A here-document that writes a file names its path: `cat > FILE <<'EOF'` ... `EOF` (also `tee FILE`).
+_HEREDOC = re.compile(r"(?:\bcat[ \t]*>>?|\btee(?:[ \t]+-a)?)[ \t]*(?P<path>[^\s<>|;&]+)[ \t]*<<-?[ \t]*(?P<q>['\"]?)"
+                      r"(?P<tag>[A-Za-z_][A-Za-z0-9_]*)(?P=q)[^\n]*\n(?P<body>[\s\S]*?)\n[ \t]*(?P=tag)[ \t]*(?:\n|$)")
+
+
+def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
+    """The value spans of every secret pair this layer finds in s (a text holding a secret name)."""
+    if len(s) > MAX_TEXT or len(s) < 5:
+        return []
+    out: list[Span] = []
+    if not path and "<<" in s:
+        for m in _HEREDOC.finditer(s):  # the file a command writes: read its body as that file
+            body_path = m.group("path").strip("\"'")
+            if by_path(body_path):
+                base = m.start("body")
+                out += [(a + base, b + base, k) for a, b, k in spans(ruleset, m.group("body"), body_path)]
+    kind = by_path(path) if path else ""
+    formats = sniff(s)
+    if "code" in formats and kind not in ("kv", "yaml"):
+        formats = tuple(f for f in formats if f not in ("kv", "yaml"))  # code: the line rules read its assignments
+    if kind in ("kv", "yaml", "json", "xml", "code") and kind not in formats:
+        formats = (kind, *formats)
+    config = kind in ("kv", "yaml") or _config_like(s)
+    out += _code(ruleset, s)  # calls and declarations with literals: specific enough for any text
+    for fmt in formats:
+        if fmt == "json":
+            out += _json(ruleset, s, whole=True)
+        elif fmt == "json-inside":
+            out += _json(ruleset, s, whole=False)
+        elif fmt == "xml":
+            out += _xml(ruleset, s)
+        elif fmt == "yaml":
+            out += _yaml(ruleset, s, config)
+        elif fmt == "kv":
+            out += _kv(ruleset, s, config)
+    return out
+
+
+def _config_like(s: str) -> bool:
+    """Two or more lines of `name = value` or `name: value`, no code: a configuration text without a path."""
+    if s.count("\n") < 1 or _CODE_HINT.search(s):
+        return False
+    return len(_KV_LINE.findall(s, 0, 65536)) + len(_YAML_LINE.findall(s, 0, 65536)) >= 2
+
+
+_CODE_VALUE = re.compile(r"[A-Za-z_][\w.]*\(.*|(?:self|this|os|process|env|config|settings|cls|ctx|args|opts|options)\.\S*"
+                         r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*\s(?:\+|-|\*|/|if|else|and|or|\?|:)\s.*")
+
+
+def _unquoted_ok(val: str, config: bool, prose_ok: bool = True) -> bool:
+    """An unquoted value that is not code (a call, an attribute, an expression) nor, outside config, prose."""
+    if _CODE_VALUE.fullmatch(val):
+        return False
+    return prose_ok or " " not in val.strip()
+
+
+# -- JSON ------------------------------------------------------------------------------------------
+_PAIR_NAMES = frozenset({"name", "key", "parametername", "parameterkey", "variable", "var", "param", "option",
+                         "optionname", "setting", "envname", "env", "id"})
+_PAIR_VALUES = frozenset({"value", "parametervalue", "default", "defaultvalue", "secretvalue", "val"})
+
+
+def _json(ruleset: RuleSet, s: str, whole: bool) -> list[Span]:
+    docs: list[object] = []
+    if whole:
+        try:
+            docs.append(json.loads(s))
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser: the line rules read it
+            whole = False
+    if not whole:
+        decoder = json.JSONDecoder()
+        tries = 0
+        for m in re.finditer(r"(?m)^[ \t]*[\[{]|(?<=[=:] )[\[{]", s):
+            tries += 1
+            if tries > MAX_JSON_TRIES or len(docs) >= 16:
+                break  # a bound on the work per text: each try may read far
+            i = m.end() - 1
+            try:
+                doc, _ = decoder.raw_decode(s, i)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(doc, (dict, list)) and doc:
+                docs.append(doc)
+    values: set[str] = set()
+    for doc in docs:
+        _json_values(ruleset, doc, False, values, 0)
+    out: list[Span] = []
+    for v in values:
+        enc = json.dumps(v, ensure_ascii=False)[1:-1]
+        for token in {enc, json.dumps(v)[1:-1]}:
+            i = s.find('"' + token + '"')
+            while i >= 0:
+                out.append((i + 1, i + 1 + len(token), KIND))
+                i = s.find('"' + token + '"', i + 1)
+    return out
+
+
+def _json_values(ruleset: RuleSet, node: object, secret: bool, out: set[str], depth: int) -> None:
+    if depth > 64:
+        return
+    if isinstance(node, str):
+        if secret and secret_value(ruleset, node, "value"):
+            out.add(node)
+        return
+    if isinstance(node, list):
+        for item in node:
+            _json_values(ruleset, item, secret, out, depth + 1)
+        return
+    if not isinstance(node, dict):
+        return
+    named = len(node) <= 8 and any(
+        isinstance(v, str) and k.lower() in _PAIR_NAMES and ruleset.secret_name(v) for k, v in node.items())
+    # A secret bundle (Azure Key Vault's `secret show`: an `id` of .../secrets/<name>/<version> beside its `value`)
+    named = named or isinstance(node.get("id"), str) and "/secrets/" in node["id"] and "value" in node
+    for k, v in node.items():
+        sub = secret or ruleset.secret_name(k) or (named and k.lower() in _PAIR_VALUES)
+        if sub and isinstance(v, (int, float)) and not isinstance(v, bool):
+            continue  # numbers are left to the structure walk of the document
+        _json_values(ruleset, v, bool(sub), out, depth + 1)
+
+
+# -- key = value: .env, INI, properties, TOML, HCL, shell --------------------------------------------
+_KV = re.compile(
+    r"^(?P<ind>[ \t]*)(?:export[ \t]+|set[ \t]+|ENV[ \t]+|ARG[ \t]+)?(?P<name>[A-Za-z_][\w.\-/]{0,120})[ \t]*(?:=|:(?!//))[ \t]*"
+    r"(?P<val>[^\n]*?)[ \t]*$",
+    re.M,
+)
+_QUOTED = re.compile(r"""^(?P<q>["'])(?P<v>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
+
+
+def _value_span(line_start: int, val: str, comment: bool = True) -> tuple[int, int] | None:
+    """The span of a value (quotes stripped; an inline comment after a blank dropped)."""
+    if not val:
+        return None
+    q = _QUOTED.match(val)
+    if q:
+        return line_start + q.start("v"), line_start + q.end("v")
+    if comment:
+        cut = re.search(r"[ \t]+[#;]", val)
+        if cut:
+            val = val[: cut.start()]
+    val = val.rstrip(" \t,;")
+    if not val or val[0] in "{[(" or val.endswith(("{", "(", "\\")):
+        return None
+    return line_start, line_start + len(val)
+
+
+def _kv(ruleset: RuleSet, s: str, config: bool) -> Iterator[Span]:
+    for m in _KV.finditer(s):
+        name = m.group("name")
+        if not ruleset.secret_name(name):
+            continue
+        val = m.group("val")
+        if not val:
+            yield from _continuation(ruleset, s, m.end(), len(m.group("ind")), name)
+            continue
+        span = _value_span(m.start("val"), val)
+        if span is None:
+            continue
+        value = s[span[0]:span[1]]
+        quoted = span[0] != m.start("val")
+        if (quoted or _unquoted_ok(value, config, config)) and secret_value(ruleset, value, name) and (
+                config or not ruleset.code_benign(value, name, quoted)):
+            yield span[0], span[1], KIND
+
+
+def _continuation(ruleset: RuleSet, s: str, pos: int, indent: int, name: str) -> Iterator[Span]:
+    """INI values on the lines after `name =`, and YAML lists and block scalars under `name:`: more indented."""
+    for m in re.finditer(r"\n([ \t]*)(?:- )?([^\n]*)", s[pos:pos + 4096]):
+        ind, body = m.group(1), m.group(2)
+        if not body.strip():
+            continue
+        if len(ind) <= indent or body.lstrip().startswith(("#", ";")):
+            if len(ind) <= indent:
+                return
+            continue
+        if re.match(r"[\"']?[A-Za-z_][\w.\-]*[\"']?:(?:\s|$)", body):
+            return  # a nested mapping: its own names decide
+        start = pos + m.start(2)
+        span = _value_span(start, body)
+        if span and secret_value(ruleset, s[span[0]:span[1]], name):
+            yield span[0], span[1], KIND
+
+
+# -- YAML ------------------------------------------------------------------------------------------
+_YAML = re.compile(
+    r"^(?P<ind>[ \t]*)(?P<dash>- +)?(?P<qn>[\"']?)(?P<name>[A-Za-z_][\w.\-/ ]{0,120}?)(?P=qn)[ \t]*:(?:[ \t]+(?P<val>[^\n]*?))?[ \t]*$",
+    re.M,
+)
+
+
+def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
+    pending: tuple[int, bool] | None = None  # (indent of a `- name: SECRET` item, seen)
+    for m in _YAML.finditer(s):
+        name, val = m.group("name"), m.group("val") or ""
+        indent = len(m.group("ind")) + len(m.group("dash") or "")
+        if val.startswith("!!binary"):
+            val = val[8:].lstrip()
+        is_pair_name = name.lower() in _PAIR_NAMES and val and ruleset.secret_name(val.strip("\"' "))
+        if is_pair_name:
+            pending = (indent, True)
+        elif m.group("dash"):
+            pending = None
+        if " " in name and not m.group("qn"):
+            continue  # `if not token:` is code; a YAML name with blanks is quoted
+        if ruleset.secret_name(name) or (
+                pending and name.lower() in _PAIR_VALUES and indent == pending[0]):
+            if not val or val in ("|", ">", "|-", ">-", "|+", ">+"):
+                if not prose_ok:
+                    continue  # a block under the name: only in a text that is configuration
+                yield from _continuation(ruleset, s, m.end(), len(m.group("ind")), name)
+                continue
+            start = m.start("val") + (len(m.group("val")) - len(val))
+            span = _value_span(start, val)
+            if span is None:
+                continue
+            value = s[span[0]:span[1]]
+            quoted = span[0] != start
+            if (quoted or _unquoted_ok(value, True, prose_ok)) and secret_value(ruleset, value, name) and (
+                    prose_ok or not ruleset.code_benign(value, name, quoted)):
+                yield span[0], span[1], KIND
+    for m in re.finditer(r"(?m)^([ \t]*)- +(?:key|name): *[\"']?([^\n\"']+)[\"']? *\n\1  +(?:value|secret): *([^\n]*)$", s):
+        if ruleset.secret_name(m.group(2).strip()):
+            span = _value_span(m.start(3), m.group(3))
+            if span and secret_value(ruleset, s[span[0]:span[1]], m.group(2)):
+                yield span[0], span[1], KIND
+
+
+# -- XML and plists --------------------------------------------------------------------------------
+_XML_PAIRS = (
+    # <key>password</key><string>...</string> (plist); <name>password</name><value>...</value> (Hadoop)
+    re.compile(r"<(?:key|name)>\s*(?P<name>[^<>]{1,120}?)\s*</(?:key|name)>\s*<(?P<t>string|value|data)>"
+               r"\s*(?P<v>[^<]{1,2048}?)\s*</(?P=t)>"),
+    # <entry key="password">...</entry>, <property name="password">...</property>
+    re.compile(r"<\w+\s+(?:key|name)=[\"'](?P<name>[^\"'<>]{1,120})[\"'][^>]*>\s*(?P<v>[^<]{1,2048}?)\s*</"),
+    # <add key="DbPassword" value="..."/>, <property name="password" value="..."/>
+    re.compile(r"<\w+\s+(?:key|name)=[\"'](?P<name>[^\"'<>]{1,120})[\"']\s+value=[\"'](?P<v>[^\"']{1,2048})[\"']"),
+    # <password>...</password>
+    re.compile(r"<(?P<name>[A-Za-z_][\w.:-]{0,80})(?:\s[^<>]*)?>\s*(?P<v>[^<\s][^<]{0,2048}?)\s*</(?P=name)>"),
+    # password="..." as an attribute
+    re.compile(r"<[^<>]*?\s(?P<name>[A-Za-z_][\w.:-]{0,80})=(?P<q>[\"'])(?P<v>[^\"'<>]{1,2048})(?P=q)"),
+)
+
+
+def _xml(ruleset: RuleSet, s: str) -> Iterator[Span]:
+    for rx in _XML_PAIRS:
+        for m in rx.finditer(s):
+            name, v = m.group("name"), m.group("v")
+            if ruleset.secret_name(name) and secret_value(ruleset, v, name):
+                yield m.start("v"), m.end("v"), KIND
+
+
+# -- source code: calls and declarations that hold a literal ---------------------------------------
+_STR = r"""(?P<q{n}>["'`])(?P<v{n}>(?:\\.|(?!(?P=q{n}))[^\\\n]){{0,2048}})(?P=q{n})"""
+_CODE = (
+    # define('DB_PASSWORD', '...'); getenv("PASSWORD", "..."); environ.get('pwd', '...'); ENV.fetch("TOKEN", "...")
+    re.compile(r"(?:define|getenv|Getenv|get|fetch|getProperty|env|config|setdefault)\(\s*"
+               + _STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*,\s*" + _STR.format(n=2) + r"\s*[,)]"),
+    # $cfg['db_password'] = '...';  'password' => '...';  ["token"] = "..."
+    re.compile(r"\[\s*" + _STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*\]\s*=\s*" + _STR.format(n=2)),
+    re.compile(_STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*=>\s*" + _STR.format(n=2)),
+    # SECRET_KEY = os.environ.get("X") or '...';  const token = process.env.T || "..." ; x ?? "..."
+    re.compile(r"(?m)^[ \t]*(?:(?:export|const|let|var|final|static|public|private)[ \t]+)*(?P<name>[A-Za-z_][\w.]{0,80})"
+               r"[ \t]*[:=][ \t]*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?)[ \t]*" + _STR.format(n=2)),
+)
+# A substring each pattern of _CODE needs: the pattern is tried only on a text that holds it.
+_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??"))
+_GO_MULTI = re.compile(r"\b(?:const|var)\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*(?:[A-Za-z_][\w.]*)?\s*=\s*"
+                       r"(?P<vals>\"[^\"\n]*\"(?:\s*,\s*\"[^\"\n]*\")+)")
+
+
+def _code(ruleset: RuleSet, s: str) -> Iterator[Span]:
+    for rx, needs in zip(_CODE, _CODE_NEEDS):
+        if not any(n in s for n in needs):
+            continue
+        for m in rx.finditer(s):
+            name, v = m.group("name"), m.group("v2")
+            if ruleset.secret_name(name) and secret_value(ruleset, v, name):
+                yield m.start("v2"), m.end("v2"), KIND
+    for m in (_GO_MULTI.finditer(s) if "const" in s or "var" in s else ()):
+        names = [n.strip() for n in m.group("names").split(",")]
+        vals = list(re.finditer(r"\"([^\"\n]*)\"", m.group("vals")))
+        if len(names) != len(vals):
+            continue
+        for name, v in zip(names, vals):
+            if ruleset.secret_name(name) and secret_value(ruleset, v.group(1), name):
+                base = m.start("vals")
+                yield base + v.start(1), base + v.end(1), KIND
+
+
+# -- credential files ------------------------------------------------------------------------------
+def _htpasswd(s: str) -> Iterator[Span]:
+    """`user:hash` lines (Apache htpasswd): the hash after the first colon."""
+    for m in re.finditer(r"(?m)^[^:#\s][^:\n]*:(?P<v>[^\s:]{8,})[ \t]*$", s):
+        yield m.start("v"), m.end("v"), "password_hash"
+
+
+def _pgpass(s: str) -> Iterator[Span]:
+    """`host:port:database:user:password` lines (PostgreSQL's password file): the last field."""
+    for m in re.finditer(r"(?m)^(?:(?:\\.|[^:\\\n])*:){4}(?P<v>[^\n]+?)[ \t]*$", s):
+        if not m.group().lstrip().startswith("#"):
+            yield m.start("v"), m.end("v"), "pgpass"

@@ -1,0 +1,264 @@
+"""The format-aware text layer (record/redact/formats.py), the flag table (commands.toml) and the benign references.
+
+Cases are written from each format's own description (INI, YAML 1.2, Java properties,
+Apple plists, PHP `define`, Go declarations, Apache htpasswd, PostgreSQL's password file,
+each tool's manual for its flags), not copied from a scanner's samples. The fifth held-out
+corpus (tests/support/redaction_corpus5.py) is scored here too: its recorded figures, and
+the fast path agreeing with the walk in every carrier.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+
+import redaction_corpus5 as corpus5  # noqa: E402
+
+from agentwatch.record import redact  # noqa: E402
+from agentwatch.record.redact import commands, formats, rules  # noqa: E402
+from agentwatch.record.redact.corpus import FORMAT_BENIGN, format_samples  # noqa: E402
+from agentwatch.store.chain import canonical_json  # noqa: E402
+
+POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
+W = "letmein"  # a phrase: no key's shape, so only the format tells it is a value
+
+
+def stored(doc: dict) -> bytes:
+    fast = POLICY.encode(doc)
+    assert fast == canonical_json(POLICY.apply(doc))  # the fast path and the walk agree
+    return fast
+
+
+@pytest.mark.parametrize(("label", "path", "secret", "text"), format_samples(), ids=lambda x: str(x)[:20])
+def test_a_phrase_in_each_format_is_masked_in_every_carrier(label, path, secret, text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, path.lstrip("/") or "x.txt", text)}
+        if carrier == "file-read" and path:
+            doc["raw"]["tool_input"]["file_path"] = path
+        assert secret.encode() not in stored(doc), (label, carrier)
+
+
+@pytest.mark.parametrize("text", [
+    f"[db]\nhost = a\npassword = {W}\n",                       # INI
+    f"DB_HOST=a\npassword={W}\n",                              # .env
+    f"server.port=1\nspring.datasource.password={W}\n",        # properties
+    f"db:\n  host: a\n  password: {W}\n",                      # YAML
+    f"passwords:\n  - {W}1\n  - {W}2\nuser: a\n",             # a YAML list under a secret name
+    f"- key: password\n  value: {W}\n",                        # YAML key/value siblings
+    f"env:\n- name: DB_PASSWORD\n  value: {W}\n",              # Kubernetes env in YAML
+    f"<key>password</key>\n<string>{W}</string>",              # plist
+    f"<property><name>db.password</name><value>{W}</value></property>",  # Hadoop-style XML
+    f"define('AUTH_KEY', '{W} and more');",                    # PHP define
+    f"$config['db_password'] = '{W}';",                        # PHP array
+    f'os.getenv("PASSWORD", "{W}")',                           # a default in a getenv call
+    f'environ.get("DB_PWD", "{W}")',  # (`pwd` alone names the working directory: not a secret name)
+    f'const a, password string = "x", "{W}"',                  # Go multiple declaration
+    f"SECRET_KEY = os.environ.get('SECRET_KEY') or '{W}'",     # a fallback literal
+    'Output:\n' + json.dumps({"Parameter": {"Name": "/prod/db/password", "Value": W}}),  # JSON in output
+    json.dumps([{"name": "DB_PASS", "value": W}], indent=2),   # JSON env list printed by a command
+    json.dumps({"id": "https://kv1.vault.azure.net/secrets/dbconn/0123", "value": W}, indent=2),  # a Key Vault bundle
+    f"# redis.conf\nport 6379\nrequirepass {W}\n",               # redis.conf directives
+    f"define( 'NONCE_SALT', '{W}:3#|m}}vA!6R~wq)]Hh4*' );",     # WordPress keys and salts
+])
+def test_pairs_in_text_formats(text):
+    out = POLICY.redact_text(text)
+    assert W not in out
+    assert "[REDACTED:" in out
+
+
+@pytest.mark.parametrize(("path", "text", "kind"), [
+    ("/app/config/master.key", "0123456789abcdef0123456789abcdef\n", "rails_master_key"),
+    ("/var/www/.htpasswd", "admin:$apr1$abcdefgh$0123456789abcdefghijkl\n", "password_hash"),
+    ("/home/u/.pgpass", f"db:5432:app:app:{W}\n", "pgpass"),
+])
+def test_credential_files_known_by_their_path(path, text, kind):
+    doc = {"raw": {"tool_name": "Read", "tool_input": {"file_path": path}, "tool_response": {"content": text}}}
+    out = stored(doc).decode()
+    assert f"[REDACTED:{kind}:" in out
+    assert text.strip().split(":")[-1] not in out
+
+
+@pytest.mark.parametrize("text", [
+    "def f(token: str):\n    return token",
+    "if not token:\n    raise ValueError('a token is required')",
+    "password = getpass()",
+    "tokens: string[],",
+    "ENV DRONE_TOKEN={DRONE_TOKEN}",
+    "Password: !Ref MasterUserPassword",
+    'url = "https://x.invalid/?apikey=%s" % key',
+    "    auth: _t.AuthType = None",
+    "password = ,.:-",
+    *FORMAT_BENIGN,
+])
+def test_references_placeholders_and_code_keep_their_bytes(text):
+    assert POLICY.redact_text(text) == text
+
+
+def test_image_data_uris_and_ssh_public_keys_keep_their_bytes():
+    body = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+    for text in (f'<img src="data:image/png;base64,{body}">',
+                 "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx8Q3vV2kQ9mZ1yR7pT0sW4nL6bK8cJ5dH2fA3eX9uY user@host"):
+        assert POLICY.redact_text(text) == text
+        assert stored({"raw": {"text": text}}) == canonical_json({"raw": {"text": text}})
+
+
+def test_every_row_of_the_flag_table_cites_the_tools_documentation():
+    rows = commands.table()
+    assert {r.tool for r in rows} >= {"curl", "wget", "mysql", "psql", "sqlcmd", "kubectl", "docker", "helm",
+                                       "keytool", "openssl", "sshpass", "redis-cli", "az", "aws", "gcloud", "git"}
+    assert all(re.match(r"https://", r.source) for r in rows)
+    assert all(r.value in ("whole", "after-colon", "after-eq", "pass-arg", "auth-header", "next", "last") for r in rows)
+
+
+@pytest.mark.parametrize(("line", "secret"), [
+    ("curl --proxy-tlspassword s3cretpw https://x.invalid", "s3cretpw"),
+    ('curl -u "admin:s3cretpw" https://x.invalid', "s3cretpw"),
+    ("wget --ftp-password=s3cretpw ftp://x.invalid/f", "s3cretpw"),
+    ("wget --proxy-password s3cretpw https://x.invalid/f", "s3cretpw"),
+    ("mysql -u root -ps3cretpw app", "s3cretpw"),
+    ("psql 'host=db user=app password=s3cretpw'", "s3cretpw"),
+    ("sqlcmd -S db -P s3cretpw", "s3cretpw"),
+    ("kubectl create secret generic x --from-literal=pwd=s3cretpw", "s3cretpw"),
+    ("docker login -u me -p s3cretpw registry.invalid", "s3cretpw"),
+    ("helm repo add r https://r.invalid --username me --password s3cretpw", "s3cretpw"),
+    ("keytool -importkeystore -deststorepass s3cretpw -destkeystore k.jks", "s3cretpw"),
+    ("openssl pkcs12 -export -passout pass:s3cretpw -out a.p12", "s3cretpw"),
+    ("sshpass -p s3cretpw ssh host", "s3cretpw"),
+    ("redis-cli -h cache --pass s3cretpw", "s3cretpw"),
+    ("az login --service-principal -u id -p s3cretpw --tenant t", "s3cretpw"),
+    ("aws configure set aws_secret_access_key s3cretpw", "s3cretpw"),
+    ("gcloud sql users set-password root --instance=i --password=s3cretpw", "s3cretpw"),
+    ('git -c http.extraHeader="Authorization: Basic s3cretpw" clone https://x.invalid/r', "s3cretpw"),
+    ("cd /tmp && sudo PGHOST=db redis-cli -a s3cretpw ping", "s3cretpw"),
+    ("redis-cli CONFIG SET requirepass s3cretpw", "s3cretpw"),
+    ("echo -n 'admin:s3cretpw' | base64", "s3cretpw"),          # Basic credentials built by hand (RFC 7617)
+    ("printf '%s' 'admin:s3cretpw' | base64 -w0", "s3cretpw"),
+])
+def test_credential_flags_of_each_tool(line, secret):
+    assert secret not in POLICY.redact_text(line)
+    assert secret.encode() not in stored({"raw": {"tool_input": {"command": line}}})
+
+
+@pytest.mark.parametrize("line", [
+    "openssl rsa -passin env:KEY_PASS -in a.pem",
+    "mysql -p app",
+    "kubectl get pods -o wide",
+    "docker run -p 8080:80 nginx",
+    "curl -u \"$USER:$PASS\" https://x.invalid",
+    "echo hello | base64",
+    "echo 'a:b' > f && base64 f",
+])
+def test_flags_without_a_secret_stay(line):
+    assert POLICY.redact_text(line) == line
+
+
+def test_the_layer_never_fails_open_on_text_it_cannot_parse():
+    # broken JSON, a YAML fragment cut mid-line: the line rules still read it
+    for text in ('{"password": "' + W + '", "x": [1, 2', "db:\n  password: " + W + "\n  host: [a, b"):
+        assert W not in POLICY.redact_text(text)
+    assert formats.spans(rules.builtin(), "x" * (formats.MAX_TEXT + 1)) == []
+
+
+def test_fifth_corpus_figures_are_the_recorded_ones():
+    recorded = json.loads(corpus5.FIGURES.read_text())
+    measured = corpus5.score(POLICY)
+    assert measured["failures"] == recorded["failures"]
+    assert measured["counts"] == recorded["counts"]
+    before = json.loads(corpus5.BEFORE.read_text())
+    assert corpus5.totals(before) == {"upstream-positive": (132, 156), "upstream-negative": (168, 240)}
+    assert corpus5.totals(recorded) == {"upstream-positive": (132, 156), "upstream-negative": (152, 240)}
+
+
+def test_fifth_corpus_names_its_sources():
+    data = corpus5.load()
+    assert data["upstream"] == ["GitGuardian/sample_secrets@da09702283c7", "Yelp/detect-secrets@5e141933554a",
+                                "bridgecrewio/checkov@03d5fdad8d61"]
+    samples = data["samples"]
+    assert len(samples) == 99
+    assert len({s["source"] for s in samples}) == 99
+    assert all(all(x in s["text"] for x in s["secrets"]) for s in samples if s["set"] == "upstream-positive")
+
+
+def test_fifth_corpus_fast_path_and_walk_agree_in_every_carrier():
+    for sample in corpus5.load()["samples"]:
+        for carrier in corpus5.CARRIERS:
+            doc = {"schema": 1, "raw": corpus5.payload(carrier, sample["path"], sample["text"])}
+            assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+
+
+def test_public_pem_blocks_keep_their_bytes_and_private_ones_do_not():
+    import base64
+    import hashlib
+
+    body = base64.b64encode(b"".join(hashlib.sha256(bytes([i])).digest() for i in range(6))).decode()
+    block = "-----BEGIN {}-----\n" + body[:64] + "\n" + body[64:128] + "\n-----END {}-----\n"
+    for label in ("PUBLIC KEY", "CERTIFICATE"):
+        text = block.format(label, label)
+        assert POLICY.redact_text(text) == text
+    assert body[:64] not in POLICY.redact_text(block.format("PRIVATE KEY", "PRIVATE KEY"))
+
+
+def test_a_braintree_access_token_in_its_format():
+    token = "access_token$production$" + "k3x9" * 4 + "$" + "0a1b2c3d" * 4
+    assert token[24:] not in POLICY.redact_text(f"BT_TOKEN = {token}")
+
+
+def test_the_self_test_fails_when_the_format_layer_or_the_flag_table_is_broken(monkeypatch):
+    assert redact.self_test(POLICY).ok
+    monkeypatch.setattr(formats, "spans", lambda ruleset, s, path="": [])
+    monkeypatch.setattr(commands, "spans", lambda s: [])
+    failures = redact.self_test(POLICY).failures
+    # every format only the layer reads, and every flag only the table knows, is reported by name
+    # (.htpasswd and .pgpass are read by their path, formats.path_spans, which stays)
+    assert sorted(f.split(":")[0] for f in failures) == [
+        "format curl", "format env", "format go", "format ini", "format json-output", "format keytool",
+        "format kubectl", "format php", "format plist", "format properties", "format python", "format redis-cli",
+        "format sqlcmd", "format wget", "format yaml", "format yaml-pairs"]
+    assert all("correcthorse" not in f for f in failures)  # a report never echoes a secret
+
+
+# -- properties: the layer on generated texts in its formats -----------------------------------------
+
+NAMES = ["password", "db_password", "API_TOKEN", "secret", "user", "host", "tokens", "auth", "key", "pwd", "Passwd"]
+VALUES = ["letmein", "${DB_PASS}", "{X}", "%s", "!Ref P", "x", "'q u o t e d'", '"dq"', "", "123", "a.b(c)", "- item"]
+LINE = st.tuples(st.sampled_from(["", "  ", "- ", "export ", "ENV "]), st.sampled_from(NAMES),
+                 st.sampled_from([" = ", "=", ": ", ":", " => ", " "]), st.sampled_from(VALUES)).map("".join)
+FRAGMENT = LINE | st.sampled_from([
+    "[section]", "<key>password</key><string>v4lue</string>", '{"name": "DB_PASSWORD", "value": "p w"}',
+    "define('DB_PASSWORD', 'v4lue');", 'getenv("TOKEN", "v4lue")', "curl -u a:b4 x", "mysql -pv4lue db",
+    "kubectl create secret generic s --from-literal=k=v4lue", "echo 'u:p4ss' | base64", "{", "[", '"', "\\n",
+]) | st.text(max_size=6)
+TEXT = st.lists(FRAGMENT, max_size=8).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, st.sampled_from(["", "/srv/app/.env", "/srv/app/config.yml", "/x/settings.ini", "/x/a.json",
+                              "/x/.htpasswd", "/x/.pgpass", "/x/config/master.key"]))
+def test_the_layer_on_generated_texts_never_raises_and_the_fast_path_agrees(text, path):
+    ruleset = rules.builtin()
+    out = ruleset.redact(text, POLICY.mask, None, path)
+    assert isinstance(out, str)
+    if path == "" and out != text:
+        assert ruleset.suspicious(text, json=False)
+        assert ruleset.suspicious(canonical_json({"k": [text]}).decode())
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, path.lstrip("/") or "x.txt", text)}
+        assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc))
+
+
+@pytest.mark.parametrize(("command", "secret"), [
+    ("cat > /srv/app/settings.ini <<'EOF'\n[db]\npassword=letmein\nEOF", "letmein"),
+    ("cat > ~/.pgpass <<'EOF'\ndb:5432:app:app:letmein\nEOF\nchmod 600 ~/.pgpass", "letmein"),
+    ('tee /srv/app/.env <<EOF\nDB_PASSWORD=letmein\nEOF', "letmein"),
+])
+def test_a_here_document_is_read_as_the_file_it_writes(command, secret):
+    assert secret not in POLICY.redact_text(command)
+    assert secret.encode() not in stored({"raw": {"tool_input": {"command": command}}})
