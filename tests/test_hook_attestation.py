@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from daemon import Daemon, wait_for
+from support.daemon import Daemon, wait_for
 from typer.testing import CliRunner
 
 from agentwatch.cli import app
@@ -60,9 +60,12 @@ def kinds(health: dict) -> list[str]:
 
 
 def edit(path: Path, change) -> None:
+    """Change the config as an editor does: a new file renamed over the old one."""
     doc = json.loads(path.read_text())
     change(doc)
-    path.write_text(json.dumps(doc, indent=2))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2))
+    tmp.replace(path)
 
 
 def test_install_remembers_what_it_wrote_and_uninstall_forgets_it(installed):

@@ -99,6 +99,11 @@ class RecorderWatch:
         """Re-read the configs when something changed (or `trigger` asks for a row regardless)."""
         try:
             body = await asyncio.to_thread(self._inspect, trigger is not None)
+            for _ in range(3):  # a row that must be written waits out a file being rewritten
+                if body is not None or trigger is None:
+                    break
+                await asyncio.sleep(0.05)
+                body = await asyncio.to_thread(self._inspect, True)
         except Exception as exc:  # a look that fails is reported, never fatal
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.warning("hook config look failed: %s", self.last_error)
@@ -129,10 +134,14 @@ class RecorderWatch:
         self.last_look_ns = time.time_ns()
         if not force and fingerprint == self._fingerprint:
             return None
-        self._fingerprint = fingerprint
         self.installs = len(entries)
         self.last_error = None
-        return hookconfig.document(hookconfig.inspect_all(entries), problem)
+        body = hookconfig.document(hookconfig.inspect_all(entries), problem)
+        if manifest.fingerprint([str(self.manifest_path), *manifest.watched_paths(entries)]) != fingerprint:
+            self._fingerprint = None  # written while it was read (a file rewritten in place): look again
+            return None
+        self._fingerprint = fingerprint
+        return body
 
     # -- what the writer committed -----------------------------------------------------
 
