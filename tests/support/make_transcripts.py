@@ -158,7 +158,7 @@ def openhands() -> dict[str, str]:
         pre = c["pre"]
         call_id, event_id = f"toolu_oh{n}", f"a{n:07d}-0000-4000-8000-000000000000"
         arguments = json.dumps(pre["tool_input"])
-        action_kind = {"terminal": "TerminalAction", "file_editor": "FileEditorAction"}[pre["tool_name"]]
+        action_kind = "".join(w.capitalize() for w in pre["tool_name"].split("_")) + "Action"
         files[f"event-{index:05d}-{event_id}.json"] = json.dumps({
             "kind": "ActionEvent", "id": event_id, "timestamp": f"2026-11-30T11:00:{n:02d}", "source": "agent",
             "thought": [], "tool_name": pre["tool_name"], "tool_call_id": call_id,
@@ -170,8 +170,8 @@ def openhands() -> dict[str, str]:
             files[f"event-{index:05d}-{obs_id}.json"] = json.dumps({
                 "kind": "ObservationEvent", "id": obs_id, "timestamp": f"2026-11-30T11:00:{n:02d}",
                 "source": "environment", "tool_name": pre["tool_name"], "tool_call_id": call_id, "action_id": event_id,
-                "observation": {"kind": "ExecuteBashObservation" if pre["tool_name"] == "terminal"
-                                else "FileEditorObservation", "is_error": c["outcome"] == "error",
+                "observation": {"kind": action_kind.replace("Action", "Observation"),
+                                "is_error": c["outcome"] == "error",
                                 "content": [{"type": "text", "text": "…"}]}}, indent=2) + "\n"
             index += 1
     return files
