@@ -948,8 +948,13 @@ def record(argv, t0_mono=None, t0_wall=None):
     refused = redirect_refused(named) if named else None
     if refused is not None:
         reason = "redirect_refused"
-        frame += (',"redirect_refused":{"socket":%s,"reason":"%s"}'
-                  % (_enc_ascii(named.decode("utf-8", "surrogateescape")), refused)).encode("ascii")
+        # The path cut to fit the frame's reserve (_RESERVE) beside the delivery field.
+        text = named.decode("utf-8", "replace")
+        shown = _enc_ascii(text)
+        while len(shown) > 150:
+            text = text[: len(text) // 2]
+            shown = _enc_ascii(text + "...")
+        frame += (',"redirect_refused":{"socket":%s,"reason":"%s"}' % (shown, refused)).encode("ascii")
         say("not connecting to %s (%s); spooling record %s" % (_show(named), refused, record_id))
     try:
         if refused is not None:

@@ -224,6 +224,13 @@ def test_the_hook_refuses_a_socket_the_environment_names_instead_of_the_configur
         assert (same.returncode, same.stderr) == (0, b"")
         wait_for(lambda: len(stored()) == 2, "the record sent to the configured socket")
         assert "redirect_refused" not in stored()[1]
+
+        # A path of any length is cut to fit the frame: the record is still stored whole.
+        long = _run_hook(dict(os.environ, AGENTWATCH_SOCKET="/" + "é" * 3000))
+        assert long.returncode == 0
+        third = wait_for(lambda: _n_rows(stored(), 3), "the third record")[2]
+        assert third["redirect_refused"]["reason"] == "socket_not_configured"
+        assert third["redirect_refused"]["socket"].endswith("...") and len(third["redirect_refused"]["socket"]) < 40
     finally:
         assert d.stop() == 0
 
