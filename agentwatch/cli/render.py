@@ -580,9 +580,11 @@ def emit_sessions(summaries, as_json: bool) -> None:
     else:
         numeric_extra = False
     if not wide:
-        header[5] = "prom"
+        header[4], header[5] = "dur", "prom"
+        header[-1] = "cov"  # at 80 columns: "17/20" says what "17/20 · 3 missing" does
         for r in rows:
             del r[2]
+            r[-1] = r[-1].split(" · ")[0]
         del header[2]
     gap = 2 if wide else 1
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
