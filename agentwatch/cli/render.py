@@ -193,6 +193,17 @@ def emit_verify(result, as_json: bool) -> None:
     for old in evidence.history if evidence else ():
         print(f"history: store {old['store_id']} was replaced at this path (accepted by `init --new-store` at "
               f"{old['accepted_at']}); {old['source']} still holds its evidence")
+    _emit_recorder(getattr(result, "recorder", None))
+
+
+def _emit_recorder(summary: dict | None) -> None:
+    """What the record says it misses (hook-config findings, sessions with missing calls), one line each."""
+    if not summary:
+        return
+    from agentwatch.coverage.rows import findings
+
+    for line in findings(summary):
+        print(f"recorder: {neutralize(line)}")
 
 
 def emit_erase(result, as_json: bool) -> None:
@@ -390,7 +401,11 @@ def emit_install_list(rows, as_json: bool) -> None:
         detail = row.error or (row.commands[0] if row.commands else "")
         if len(row.commands) > 1:
             detail += f"  (+{len(row.commands) - 1} more)"
-        table.add_row(row.harness, row.scope, row.state, row.path, ", ".join(row.events), detail)
+        state = row.state
+        for finding in getattr(row, "findings", None) or []:
+            state += f"\n{finding['kind']}"
+            detail += f"\n{finding['detail']}"
+        table.add_row(row.harness, row.scope, state, row.path, ", ".join(row.events), detail)
     _console().print(table)
 
 
@@ -503,6 +518,28 @@ def emit_reconcile(result, as_json: bool) -> None:
     console.print(counts)
 
 
+def emit_processes(report, as_json: bool) -> None:
+    """processes: the counts, then one line per finding."""
+    if as_json:
+        print_json(report.to_json())
+        return
+    lines = [f"processes {report.store}: {report.sessions_followed} session(s) followed, {report.roots} harness "
+             f"process(es), {report.trees} process tree(s) ({report.hook_trees} of them hooks), "
+             f"{report.calls_checked} shell call(s) checked"]
+    if report.calls_unfollowed:
+        lines.append(f"{report.calls_unfollowed} shell call(s) in sessions the witness did not follow (not checked)")
+    if report.unsettled:
+        lines.append(f"{report.unsettled} tree(s) or call(s) too recent to judge (--settle)")
+    if report.lost_events:
+        lines.append(f"the witness lost {report.lost_events} kernel event(s): findings near a loss may be the loss")
+    for f in report.findings:
+        loss = " (near a loss)" if f.during_loss else ""
+        lines.append(f"{f.kind} at seq {f.seq}, session {neutralize(str(f.session_id))}: {neutralize(f.detail)}{loss}")
+    if not report.findings:
+        lines.append("no findings")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
 def _clock(ns: int, with_date: bool = False) -> str:
     import time as _time
 
@@ -523,7 +560,7 @@ def emit_sessions(summaries, as_json: bool) -> None:
     width = console.width if console is not None else 0
     wide = width >= 100 or not terminal
     header = ["harness", "session", "cwd", "started (UTC)", "duration", "prompts", "tools", "fail", "deny",
-              "last event"]
+              "last event", "coverage"]
     rows = []
     for s in summaries:
         sid = neutralize(s.session_id)
@@ -533,7 +570,7 @@ def emit_sessions(summaries, as_json: bool) -> None:
         started = _clock(s.started_ns, True)
         rows.append([s.harness, sid, neutralize(s.cwd or "-"), started if wide else started[5:16],
                      duration(s.duration_s), str(s.prompts), str(s.tool_calls), str(s.failures), str(s.denials),
-                     neutralize(s.last_event or "-")])
+                     neutralize(s.last_event or "-"), getattr(s, "coverage", None) or "-"])
     if any(getattr(s, "erased", 0) for s in summaries):
         # Erased records stay counted (docs/erasure.md); the column shows once a session has one.
         header.insert(9, "erased")
@@ -543,9 +580,11 @@ def emit_sessions(summaries, as_json: bool) -> None:
     else:
         numeric_extra = False
     if not wide:
-        header[5] = "prom"
+        header[4], header[5] = "dur", "prom"
+        header[-1] = "cov"  # at 80 columns: "17/20" says what "17/20 · 3 missing" does
         for r in rows:
             del r[2]
+            r[-1] = r[-1].split(" · ")[0]
         del header[2]
     gap = 2 if wide else 1
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
@@ -695,10 +734,15 @@ def timeline_printer(as_json: bool):
     return emit
 
 
-def emit_timeline_header(harness: str, session_id: str, as_json: bool) -> None:
+def emit_timeline_header(harness: str, session_id: str, as_json: bool, coverage: dict | None = None) -> None:
     if as_json:
         return
     line = f"session {neutralize(session_id)} ({harness})"
+    if coverage is not None:
+        line += f" · coverage {coverage.get('summary')}"
+        for call in coverage.get("missing") or []:
+            line += (f"\n  missing: {neutralize(str(call.get('tool')))} {neutralize(str(call.get('call_id') or '-'))}"
+                     f" at {neutralize(str(call.get('file')))}:{call.get('line')}")
     if is_terminal():
         _console().print(line, style="bold", markup=False, highlight=False)
     else:
@@ -721,3 +765,19 @@ def emit_export(report, as_json: bool) -> None:
         print(f"agentwatch: sent seq {report.resent[0]}..{report.resent[1]} again", file=sys.stderr)
     if report.skipped:
         print(f"agentwatch: acknowledged seq {report.skipped[0]}..{report.skipped[1]} without sending", file=sys.stderr)
+
+
+def emit_coverage(results, as_json: bool) -> None:
+    """coverage: one line per session, then one per missing, extra or mismatched call."""
+    if as_json:
+        print_json([r.to_json() for r in results])
+        return
+    for r in results:
+        where = f" ({neutralize(r.transcript.path)})" if r.transcript else ""
+        print(f"{r.harness} {neutralize(r.session_id)}: {r.summary()}{where}")
+        if r.problem is not None:
+            print(f"  {r.problem.kind}: {neutralize(r.problem.detail)}")
+        for f in r.findings:
+            if f.kind in ("missing", "extra", "mismatched"):
+                at = f" at {neutralize(str(f.file))}:{f.line}" if f.file else f" seq {f.seq}"
+                print(f"  {f.kind}: {neutralize(str(f.tool))} {neutralize(str(f.call_id or '-'))}{at}")
