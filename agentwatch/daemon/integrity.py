@@ -43,7 +43,7 @@ def adopt_stop_head(store: Store, path: Path, state_dir: Optional[Path] = None, 
     checkpoint the signer signed (at stop it covers the stop attestation). Returns the range
     (first, last), or None. Only when the row at the remembered head is the one the writer
     committed: a rewrite or a rollback is the identity checks' finding."""
-    head = foreign.writer_head(path, store.store_id, state_dir)
+    head = foreign.own_head(store.conn, path, store.store_id, state_dir)
     now = store.head()
     if head is None:
         head = _signed_head(store, checkpoint_dir)

@@ -166,6 +166,7 @@ class Server:
             store.foreign_committed.clear()
             writer = self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
                                  checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
+                                 on_pending=self._remember_pending,
                                  on_truncated=self._truncated_under_writer, salvage=self._salvage,
                                  guard=store_lock.check, on_foreign=self.foreign.named)
             if cfg.checkpoints:
@@ -205,10 +206,15 @@ class Server:
         except (OSError, AgentwatchError) as exc:
             log.warning(f"cannot remember the store's head: {exc}")
 
-    def _remember_head(self, seq: int, digest: bytes) -> None:
+    def _remember_pending(self, seq: int, digest: bytes) -> None:
+        """On the writer thread, inside a commit's transaction: the head it is about to commit, so
+        that a crash before the committed head is written leaves the rows still the writer's own."""
+        self._remember_head(seq, digest, pending=True)
+
+    def _remember_head(self, seq: int, digest: bytes, *, pending: bool = False) -> None:
         """On the writer thread, after a commit and before its acks: the head, outside the store."""
         try:
-            self.head_file.write(seq, digest)
+            self.head_file.write(seq, digest, pending=pending)
         except OSError as exc:
             if self.head_file_error is None:
                 log.warning(f"cannot write the remembered head: {exc}")

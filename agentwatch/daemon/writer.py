@@ -153,6 +153,7 @@ class Writer:
         reopen: Optional[Callable[[], Store]] = None,
         checkpointer: Optional[Checkpointer] = None,
         on_head: Optional[Callable[[int, bytes], None]] = None,
+        on_pending: Optional[Callable[[int, bytes], None]] = None,
         on_truncated: Optional[Callable[[tuple[int, bytes], tuple[int, bytes]], None]] = None,
         salvage: Optional[Callable[[Store], None]] = None,
         guard: Optional[Callable[[], Optional[str]]] = None,
@@ -169,6 +170,8 @@ class Writer:
         # Called after every commit, before its acknowledgements go out (the remembered head),
         # and when the store's head is found below the last commit (found, committed).
         self._on_head = on_head
+        # Called inside each commit's transaction, just before COMMIT, with the head it will leave.
+        self._on_pending = on_pending
         self._on_truncated = on_truncated
         # Asked before every commit group: None while this process is the store's one writer.
         self._guard = guard
@@ -350,6 +353,11 @@ class Writer:
         self.tree_head = self.store.tree_head
         return (job, stored[-1][1] if stored else None, None)
 
+    def _pending(self, conn, results: list[Appended]) -> None:
+        fresh = [r for r in results if not r.duplicate]
+        if fresh and self._on_pending is not None:
+            self._on_pending(fresh[-1].seq, fresh[-1].hash)
+
     def _commit(self, jobs: list[Job]) -> list:
         try:
             rows = [job.row if isinstance(job.row, Append) else job.row(self) for job in jobs
@@ -375,7 +383,10 @@ class Writer:
                 if self.checkpointer is not None:
                     self.checkpointer.attach(self.store.conn)
             gaps = [self.outage.gap_row()] if self.outage is not None else []
-            results = self.store.append([*gaps, *rows], probe=True) if probe else self.store.append([*gaps, *rows])
+            options: dict = {"probe": True} if probe else {}
+            if self._on_pending is not None:
+                options["before_commit"] = self._pending
+            results = self.store.append([*gaps, *rows], **options)
         except HeadMoved as exc:
             if exc.kind != "truncated" or retried:
                 self.halt(f"{exc.kind}: {exc}")

@@ -38,19 +38,35 @@ _GAPS_SQL = ("SELECT seq, CAST(payload AS BLOB) FROM records WHERE seq > ? AND k
              "AND typeof(payload) = 'text' ORDER BY seq")
 
 
-def writer_head(store: Path | str, store_id: bytes, state_dir: Path | None = None) -> Optional[tuple[int, str]]:
-    """The head the recorder's writer last committed to this store (seq, "sha256:…"), None if unknown."""
-    head = known_stores.read_head(store, state_dir)
+def writer_head(store: Path | str, store_id: bytes, state_dir: Path | None = None, *,
+                pending: bool = False) -> Optional[tuple[int, str]]:
+    """The head the recorder's writer last committed to this store (seq, "sha256:…"), None if unknown;
+    with `pending`, the head it was about to commit (known_stores.HeadFile)."""
+    head = known_stores.read_head(store, state_dir, pending=pending)
     if head is None or head[0] != store_id.hex():
         return None
     return head[1], head[2]
+
+
+def own_head(conn: apsw.Connection, store: Path | str, store_id: bytes,
+             state_dir: Path | None = None) -> Optional[tuple[int, str]]:
+    """Where the writer's own rows end: the head it was about to commit when the store holds that
+    row (a crash between COMMIT and the write of the committed head leaves it the later one),
+    else the committed head."""
+    committed = writer_head(store, store_id, state_dir)
+    pending = writer_head(store, store_id, state_dir, pending=True)
+    if pending is not None and (committed is None or pending[0] > committed[0]):
+        row = conn.execute("SELECT hash FROM records WHERE seq = ?", (pending[0],)).fetchone()
+        if row is not None and isinstance(row[0], bytes) and format_hash(row[0]) == pending[1]:
+            return pending
+    return committed
 
 
 def past_writer_head(conn: apsw.Connection, store: Path | str, store_id: bytes, head_seq: int,
                      state_dir: Path | None = None) -> Optional[tuple[int, int]]:
     """Rows (first, last) past the writer's remembered head, when the row at that head is the one
     it committed; None when there are none or the head is unknown (other findings cover a rewrite)."""
-    head = writer_head(store, store_id, state_dir)
+    head = own_head(conn, store, store_id, state_dir)
     if head is None or head_seq <= head[0]:
         return None
     if head[0] > 0:

@@ -140,13 +140,19 @@ def _parse_known(doc: Any) -> KnownStore:
     )  # fmt: skip
 
 
-def read_head(store: Path | str, state_dir: Path | None = None) -> Optional[tuple[str, int, str]]:
-    """The writer's last committed head: (store_id hex, seq, "sha256:…"), None if absent or unreadable."""
+def read_head(store: Path | str, state_dir: Path | None = None, *,
+              pending: bool = False) -> Optional[tuple[str, int, str]]:
+    """The writer's last committed head: (store_id hex, seq, "sha256:…"), None if absent or unreadable.
+
+    With `pending`, the head the writer was about to commit instead (written inside the
+    transaction, before COMMIT): after a crash between a commit and the next write of the
+    committed head, the rows up to it are still the writer's own."""
     try:
         with open(head_path(store, state_dir), "rb") as f:
-            data = f.read(_HEAD_SIZE)
+            data = f.read(2 * _HEAD_SIZE)
     except OSError:
         return None
+    data = data[_HEAD_SIZE:] if pending else data[:_HEAD_SIZE]
     parts = data.split(b"\n", 1)[0].split()
     if len(parts) != 4 or parts[0] != _HEAD_MAGIC:
         return None
@@ -274,7 +280,8 @@ def _write_head(store, state_dir, store_id: bytes, seq: int, digest: bytes | Non
 
 
 class HeadFile:
-    """The writer's last committed head, rewritten in place (one pwrite) after every commit."""
+    """The writer's last committed head, rewritten in place (one pwrite) after every commit, and
+    in a second slot the head it is about to commit, written just before each COMMIT."""
 
     def __init__(self, store: Path | str, store_id: bytes, state_dir: Path | None = None):
         directory = stores_dir(state_dir)
@@ -284,11 +291,13 @@ class HeadFile:
             head_path(store, state_dir), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
         )
 
-    def write(self, seq: int, digest: bytes | None) -> None:
+    def write(self, seq: int, digest: bytes | None, *, pending: bool = False) -> None:
+        """The committed head (after COMMIT), or with `pending` the head about to be committed
+        (inside the transaction, before COMMIT), each in its own slot of the file."""
         line = self._prefix + b"%d %s\n" % (seq, format_hash(digest or bytes(32)).encode())
         if self._fd is None:
             raise OSError(errno.EBADF, "the remembered head file is closed")
-        os.pwrite(self._fd, line.ljust(_HEAD_SIZE, b" "), 0)
+        os.pwrite(self._fd, line.ljust(_HEAD_SIZE, b" "), _HEAD_SIZE if pending else 0)
 
     def close(self) -> None:
         if self._fd is not None:
