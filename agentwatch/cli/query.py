@@ -31,6 +31,8 @@ def sql_cmd(
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
     csv_out: bool = typer.Option(False, "--csv", help="CSV with a header row on stdout."),
+    tsv_out: bool = typer.Option(False, "--tsv", help="Tab-separated values (the default into a pipe or a file)."),
+    wide: bool = typer.Option(False, "--wide", help="A table whose lines are as long as their rows (no wrapping), also into a pipe."),
     timeout: float = typer.Option(
         30.0, "--timeout", min=0.001, metavar="SECONDS", help="Stop the query after this long (reading its rows included)."
     ),
@@ -43,9 +45,19 @@ def sql_cmd(
 
     Tables and views: `events` (one row per harness event), `chain` (hashes as
     sha256:hex), `records` (every row, with forensic columns). See docs/schema.md.
-    Exactly one statement: several are refused before any runs. A query that
-    passes --timeout or --max-memory, or that Ctrl-C interrupts, is stopped
-    and exits 2. Exit 3 when the store cannot be read.
+    Reading pragmas work, `pragma table_info(events)` and
+    `SELECT * FROM pragma_table_info('events')` included.
+
+    No value is ever cut. On a terminal, a table whose long values wrap in
+    their column (a row per block when the columns do not fit); --wide keeps
+    each row on one line. Into a pipe or a file, tab-separated values: a
+    header row, then a line per row, with backslash, tab, newline and carriage
+    return written \\\\, \\t, \\n, \\r and NULL as \\N (PostgreSQL's COPY text format).
+
+    Exactly one statement: several are refused before any runs. --timeout
+    bounds the whole command, the printing of the rows included. A query that
+    passes --timeout or --max-memory is stopped and exits 2; Ctrl-C exits 130.
+    Exit 3 when the store cannot be read.
     With --pg, the query runs on the fleet server, read-only by role: the login
     must be a reading one (a member of agentwatch_read), and `events`,
     `tool_calls`, `sources`, `findings` name the fleet's views (docs/fleet.md).
@@ -55,19 +67,21 @@ def sql_cmd(
     from agentwatch.readers import sql as sqlquery
     from agentwatch.store import db
 
-    if json_out and csv_out:
-        fail("choose one of --json and --csv", 2)
+    if json_out + csv_out + tsv_out + wide > 1:
+        fail("choose one of --json, --csv, --tsv and --wide", 2)
+    fmt = ("json" if json_out else "csv" if csv_out else "tsv" if tsv_out else
+           "table" if wide or render.is_terminal() else "tsv")  # fmt: skip
     try:
         if pg is not None:
             from agentwatch.fleet import sql as fleet_sql
 
             columns, rows = fleet_sql.run(pg, query)
-            render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+            render.emit_rows(columns, rows, fmt, wide=wide)
         else:
             resolved = config.load({"store": store}).store
             with db.store_errors(resolved):
                 columns, rows = sqlquery.run(resolved, query, timeout=timeout, max_memory_mb=max_memory)
-                render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+                render.emit_rows(columns, rows, fmt, wide=wide)
     except AgentwatchError as exc:
         fail(exc)
 

@@ -102,7 +102,13 @@ def bundle_text(doc: Any) -> str:
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str) -> None:
+def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str, *, wide: bool = False) -> None:
+    """Query results on stdout, every value whole: json, csv, tsv (COPY text format) or a grid.
+
+    The grid (`table`) wraps long values in their column at the terminal's width,
+    or with `wide` leaves every line as long as its row; see cli/rows.py."""
+    from agentwatch.cli import rows as rowtext
+
     if fmt == "json":
         # A JSON array written row by row, so a large result never sits in memory.
         out = sys.stdout
@@ -117,15 +123,28 @@ def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str) -> None:
         writer.writerow([cell(c) for c in columns])
         for row in rows:
             writer.writerow([cell(json_value(v)) if v is not None else v for v in row])
+    elif fmt == "tsv":
+        # Escaped by the format itself; on a terminal the other controls are made visible too.
+        prepare = (lambda v: _safe_value(json_value(v))) if sys.stdout.isatty() else json_value
+        rowtext.write_tsv(sys.stdout, columns, rows, prepare)
     else:
-        from rich.table import Table
+        import shutil
 
-        table = Table(*(neutralize(c, keep_lines=True) for c in columns), show_lines=False)
-        for row in rows:
-            table.add_row(*("NULL" if v is None
-                            else neutralize(json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list))
-                                            else str(json_value(v)), keep_lines=True) for v in row))
-        _console().print(table)
+        def text(v: Any) -> str:
+            if v is None:
+                return "NULL"
+            return neutralize(_plain_value(json_value(v)), keep_lines=True).replace("\t", "    ")
+
+        width = shutil.get_terminal_size((100, 24)).columns
+        rowtext.write_grid(sys.stdout, columns, rows, text, width, wide=wide)
+
+
+def _plain_value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+
+
+def _safe_value(value: Any) -> Any:
+    return neutralize(_plain_value(value), keep_lines=True) if isinstance(value, (str, dict, list)) else value
 
 
 def emit_import(report, as_json: bool) -> None:

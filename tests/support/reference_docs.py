@@ -241,6 +241,7 @@ def _health(run: Run, tmp: Path, store: str) -> None:
 NOT_RUN = {
     "ship": "needs a fleet server (docs/fleet.md)",
     "fleet init": "needs a fleet server (docs/fleet.md)",
+    "fleet purge": "needs a fleet server (docs/fleet.md)",
 }
 
 
