@@ -166,8 +166,11 @@ def health_cmd(
     try:
         report = health.query(sock, timeout, configured=cfg.sources["socket"] != "default")
     except health.DaemonUnreachable as exc:
-        report = health.unreachable(sock, str(exc))
-        print(f"agentwatch: {exc}", file=sys.stderr)
+        from agentwatch.readers import offline
+
+        report = offline.report(sock, str(exc), cfg.spool)
+        if json_out or not render.is_terminal():  # on a terminal the summary says it, once
+            print(f"agentwatch: {exc}", file=sys.stderr)
     status = health.status_of(report)
     if json_out:
         render.emit_document(report)

@@ -460,7 +460,7 @@ def emit_health(doc: dict, *, verbose: bool, as_json: bool) -> None:
     # (the store's path keeps its end). --verbose, --json and plain output carry it whole.
     value_width = max(20, console.width - max(len(r.label) for r in rows) - 7)
     for r in rows:
-        value = _fit(r.value, value_width, 2 if r.label == "reason" else 1, keep_end=r.label == "store")
+        value = _fit(r.value, value_width, 2 if r.label in ("reason", "start it") else 1, keep_end=r.label == "store")
         table.add_row(r.label, Text(value, style=_LEVEL_STYLE.get(r.level, "")))
     console.print(table)
     for group, items in groups:

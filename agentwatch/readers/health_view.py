@@ -69,7 +69,13 @@ def summary(doc: dict) -> tuple[str, list[Row]]:
     if len(reasons) > MAX_REASONS:
         rows.append(Row("reason", f"… and {len(reasons) - MAX_REASONS} more (--verbose or --json)", level))
     if doc.get("reachable") is False:
-        rows.append(Row("daemon", f"no answer on {doc.get('socket')}", "bad"))
+        # The reason names the socket; what is left to say is what waits and what to run.
+        if doc.get("spool"):
+            rows.append(_spool(doc["spool"]))
+        elif "spool_dir" in doc:
+            rows.append(Row("spool", f"none at {doc['spool_dir']}", "info"))
+        if doc.get("start"):
+            rows.append(Row("start it", doc["start"], "info"))
         return status, rows
     rows.append(Row("daemon", f"pid {doc.get('pid')}, up {duration(doc.get('uptime_s'))}, "
                               f"agentwatch {doc.get('version')}", "info"))
