@@ -78,3 +78,48 @@ def test_the_next_step_follows_how_the_recorder_is_set_up(tmp_path, where, expec
         (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / where).write_text("")
     assert offline.start_hint(home=tmp_path / "home", system_root=tmp_path).split(" (")[0] == expected
+
+
+# -- install --list (issue 31, item 3) -------------------------------------------------------------
+
+
+def listing_home(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".cursor").mkdir(parents=True)
+    (home / ".cursor" / "hooks.json").write_text('{"hooks": {"stop": [')  # cut short: malformed
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text('{"hooks": {}}')
+    project.mkdir()
+    return home, project
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_install_list_is_one_line_per_harness_and_scope_at_80_columns(tmp_path, width):
+    home, project = listing_home(tmp_path)
+    env = {**terminal_env(), "HOME": str(home)}
+    with tmux.Terminal(tmp_path, width=width, height=40, env=env) as term:
+        screen = term.run(f"{agentwatch()} install --list", cwd=project, exit_code=1)
+    tmux.check_golden(f"install-list-{width}.txt", screen)
+    lines = screen.splitlines()
+    assert max(len(line) for line in lines) <= width and not set(screen) & set("─│╭╮╰╯┬┴┼")
+    assert len(lines) == 1 + 16 + (3 if width == 80 else 2) + 2  # header, 16 rows, the reason, the note
+
+
+def test_install_list_into_a_pipe_is_plain_and_a_malformed_config_exits_1_with_the_reason(tmp_path, monkeypatch):
+    home, project = listing_home(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(app, ["install", "--list"])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["harness", "scope", "state", "file"]
+    assert [line.split()[:3] for line in lines if line.startswith("cursor ")] == [
+        ["cursor", "user", "error"], ["cursor", "project", "not"]]
+    assert result.stderr.startswith(f"agentwatch: cursor (user): {home}/.cursor/hooks.json: is not valid JSON")
+    assert json.loads(CliRunner().invoke(app, ["install", "--list", "--json"]).stdout)[6]["state"] == "error"
+
+
+def test_install_list_with_every_config_readable_exits_0(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["install", "--list"]).exit_code == 0

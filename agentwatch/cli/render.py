@@ -383,23 +383,44 @@ def emit_install(result, as_json: bool) -> None:
 
 
 def emit_install_list(rows, as_json: bool) -> None:
-    """install --list: per harness and scope, a rich table (or a JSON array)."""
+    """install --list: a JSON array, or one plain line per harness and scope that fits 80 columns.
+
+    Each line: harness, scope, state, the file (under the home directory as ~/...)
+    and how many events go to agentwatch; a config that cannot be read adds its
+    reason on the next line. Events and commands whole: --json."""
     if as_json:
         print_json([row.to_json() for row in rows])
         return
-    from rich.table import Table
+    import shutil
 
-    table = Table()
-    for column in ("harness", "scope", "state"):
-        table.add_column(column, no_wrap=True)
-    for column in ("file", "events", "command"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        detail = row.error or (row.commands[0] if row.commands else "")
-        if len(row.commands) > 1:
-            detail += f"  (+{len(row.commands) - 1} more)"
-        table.add_row(row.harness, row.scope, row.state, row.path, ", ".join(row.events), detail)
-    _console().print(table)
+    from agentwatch.cli import rows as rowtext
+
+    home, here = str(Path.home()), str(Path.cwd())
+
+    def where(path: str) -> str:
+        """A path as short as it reads: ./ under the current directory, ~/ under the home directory."""
+        for prefix, short in ((here, "."), (home, "~")):
+            if prefix not in ("", "/") and path.startswith(prefix + "/"):
+                return short + path[len(prefix):]
+        return path
+
+    cells = [(r.harness, r.scope, r.state.replace("_", " "), neutralize(where(r.path))
+              + (f" ({len(r.events)} event{'s' * (len(r.events) != 1)})" if r.events else "")) for r in rows]
+    widths = [max(len(c[i]) for c in cells + [("harness", "scope", "state", "")]) for i in range(3)]
+    width = shutil.get_terminal_size((80, 24)).columns if is_terminal() else 10_000
+    out = [rowtext.GAP.join(h.ljust(w) for h, w in zip(("harness", "scope", "state"), widths)) + rowtext.GAP + "file"]
+    indent = sum(widths) + 3 * len(rowtext.GAP)
+    for row, (harness, scope, state, file) in zip(rows, cells):
+        head = rowtext.GAP.join(v.ljust(w) for v, w in zip((harness, scope, state), widths)) + rowtext.GAP
+        lines = rowtext.wrap(file, max(20, width - indent))
+        out.append(head + lines[0])
+        out += [" " * len(head) + line for line in lines[1:]]
+        if row.error:
+            reason = neutralize(row.error.replace(row.path, where(row.path)))
+            out += ["    " + line for line in rowtext.wrap(reason, max(20, width - 4))]
+    out.append("")
+    out.append("events and hook commands: agentwatch install --list --json")
+    sys.stdout.write("\n".join(out) + "\n")
 
 
 def is_terminal(stream=None) -> bool:
