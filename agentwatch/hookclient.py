@@ -34,7 +34,17 @@ else:  # run as a file: hook.py put this file's directory on the path
 PROTOCOL_VERSION = 1
 MAX_LINE = 1 << 20  # wire limit per line, newline excluded
 DEFAULT_TIMEOUT_MS = 250  # connect + send + ack
-DEFAULT_STDIN_MS = 200  # wait for the first byte, and for each next chunk
+DEFAULT_STDIN_MS = 2000  # read stdin to EOF within this, whatever the pace of its bytes
+# Input kept whole up to this size so that an oversized payload can be cut field by field
+# (cut_fields); beyond it only the first MAX_LINE bytes are kept, and the digest covers all.
+MAX_PARSE = 32 << 20
+# A string value longer than this may be cut from an oversized payload, largest first.
+_CUT_MIN = 1024
+_CUT_HEAD = 1024  # characters of a cut string kept in its marker
+_CUT_BUDGET = MAX_LINE - (64 << 10)  # what a cut payload may take of a frame (head and argv besides)
+# Keys that hold a tool's arguments (Claude-style tool_input, Copilot toolArgs, Cline parameters
+# and input, Cursor's command and file_path).
+_INPUT_KEYS = frozenset(("tool_input", "toolArgs", "parameters", "input", "command", "file_path"))
 # Room in the frame for the fields decided after the payload is sized.
 _RESERVE = 256
 _READ_CHUNK = 1 << 18
@@ -143,13 +153,16 @@ def config_file():
 def config_paths():
     """{"socket": bytes, "spool": bytes}, as far as the config file sets them; {} without one.
 
-    Never raises: a file that cannot be used is named on stderr and ignored.
+    Never raises: a file that cannot be used (or read: a directory, an I/O error) is named
+    on stderr and ignored, so the record still reaches the default socket or spool.
     """
     try:
         return read_config_paths()
     except ConfigUnusable as exc:
         say("ignoring the config file: %s" % exc)
-        return {}
+    except Exception as exc:
+        say("ignoring the config file %s: %s" % (_show(config_file()[0]), exc))
+    return {}
 
 
 def read_config_paths():
@@ -415,12 +428,11 @@ def _sha256():
 def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
     """Read fd 0 to EOF, keeping at most `keep` bytes.
 
-    Waits at most `wait_ms` for the first byte, then at most `wait_ms` for
-    each next chunk, and stops after 10 * `wait_ms` in all: a harness that
-    never closes stdin cannot hang the hook, and one that streams a large
-    input steadily is read whole. A terminal is not read. Returns (kept
-    bytes, total bytes seen, sha256 hex of all bytes seen when more than
-    `keep` arrived else None, whether EOF was reached).
+    Reads while the pipe is open, however slowly its bytes come, until EOF or
+    `wait_ms` in all: a harness that writes its input late is read whole, and
+    one that never closes stdin cannot hang the hook. A terminal is not read.
+    Returns (kept bytes, total bytes seen, sha256 hex of all bytes seen when
+    more than `keep` arrived else None, whether EOF was reached).
     """
     try:
         if _os.isatty(0):
@@ -432,13 +444,10 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
     chunks: list = []
     kept = total = 0
     hasher = None
-    wait = wait_ms / 1000
-    start = time.monotonic()
-    hard_stop = start + 10 * wait
-    deadline = start + wait
+    deadline = time.monotonic() + wait_ms / 1000
     eof = False
     while True:
-        left = min(deadline, hard_stop) - time.monotonic()
+        left = deadline - time.monotonic()
         if left <= 0:
             break
         try:
@@ -453,7 +462,6 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
         if not data:
             eof = True
             break
-        deadline = time.monotonic() + wait
         total += len(data)
         if hasher is not None:
             hasher.update(data)
@@ -468,10 +476,91 @@ def read_stdin(wait_ms=DEFAULT_STDIN_MS, keep=MAX_LINE):
     return b"".join(chunks), total, hasher and hasher.hexdigest(), eof
 
 
+def _too_large(raw):
+    """Whether `raw`, escaped into the frame, passes _CUT_BUDGET: the one test both halves of a
+    call face, so that a start and an end carrying the same arguments cut them alike."""
+    if len(raw) <= _CUT_BUDGET // 6:  # escaping grows text at most sixfold
+        return False
+    if len(raw) > _CUT_BUDGET:
+        return True
+    try:
+        return len(_enc_utf8(raw.decode("utf-8")).encode("utf-8", "surrogatepass")) > _CUT_BUDGET
+    except UnicodeDecodeError:
+        return False  # sent as base64, cut as bytes by build_frame
+
+
+def cut_fields(raw, budget):
+    """An oversized JSON payload with its largest strings replaced, so that it fits `budget` bytes.
+
+    Returns (new bytes, [JSON pointer of each cut value]) or None when `raw` is
+    not a UTF-8 JSON document or cutting strings does not make it fit. Strings
+    outside the tool's arguments go first, largest first. Each cut string
+    becomes {"agentwatch_cut": {"orig_bytes", "sha256"}, "head": its first
+    characters}, so the ids, tool name and session beside it stay exact and the
+    call still pairs. Only this slow path imports `json`.
+    """
+    import json
+
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    found: list = []
+    stack: list = [(doc, "", None, None)]
+    while stack:
+        value, pointer, parent, key = stack.pop()
+        if isinstance(value, str):
+            if len(value) > _CUT_MIN:
+                found.append((len(value.encode("utf-8", "surrogatepass")), pointer, parent, key))
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                stack.append((v, pointer + "/" + k.replace("~", "~0").replace("/", "~1"), value, k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                stack.append((v, "%s/%d" % (pointer, i), value, i))
+    # The tool's arguments are cut last: a call without a call id pairs on their digest, and
+    # its start (arguments only) may fit whole while its end (arguments and result) does not.
+    found.sort(key=lambda item: (any(part in _INPUT_KEYS for part in item[1].split("/")), -item[0], item[1]))
+
+    def framed(value):  # bytes of `value` as JSON text inside the frame's payload_text string
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return len(_enc_utf8(text).encode("utf-8", "surrogatepass")), text
+
+    # The input's size less what each cut removes estimates the frame's size cheaply: the
+    # whole document is encoded once that estimate fits, and once more at the end if not.
+    estimate, size, text = len(raw), None, None
+    cut: list = []
+    for orig_bytes, pointer, parent, key in found:
+        if size is not None and size <= budget:
+            break
+        if parent is None:
+            return None  # the document is one huge string: nothing beside it to keep
+        hasher = _sha256()
+        hasher.update(parent[key].encode("utf-8", "surrogatepass"))
+        removed = len(_enc_ascii(parent[key]))  # its size in the input if that escaped it, else more
+        head = parent[key][:_CUT_HEAD]
+        parent[key] = {"agentwatch_cut": {"orig_bytes": orig_bytes, "sha256": "sha256:" + hasher.hexdigest()},
+                       "head": head}
+        cut.append(pointer)
+        estimate -= removed - len(_enc_ascii(head)) - 128
+        size = None
+        if estimate <= budget:
+            size, text = framed(doc)
+    if cut and size is None:
+        size, text = framed(doc)  # escapes in the input made the estimate too high
+    if size is None or size > budget or text is None:
+        return None
+    try:
+        return text.encode("utf-8"), cut
+    except UnicodeEncodeError:  # a lone surrogate the input escaped
+        return None
+
+
 # ---------------------------------------------------------------- envelope
 
 
-def build_frame(record_id, harness, event, raw, total, digest, complete, argv=(), from_argv=False, clocks=None):
+def build_frame(record_id, harness, event, raw, total, digest, complete, argv=(), from_argv=False, clocks=None,
+                cut_pointers=None):
     """The append envelope as one line without its delivery field and closing brace.
 
     `raw` is the payload bytes kept (all of them unless `total` is larger);
@@ -547,6 +636,8 @@ def build_frame(record_id, harness, event, raw, total, digest, complete, argv=()
         tail += ',"raw_sha256":"sha256:%s"' % digest
     if not complete:
         tail += ',"stdin_incomplete":true'
+    if cut_pointers:
+        tail += ',"cut_fields":[%s]' % ",".join(map(_enc_ascii, cut_pointers))
     return head_bytes + tail.encode("ascii") + key + body
 
 
@@ -784,14 +875,23 @@ def record(argv, t0_mono=None, t0_wall=None):
     harness, event, extra = _parse_args(argv)
     env = _environ()
     record_id = uuid7(t0_wall // 1_000_000)
-    raw, total, digest, complete = read_stdin(_env_ms(b"AGENTWATCH_HOOK_STDIN_MS", DEFAULT_STDIN_MS))
+    raw, total, digest, complete = read_stdin(_env_ms(b"AGENTWATCH_HOOK_STDIN_MS", DEFAULT_STDIN_MS), MAX_PARSE)
     from_argv = False
     if total == 0 and extra and extra[-1].lstrip().startswith("{"):
         # Codex's legacy `notify` passes its JSON as the last argument, stdin empty.
         raw = extra.pop().encode("utf-8", "surrogateescape")
         total, digest, complete, from_argv = len(raw), None, True, True
+    cut = None
+    if _too_large(raw):
+        # Too large for one frame: keep every field but the largest, cut and marked.
+        if digest is None:
+            hasher = _sha256()
+            hasher.update(raw)
+            digest = hasher.hexdigest()
+        shrunk = cut_fields(raw, _CUT_BUDGET) if complete and total == len(raw) else None
+        raw, cut = shrunk if shrunk else (raw[:MAX_LINE], None)
     frame = build_frame(
-        record_id, harness, event, raw, total, digest, complete, extra, from_argv, (t0_wall, t0_mono)
+        record_id, harness, event, raw, total, digest, complete, extra, from_argv, (t0_wall, t0_mono), cut
     )
 
     seq = None

@@ -25,6 +25,7 @@ platform-specific constant (tests/test_platform.py checks that too).
 
 from __future__ import annotations
 
+import errno as _errno
 import struct
 import sys
 
@@ -143,6 +144,47 @@ def full_fsync(fd: int) -> None:
         except OSError:
             pass  # a file system without F_FULLFSYNC (some network mounts): the best it offers
     _os.fsync(fd)
+
+
+# -- the store's writer lock -----------------------------------------------------------------
+
+# An open-file-description lock (Linux 3.15+) on one byte of the store file far beyond any
+# SQLite uses (its lock bytes sit at 1 GiB): held by the descriptor, not the process, so
+# SQLite closing its own descriptors never drops it, and no unlink of any other file removes
+# it. macOS and the BSDs have no such lock; there the lock file beside the store is the guard.
+WRITER_LOCK_OFFSET = 1 << 62
+# fcntl(2): struct flock {short l_type; short l_whence; off_t l_start; off_t l_len; pid_t l_pid},
+# 32 bytes with native alignment on 64-bit Linux.
+_FLOCK = struct.Struct("@hhqqi4x")
+
+
+def writer_lock_supported() -> bool:
+    import fcntl
+
+    return is_linux() and hasattr(fcntl, "F_OFD_SETLK")
+
+
+def writer_lock(fd: int) -> bool:
+    """Take the writer lock on the store file open at `fd` (read-write); False when another holds it."""
+    import fcntl
+
+    request = _FLOCK.pack(fcntl.F_WRLCK, 0, WRITER_LOCK_OFFSET, 1, 0)
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)
+    except OSError as exc:
+        if exc.errno in (_errno.EAGAIN, _errno.EACCES):
+            return False
+        raise
+    return True
+
+
+def writer_lock_held(fd: int) -> bool:
+    """Whether any open file description holds the writer lock on the file open at `fd` (any mode)."""
+    import fcntl
+
+    request = _FLOCK.pack(fcntl.F_WRLCK, 0, WRITER_LOCK_OFFSET, 1, 0)
+    got = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, request)
+    return _FLOCK.unpack(got)[0] != fcntl.F_UNLCK
 
 
 # -- paths -----------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ PROJECTED = """
     interrupt model schema session_id tool.call_id tool.category tool.duration_ms tool.input_sha256
     tool.is_error tool.mcp_server tool.name tool.outcome turn_id
 """.split()
-MAX_DOCUMENT = 64 << 20
+MAX_DOCUMENT = 16 << 20
 
 
 class Unreachable(Exception):
@@ -263,13 +263,21 @@ def document_of(conn, stored, dict_id, packed):
         return None
 
 
+def erasable(kind, record_id):
+    """docs/erasure.md: only an event row, or a gap row that names no finding (its record_id does not
+    start with gap-foreign-), can be erased; an erasure naming any other row is not honoured."""
+    if kind == b"event":
+        return True
+    return kind == b"gap" and isinstance(record_id, bytes) and not record_id.startswith(b"gap-foreign-")
+
+
 def with_erasure(conn, row):
     """The row as read (its document in place for a packed row), its payload an Erased when it is
     ERASED and an erasure row names the row."""
     if row is None:
         return None
     row, (dict_id, packed, kept) = row[:7], row[7:]
-    if kept is not None and row[4] == ERASED and isinstance(row[0], int):
+    if kept is not None and row[4] == ERASED and isinstance(row[0], int) and erasable(row[2], row[1]):
         by = retention_of(conn, row[0])
         if by is not None:
             return row[:4] + (Retained(kept, by),) + row[5:]
@@ -278,7 +286,7 @@ def with_erasure(conn, row):
         if document is not None:
             row = row[:4] + (document,) + row[5:]
         return row
-    if row[4] != ERASED or not isinstance(row[0], int):
+    if row[4] != ERASED or not isinstance(row[0], int) or not erasable(row[2], row[1]):
         return row
     named = erasure_of(conn, row[0])
     if named is None:

@@ -178,7 +178,7 @@ def test_codex_notify_payload_comes_from_the_last_argument_only_when_stdin_is_em
     doc = normalize.record_document({"record_id": "r", "harness": "codex", "payload_text": " \n", "argv": argv})
     assert compact.harness_payload(doc) == notify and "payload_error" not in doc
     doc = normalize.record_document({"record_id": "r", "harness": "codex", "payload_text": "", "argv": ["x", "not json"]})
-    assert doc["payload_error"].startswith("payload is not valid JSON")
+    assert doc["payload_error"] == "no input: stdin was closed empty"  # and argv holds no payload either
 
 
 def test_a_json_string_nested_too_deep_to_parse_stays_a_string():
@@ -188,3 +188,21 @@ def test_a_json_string_nested_too_deep_to_parse_stays_a_string():
     assert doc["tool"]["input"] == deep
     assert doc["tool"]["input_sha256"].startswith("sha256:")
     normalize.to_append({"record_id": "r", "harness": "cursor", "payload": payload})
+
+
+@pytest.mark.parametrize("installed_for", ["claude-code", "copilot", "vscode"])
+def test_claude_and_codex_payloads_through_files_vs_code_runs_are_named_by_shape(installed_for):
+    # code.visualstudio.com/docs/agents/reference/hooks-reference: VS Code runs these files with the
+    # payload of the agent harness selected in it; openai/codex codex-rs/hooks/schema/generated and
+    # https://code.claude.com/docs/en/hooks give each shape
+    from agentwatch.record.adapters.sender import sender
+
+    codex_pre = load(FIXTURES / "codex" / "PreToolUse.json")["payload"]
+    codex_stop = load(FIXTURES / "codex" / "Stop.json")["payload"]
+    claude_pre = load(FIXTURES / "claude-code" / "PreToolUse.json")["payload"]
+    claude_start = load(FIXTURES / "claude-code" / "SessionStart.json")["payload"]
+    assert [sender(installed_for, p) for p in (codex_pre, codex_stop, claude_pre, claude_start)] == [
+        "codex", "codex", "claude-code", "claude-code"]
+    assert sender(installed_for, {**claude_pre, "prompt_id": "p1", "model": "x"}) == "claude-code"
+    # Codex's own file is run by Codex alone: the name on the command line stays
+    assert sender("codex", claude_pre) == "codex"

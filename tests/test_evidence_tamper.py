@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from support import chain_tamper as t
 
+from agentwatch.errors import exit_for_findings
 from agentwatch.evidence.audit import verify_store
 from agentwatch.evidence.checkpoints import Notary, state_path
 from agentwatch.evidence.witness import DirectoryWitness
@@ -134,18 +135,24 @@ MATRIX = {
     "delete": (_delete, [], [("missing", 10)] + [("truncated", 40)] * 2, [("missing", 10), ("truncated", 40)]),
     "swap": (_swap, [], [("reordered", 10)] + [("rewritten", 40)] * 2 + [("tree_mismatch", 40)],
              [("reordered", 10), ("rewritten", 40), ("tree_mismatch", 40)]),
-    "truncate": (_truncate, [("rolled_back", 31)], [("truncated", 31)] * 3, [("truncated", 31)] * 2),
+    "truncate": (_truncate, [("truncated", 31)], [("truncated", 31)] * 3, [("truncated", 31)] * 2),
     "re-chain suffix": (_rechain, [("rewritten", 40)], [("rewritten", 40)] * 3 + [("tree_mismatch", 40)],
                         [("rewritten", 40)] * 2 + [("tree_mismatch", 40)]),
     "forged append": (_forged_append, [], [("unsigned", 41)], [("unsigned", 41)]),
     "rollback to an older copy": (_rollback, [("rolled_back", 31)], [("rolled_back", 31)] * 2 + [("truncated", 31)],
                                   [("rolled_back", 31), ("truncated", 31)]),
     "full rewrite under a new store id": (_new_store_id, [("replaced", 1)], [("replaced", 1)], [("replaced", 1)]),
-    "deleted anchor": (_deleted_anchor, [("rolled_back", 31)], [("truncated", 31)] * 2, [("truncated", 31)]),
-    "deleted witness copy": (_deleted_witness_copy, [("rolled_back", 31)],
+    "deleted anchor": (_deleted_anchor, [("truncated", 31)], [("truncated", 31)] * 2, [("truncated", 31)]),
+    "deleted witness copy": (_deleted_witness_copy, [("truncated", 31)],
                              [("truncated", 31)] * 2 + [("witness_missing", 40)], [("truncated", 31)]),
     "all local evidence deleted": (_all_local_evidence_deleted, [], [("truncated", 31)], []),
 }
+
+
+# docs/chain.md's threat table, the exit code of its verdict for each attack (issue #24, class 13).
+TABLE_EXIT = {"edit": 1, "delete": 6, "swap": 1, "truncate": 6, "re-chain suffix": 1, "forged append": 1,
+              "rollback to an older copy": 5, "full rewrite under a new store id": 4, "deleted anchor": 6,
+              "deleted witness copy": 6, "all local evidence deleted": 6}
 
 
 @pytest.mark.parametrize("witness", [True, False], ids=["witness", "no witness"])
@@ -158,6 +165,9 @@ def test_tamper_matrix_with_checkpoints(tmp_path, case, witness):
     breaks = with_witness if witness else without
     assert [(f.kind, f.seq) for f in result.findings] == store_level + breaks
     assert result.ok is (not store_level + breaks)
+    # The exit code is the one the threat table's finding has (truncated 6, rolled_back 5, ...).
+    assert result.exit_code == exit_for_findings(k for k, _ in store_level + breaks)
+    assert result.exit_code == (TABLE_EXIT[case] if witness or case != "all local evidence deleted" else 0)
     # `finding` is the first break the chain or a signed checkpoint shows, else the store-level one.
     first = None if result.finding is None else (result.finding.kind, result.finding.seq)
     assert first == (breaks or store_level or [None])[0]

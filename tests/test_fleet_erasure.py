@@ -298,15 +298,51 @@ def test_a_row_retained_before_it_ships_travels_as_null_with_its_kept_digest(fle
     assert findings(fleet) == []
 
 
-def test_a_row_retained_after_it_shipped_keeps_its_payload_on_the_server(fleet, tmp_path):
+def test_a_row_retained_after_it_shipped_leaves_the_server_when_its_retention_row_arrives(fleet, tmp_path):
+    from agentwatch.store.retention import actor, hold_row
+
+    secret = new_secret()
     store = tmp_path / "store.db"
-    store_id = build(store, 6, {})
+    store_id = build(store, 6, {2: secret})
+    with Store(store) as s:  # seq 7: a hold on row 4's session would keep it; here it holds nothing shipped
+        s.append([hold_row({"session_id": "nobody"}, "an unrelated matter", actor())[1]])
     ship(fleet, store)
-    before = central(fleet, store_id)
-    _retain(store)
-    status = ship(fleet, store)  # the overlap row (6) is retained locally now: the same row
-    assert (status.refused, status.central_head_seq, status.rows_shipped, status.duplicates) == (None, 7, 1, 1)
-    assert central(fleet, store_id)[:6] == before
-    assert erased_on_server(fleet, store_id) == []
-    assert verify_in_sql(fleet, store_id) == (7, None, None)
+    assert in_data_files(fleet.server, secret) != []  # the control: the count sees it
+    assert _retain(store) == 8
+    status = ship(fleet, store)  # the overlap row (7) and the retention row (8)
+    assert (status.refused, status.central_head_seq, status.rows_shipped, status.duplicates) == (None, 8, 1, 1)
+    assert central(fleet, store_id) == local_rows(store)
+    assert [(seq, payload, doc, kept, erasure) for seq, payload, doc, kept, erasure in erased_on_server(
+        fleet, store_id)] == [(i, b"null", None, True, 8) for i in range(1, 7)]
+    assert verify_in_sql(fleet, store_id) == (8, None, None)
+    assert findings(fleet) == []
+    assert not in_dump(fleet)
+    result = runner.invoke(app, ["fleet", "purge", fleet.admin_url, "--json"])
+    assert result.exit_code == 0, result.output
+    assert in_data_files(fleet.server, secret) == []
+
+
+def test_rows_a_hold_kept_stay_on_the_server_when_the_rest_is_retained(fleet, tmp_path):
+    from agentwatch.store.retention import Policy, actor, hold_row, retain
+
+    def in_session(i: int) -> Append:
+        doc = {"harness": "claude-code", "session_id": "held" if i % 2 else "other",
+               "event": {"name": "PreToolUse", "kind": "tool_pre"},
+               "tool": {"name": "Bash", "call_id": f"c-{i}", "input": {"command": f"make test {i}"}}}
+        return Append(f"ev-{i}", "event", canonical_json(doc))
+
+    store = tmp_path / "store.db"
+    with Store(store) as s:
+        s.append([in_session(i) for i in range(1, 7)])
+        store_id = s.store_id.hex()
+    ship(fleet, store)
+    with Store(store) as s:
+        s.append([hold_row({"session_id": "held"}, "litigation", actor())[1]])  # seq 7
+        (done,) = retain(s, Policy(payload_days=1), now_ns=time.time_ns() + 3 * 86_400 * 10**9)
+    assert (done.retention_seq, done.rows, done.held) == (8, 3, 3)
+    status = ship(fleet, store)
+    assert status.refused is None
+    assert central(fleet, store_id) == local_rows(store)
+    assert [seq for seq, *_ in erased_on_server(fleet, store_id)] == [2, 4, 6]  # the held rows 1, 3, 5 stay
+    assert verify_in_sql(fleet, store_id) == (8, None, None)
     assert findings(fleet) == []

@@ -106,10 +106,11 @@ def test_the_vectors_ship_as_one_chain_and_verify_in_sql(fleet):
 def test_init_is_versioned_and_applies_only_what_is_pending(fleet):
     again = schema.init(fleet.admin_url)
     assert again.applied == [] and again.roles_created == []
-    assert again.version == len(schema.fleet_migrations()) == 4
+    assert again.version == len(schema.fleet_migrations()) == 6
     with fleet.admin() as conn:
         assert conn.execute("SELECT number, name FROM agentwatch._migrations ORDER BY number").fetchall() == [
-            (1, "0001_fleet"), (2, "0002_tool_calls_outcomes"), (3, "0003_witness"), (4, "0004_erasure_claims")]
+            (1, "0001_fleet"), (2, "0002_tool_calls_outcomes"), (3, "0003_witness"), (4, "0004_erasure_claims"),
+            (5, "0005_tool_calls_gemini_order"), (6, "0006_retention_central")]
         owners = conn.execute("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'agentwatch'").fetchall()
         assert owners == [("agentwatch_owner",)]
         conn.execute("UPDATE agentwatch._migrations SET digest = 'sha256:00' WHERE number = 1")

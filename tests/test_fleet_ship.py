@@ -55,7 +55,7 @@ def test_fleet_init_on_the_command_line_reports_what_it_applied(fleet):
     result = runner.invoke(app, ["fleet", "init", fleet.admin_url, "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert (doc["version"], doc["applied"], doc["roles_created"], doc["denials"]) == (4, [], [], "on")
+    assert (doc["version"], doc["applied"], doc["roles_created"], doc["denials"]) == (6, [], [], "on")
 
 
 def test_ship_once_then_reconcile_and_sql_on_the_fleet_server(fleet, tmp_path):
@@ -315,7 +315,7 @@ def test_the_fleet_views_pair_tool_calls_as_the_local_store_does(fleet, tmp_path
         ("r-13", None, "fifo", "open", None, None),
         (None, "r-16", "fifo", "ok", 5234, "harness"),   # the fixture's own duration
         ("r-18", "r-17", "fifo", "ok", 20.0, "observed"),
-        ("r-19", "r-20", "fifo", "ok", 7.0, "observed"),
+        ("r-19", "r-20", "fifo", "ok", 7.0, "observed"),  # a hook rewrote the arguments: paired by order
         ("r-21", "r-22", "fifo", "error", 3.0, "observed"),
     ]
     assert (central[0]["started_at"], central[0]["ended_at"]) == ("1970-01-01T00:00:01.000Z", "1970-01-01T00:00:01.250Z")

@@ -148,10 +148,12 @@ def check_to_append(env):
     doc = assert_clean_append(append)
     assert append.record_id == env["record_id"]
     # the sender is the harness on the command line, or one that runs its config, named from the payload
-    runs_claude_settings = {"claude-code", "vscode", "copilot", "cursor"}
+    # (VS Code runs Claude's and Copilot's files with the payload of the agent harness selected in it)
+    runs_claude_settings = {"claude-code", "vscode", "copilot", "cursor", "codex"}
+    runs_shared_file = {"copilot", "vscode", "claude-code", "codex"}
     assert (doc["harness"] == env["harness"] or "payload_error" in doc  # scrubbed only when unrepresentable
             or (env["harness"] == "claude-code" and doc["harness"] in runs_claude_settings)
-            or ({env["harness"], doc["harness"]} <= {"copilot", "vscode"}))
+            or (env["harness"] in ("copilot", "vscode") and doc["harness"] in runs_shared_file))
 
 
 def check_record_document(env):

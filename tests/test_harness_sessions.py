@@ -8,7 +8,11 @@ for the harness (its CLI on PATH is a stand-in that prints a version that has ev
 each step's payload through the installed command for that step's event the way the harness
 runs it (`/bin/sh -c COMMAND`; Cline: the hook file itself), lets the client spool (no daemon),
 stores the spooled records in step order in a store of the test's own, and then checks the
-`events` and `tool_calls` views exactly.
+`events` and `tool_calls` views exactly. A step's `fill` sets a payload field to that many
+characters (a Write over 1 MiB: the client cuts it, the call still pairs). A step's `event` is the
+config entry the harness runs;
+its `name`, when given, the event name the payload carries (VS Code runs the `subagentStart` entry
+for its `SubagentStart`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 # the same install (another runtime, or another harness running that config).
 FILES = sorted(p.stem for p in SESSIONS.glob("*.json"))
 HARNESSES = [name for name in FILES if "--" not in name]
-PROGRAMS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini", "cursor": "cursor-agent",
+PROGRAMS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini", "cursor": "cursor",
             "copilot": "copilot", "cline": "cline"}
 SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "taskId")
 MS = 1_000_000
@@ -91,6 +95,20 @@ def installed(isolated_env, tmp_path, monkeypatch):
     return install
 
 
+def filled(step: dict) -> dict:
+    """The step's payload with each `fill` path ("tool_input.content") set to that many characters of
+    a file's text: how a session carries a Write over 1 MiB without storing it in the fixture."""
+    payload = json.loads(json.dumps(step["payload"]))
+    for dotted, chars in step.get("fill", {}).items():
+        *parents, leaf = dotted.split(".")
+        target = payload
+        for key in parents:
+            target = target[key]
+        line = "export const catalogue = [{ sku: 'SKU-000001', name: 'Espresso cup, é' }];\n"
+        target[leaf] = (line * (chars // len(line) + 1))[:chars]
+    return payload
+
+
 def run_session(session: dict, harness: str, path: Path, store: Store, spool: Path) -> list[dict]:
     """Each step through its installed command; returns the spooled envelopes, stored in step order."""
     argvs = commands(path, harness)
@@ -98,7 +116,7 @@ def run_session(session: dict, harness: str, path: Path, store: Store, spool: Pa
     seen: set[str] = set()
     envelopes = []
     for step in session["steps"]:
-        done = subprocess.run(argvs[step["event"]], input=json.dumps(step["payload"]).encode(), env=env,
+        done = subprocess.run(argvs[step["event"]], input=json.dumps(filled(step)).encode(), env=env,
                               capture_output=True, timeout=60)
         assert done.returncode == 0 and done.stderr == b"", (step["event"], done.stderr)
         [new] = [p for p in (spool / "new").iterdir() if p.name not in seen]
@@ -132,9 +150,13 @@ def test_a_realistic_session_through_the_installed_command(name, installed, stor
     first = steps[0]["payload"]
     session_id = next(first[k] for k in SESSION_KEYS if k in first)
     assert [(e["seq"], e["event_name"], e["event_kind"], e["harness"], e["session_id"]) for e in events] == [
-        (n, step["event"], step["kind"], expect["sender"], session_id) for n, step in enumerate(steps, 1)
+        (n, step.get("name", step["event"]), step["kind"], expect["sender"], session_id)
+        for n, step in enumerate(steps, 1)
     ]
     assert [e["record_id"] for e in events] == [env["record_id"] for env in envelopes]
+    # a step over 1 MiB arrived cut field by field, marked, never as unparseable text
+    assert [bool(env.get("cut_fields")) for env in envelopes] == ["fill" in step for step in steps]
+    assert all("payload_error" not in json.loads(e["payload"]) for e in events)
     word = "copilot" if harness == "vscode" else harness
     via = {"harness": word, "config": str(path)}
     assert [json.loads(e["payload"])["via"] for e in events] == [via] * len(steps)

@@ -31,7 +31,8 @@ runner = CliRunner()
 EVENTS = {
     "claude-code": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
                     "SubagentStop", "PreCompact", "Notification", "SubagentStart", "PermissionRequest",
-                    "PostCompact", "StopFailure", "PermissionDenied", "PostToolUseFailure"],
+                    "PostToolUseFailure", "ConfigChange", "InstructionsLoaded", "PostCompact", "Elicitation",
+                    "ElicitationResult", "StopFailure", "PermissionDenied", "UserPromptExpansion"],
     "codex": ["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact",
               "PostCompact", "Stop", "SubagentStart", "SubagentStop", "SessionEnd", "StopFailure", "Interrupt"],
     "gemini-cli": ["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool",
@@ -39,9 +40,11 @@ EVENTS = {
     "cursor": ["beforeSubmitPrompt", "preToolUse", "postToolUse", "postToolUseFailure", "subagentStart",
                "subagentStop", "preCompact", "afterAgentResponse", "stop", "sessionStart", "sessionEnd"],
     "copilot": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-                "Stop", "SubagentStart", "SubagentStop", "PreCompact", "ErrorOccurred"],
+                "Stop", "subagentStart", "SubagentStop", "PreCompact", "ErrorOccurred", "PermissionRequest",
+                "notification"],
     "vscode": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-               "Stop", "SubagentStart", "SubagentStop", "PreCompact", "ErrorOccurred"],
+               "Stop", "subagentStart", "SubagentStop", "PreCompact", "ErrorOccurred", "PermissionRequest",
+               "notification"],
     "openhands": ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"],
     "cline": ["TaskStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "TaskComplete", "TaskCancel",
               "TaskError", "SessionShutdown"],
@@ -63,10 +66,10 @@ FIELDS = {
 STDOUT = {"gemini-cli": b"{}", "cline": b'{"cancel":false}'}
 # What each harness's CLI prints for --version in these tests: builds that have every event.
 VERSION_OUTPUT = {
-    "claude": "2.1.200 (Claude Code)",
+    "claude": "2.1.240 (Claude Code)",
     "codex": "codex-cli 0.152.1",
     "gemini": "0.56.0",
-    "cursor-agent": "3.18.25",
+    "cursor": "3.18.25\n4a1b2c3d\nx64",
     "copilot": "1.0.12",
 }
 
@@ -676,11 +679,33 @@ def test_cline_scripts(scope, home, project):
 
 
 @pytest.mark.skipif(shutil.which("xdg-user-dir") is None, reason="xdg-user-dir (xdg-user-dirs) is not installed")
-def test_cline_user_hooks_follow_the_xdg_documents_folder(home, project):
+def test_cline_user_hooks_go_where_the_extension_and_the_cli_each_look(home, project, monkeypatch):
+    # cline/cline apps/vscode/src/core/storage/disk.ts: the extension reads <xdg documents>/Cline/Hooks;
+    # sdk/packages/shared/src/storage/paths.ts: the CLI and SDK read ~/Documents/Cline/Hooks and
+    # $CLINE_DIR/hooks (~/.cline/hooks), both of them
     documents_dir(home, "Dokumente")
     result = json.loads(cli("install", "cline", "--scope", "user", "--json").stdout)
-    assert result["files"][0]["path"] == str(home / "Dokumente" / "Cline" / "Hooks" / EVENTS["cline"][0])
+    extension, sdk = home / "Dokumente" / "Cline" / "Hooks", home / ".cline" / "hooks"
+    assert [f["path"] for f in result["files"]] == [str(d / e) for d in (extension, sdk) for e in EVENTS["cline"]]
     assert not (home / "Documents" / "Cline").exists()
+    for directory in (extension, sdk):
+        assert f"--via {directory}" in (directory / "PreToolUse").read_text()
+    [row] = [r for r in json.loads(cli("install", "--list", "--json").stdout) if r["harness"] == "cline"
+             and r["scope"] == "user"]
+    assert row["state"] == "installed"
+    assert cli("uninstall", "cline", "--scope", "user").exit_code == 0
+    for directory in (extension, sdk):  # only the backups uninstall keeps are left
+        assert [p.name for p in directory.iterdir() if ".agentwatch-backup-" not in p.name] == []
+
+
+@pytest.mark.skipif(shutil.which("xdg-user-dir") is None, reason="xdg-user-dirs is not installed")
+def test_cline_user_hooks_in_the_home_documents_folder_serve_both_runtimes_once(home, project, monkeypatch):
+    documents_dir(home, "Documents")
+    monkeypatch.setenv("CLINE_DIR", str(home / "cline-state"))
+    result = json.loads(cli("install", "cline", "--scope", "user", "--json").stdout)
+    assert [f["path"] for f in result["files"]] == [str(home / "Documents" / "Cline" / "Hooks" / e)
+                                                    for e in EVENTS["cline"]]
+    assert not (home / "cline-state").exists() and not (home / ".cline").exists()
 
 
 def test_cline_refuses_to_overwrite_a_hook_that_is_not_ours(home, project):
@@ -707,20 +732,24 @@ def test_without_a_readable_version_only_the_events_every_build_accepts_are_writ
     assert report["events"] == EVENTS["claude-code"][:9]
     assert report["notes"][0].startswith("claude-code version unknown")
     assert report["notes"][1] == ("left out: SubagentStart (needs 2.0.43), PermissionRequest (needs 2.0.45), "
-                                  "PostCompact (needs 2.1.76), StopFailure (needs 2.1.78), "
-                                  "PermissionDenied (needs 2.1.89), PostToolUseFailure (needs 2.1.119)")
+                                  "PostToolUseFailure (needs 2.1.27), ConfigChange (needs 2.1.49), "
+                                  "InstructionsLoaded (needs 2.1.69), PostCompact (needs 2.1.76), "
+                                  "Elicitation (needs 2.1.76), ElicitationResult (needs 2.1.76), "
+                                  "StopFailure (needs 2.1.78), PermissionDenied (needs 2.1.89), "
+                                  "UserPromptExpansion (needs 2.1.238)")
     doc = json.loads(config_path("claude-code", "user", home, project).read_text())
     assert sorted(doc["hooks"]) == sorted(EVENTS["claude-code"][:9])
 
 
 def test_an_older_build_gets_only_the_events_it_has(home, project, tmp_path, monkeypatch):
-    bin_dir = fake_clis(tmp_path / "old-bin", {"claude": "2.1.80 (Claude Code)", "cursor-agent": "2.3.35"})
+    bin_dir = fake_clis(tmp_path / "old-bin", {"claude": "2.1.80 (Claude Code)", "cursor": "2.3.35"})
     monkeypatch.setenv("PATH", str(bin_dir))
     claude = json.loads(cli("install", "claude-code", "--json").stdout)
-    assert claude["events"] == EVENTS["claude-code"][:9] + ["SubagentStart", "PermissionRequest", "PostCompact",
-                                                            "StopFailure"]
+    assert claude["events"] == EVENTS["claude-code"][:9] + [
+        "SubagentStart", "PermissionRequest", "PostToolUseFailure", "ConfigChange", "InstructionsLoaded",
+        "PostCompact", "Elicitation", "ElicitationResult", "StopFailure"]
     assert claude["notes"][:2] == ["claude-code 2.1.80 found: registered the events it has",
-                                   "left out: PermissionDenied (needs 2.1.89), PostToolUseFailure (needs 2.1.119)"]
+                                   "left out: PermissionDenied (needs 2.1.89), UserPromptExpansion (needs 2.1.238)"]
     assert cli("uninstall", "claude-code").exit_code == 0  # Cursor runs Claude Code's settings too
     cursor = json.loads(cli("install", "cursor", "--json").stdout)
     assert cursor["events"] == ["beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution",
@@ -769,3 +798,92 @@ def test_openhands_user_scope_and_copilot_home(home, project, monkeypatch, tmp_p
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot-home"))
     result = json.loads(cli("install", "copilot", "--scope", "user", "--json").stdout)
     assert result["files"][0]["path"] == str(tmp_path / "copilot-home" / "hooks" / "agentwatch.json")
+
+
+# ---------------------------------------------------------------- re-installs never silently narrow
+
+
+def test_a_reinstall_without_a_readable_version_keeps_every_event_installed_before(home, project, tmp_path,
+                                                                                    monkeypatch):
+    assert cli("install", "claude-code").exit_code == 0  # claude 2.1.240 on PATH: every event
+    path = config_path("claude-code", "user", home, project)
+    before = path.read_bytes()
+    monkeypatch.setenv("PATH", str(fake_clis(tmp_path / "empty-bin", {})))  # `claude` no longer on PATH
+    result = cli("install", "claude-code", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["status"], report["added"], report["removed"]) == ("already_installed", [], [])
+    assert report["events"] == EVENTS["claude-code"]
+    assert report["notes"][0] == ("claude-code version unknown: kept the events installed earlier ("
+                                  + ", ".join(EVENTS["claude-code"][9:]) + "); run install again where its "
+                                  "CLI is on PATH to check them")
+    assert path.read_bytes() == before
+
+
+def test_a_reinstall_that_would_drop_events_is_refused_unless_asked(home, project, tmp_path, monkeypatch):
+    assert cli("install", "claude-code").exit_code == 0
+    path = config_path("claude-code", "user", home, project)
+    before = path.read_bytes()
+    monkeypatch.setenv("PATH", str(fake_clis(tmp_path / "old-bin", {"claude": "2.1.80 (Claude Code)"})))
+    refused = cli("install", "claude-code")
+    assert refused.exit_code == 2
+    assert ("claude-code: claude-code 2.1.80 found, so this install would stop recording PermissionDenied, "
+            "UserPromptExpansion (installed earlier); nothing changed. Run `agentwatch install claude-code "
+            "--narrow` to remove them, or update the harness") in refused.stderr
+    assert path.read_bytes() == before
+    narrowed = cli("install", "claude-code", "--narrow")
+    assert narrowed.exit_code == 0, narrowed.output
+    assert narrowed.stdout.splitlines()[0] == "updated: claude-code (user scope)"
+    assert "  removed: PermissionDenied, UserPromptExpansion" in narrowed.stdout.splitlines()
+    assert sorted(ours(json.loads(path.read_text()), "claude-code")) == sorted(EVENTS["claude-code"][:-2])
+
+
+def test_cursor_tool_events_replace_its_per_action_events_without_a_narrowing(home, project, tmp_path,
+                                                                               monkeypatch):
+    monkeypatch.setenv("PATH", str(fake_clis(tmp_path / "old-bin", {"cursor": "2.3.35"})))
+    legacy = json.loads(cli("install", "cursor", "--json").stdout)["events"]
+    monkeypatch.setenv("PATH", str(fake_clis(tmp_path / "new-bin", {"cursor": "3.1.0"})))
+    upgraded = json.loads(cli("install", "cursor", "--json").stdout)
+    assert upgraded["status"] == "updated"
+    assert upgraded["removed"] == [e for e in legacy if e not in EVENTS["cursor"]]
+    assert upgraded["added"] == [e for e in EVENTS["cursor"] if e not in legacy]
+    # version unknown afterwards: the tool events stay, no per-action event is added beside them
+    monkeypatch.setenv("PATH", str(fake_clis(tmp_path / "no-bin", {})))
+    again = json.loads(cli("install", "cursor", "--json").stdout)
+    assert (again["status"], again["events"]) == ("already_installed", EVENTS["cursor"])
+
+
+def test_copilot_subagent_start_entry_is_renamed_not_narrowed(home, project):
+    path = config_path("copilot", "user", home, project)
+    assert cli("install", "copilot").exit_code == 0
+    doc = json.loads(path.read_text())
+    doc["hooks"]["SubagentStart"] = doc["hooks"].pop("subagentStart")  # what earlier versions wrote
+    path.write_text(json.dumps(doc))
+    [row] = [r for r in json.loads(cli("install", "--list", "--json").stdout)
+             if (r["harness"], r["scope"]) == ("copilot", "user")]
+    assert row["state"] == "outdated"
+    report = json.loads(cli("install", "copilot", "--json").stdout)
+    assert (report["status"], report["added"], report["removed"]) == ("updated", ["subagentStart"],
+                                                                       ["SubagentStart"])
+    assert sorted(ours(json.loads(path.read_text()), "copilot")) == sorted(EVENTS["copilot"])
+
+
+def test_cursor_agent_dates_never_unlock_events_the_editor_refuses(home, project, tmp_path, monkeypatch):
+    # Cursor 1.7's validator refuses hook types it does not know; cursor-agent 2025.08.25 reads the same file
+    bin_dir = fake_clis(tmp_path / "bin", {"cursor-agent": "2025.08.25-896bbe1", "cursor": "1.7.0\n9b5c1e2\nx64"})
+    monkeypatch.setenv("PATH", str(bin_dir))
+    report = json.loads(cli("install", "cursor", "--json").stdout)
+    assert report["events"] == ["beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution",
+                                "beforeMCPExecution", "afterMCPExecution", "afterFileEdit", "afterAgentResponse",
+                                "stop"]
+    assert report["notes"][0] == "cursor 1.7.0 found: registered the events it has"
+    assert ("cursor-agent 2025.08.25-896bbe1 also reads this file; its versions are its own, so the events are "
+            "gated on cursor --version") in report["notes"]
+
+
+def test_vscode_user_scope_warns_that_older_builds_do_not_read_it(home, project):
+    user = json.loads(cli("install", "vscode", "--scope", "user", "--json").stdout)
+    assert any(n.startswith("only newer VS Code builds read ~/.copilot/hooks") for n in user["notes"])
+    assert cli("uninstall", "vscode", "--scope", "user").exit_code == 0
+    repo = json.loads(cli("install", "vscode", "--scope", "project", "--json").stdout)
+    assert not any("~/.copilot/hooks" in n for n in repo["notes"])

@@ -164,7 +164,7 @@ GEMINI = {
 
 SCHEMAS = {"claude-code": CLAUDE, "codex": CODEX, "gemini-cli": GEMINI}
 FILES = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini-cli": ".gemini/settings.json"}
-VERSIONS = {"claude": "2.1.200 (Claude Code)", "codex": "codex-cli 0.152.1", "gemini": "0.56.0"}
+VERSIONS = {"claude": "2.1.240 (Claude Code)", "codex": "codex-cli 0.152.1", "gemini": "0.56.0"}
 
 
 @pytest.fixture

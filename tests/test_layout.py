@@ -179,3 +179,11 @@ def test_every_setting_is_read_somewhere():
     sources = "\n".join(p.read_text() for p in modules().values())
     unread = [name for name in config.KEYS if f'["{name}"]' not in sources and name not in FIELD_KEYS.values()]
     assert unread == []
+
+
+def test_test_helpers_live_in_tests_support():
+    """tests/ holds test modules, its conftest and the two vector generators; helpers go to tests/support/."""
+    tests = Path(__file__).resolve().parent
+    others = sorted(p.name for p in tests.glob("*.py")
+                    if not p.name.startswith("test_") and p.name not in ("conftest.py", "__init__.py"))
+    assert others == ["make_bundle_vector.py", "make_packed_vector.py"]

@@ -44,8 +44,8 @@ def test_recorded_figures_before_and_after_the_rules_learned_from_the_corpus():
     assert corpus2.totals(before) == {"upstream-positive": (1312, 1877), "upstream-negative": (618, 1261),
                                       "not-secret": (30, 37)}
     # after the rounds of the earlier corpora and the format-aware layer of #33
-    assert corpus2.totals(after) == {"upstream-positive": (1631, 1877), "upstream-negative": (470, 1261),
-                                     "not-secret": (33, 37)}
+    assert corpus2.totals(after) == {"upstream-positive": (1628, 1877), "upstream-negative": (470, 1261),
+                                     "not-secret": (34, 37)}
     assert corpus2.totals(before, "noseyparker:")["upstream-positive"] == (292, 391)
     assert corpus2.totals(after, "noseyparker:")["upstream-positive"] == (341, 391)
 

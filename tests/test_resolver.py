@@ -236,3 +236,66 @@ def test_hook_ignores_a_config_file_others_can_write(tmp_path):
     assert done.returncode == 0 and b"ignoring the config file" in done.stderr
     default_spool = Path(os.fsdecode(hookclient._default_spool()))
     assert len(list(default_spool.glob("new/*.json"))) == 1
+
+
+def test_the_config_file_alone_drives_the_daemon_the_hook_and_the_readers(tmp_path):
+    """No flag and no AGENTWATCH_* variable: serve, the hook, health, sql and the spool all meet."""
+    import signal
+    import sys
+
+    from support.ingest import wait_until
+
+    root = short_socket_dir()
+    store, sock, spool = tmp_path / "elsewhere" / "store.db", root / "run" / "aw.sock", tmp_path / "elsewhere" / "spool"
+    write_config(f'store = "{store}"\nsocket = "{sock}"\nspool = "{spool}"\n')
+
+    log = tmp_path / "serve.log"
+
+    def serve() -> subprocess.Popen:
+        with open(log, "ab") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "agentwatch.cli", "serve", "--verify-interval", "0"],
+                                    stdout=out, stderr=out)
+        wait_until(lambda: sock.exists() or proc.poll() is not None, "the daemon to bind its socket", 30)
+        assert proc.poll() is None, log.read_text()
+        return proc
+
+    def hook(session: str) -> None:
+        done = subprocess.run(hook_cmd("claude-code"), input=json.dumps({"session_id": session}).encode(),
+                              capture_output=True, timeout=60)
+        assert done.returncode == 0 and done.stderr == b"", done.stderr
+
+    def events() -> list:
+        result = run("sql", "--json", "SELECT session_id FROM events ORDER BY seq")
+        assert result.exit_code == 0, result.stderr
+        return [row["session_id"] for row in json.loads(result.stdout)]
+
+    daemon = serve()
+    try:
+        hook("acked")
+        health = run("health", "--json")
+        assert (health.exit_code, json.loads(health.stdout)["store"]) == (0, str(store)), health.stderr
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0
+    hook("spooled")  # no daemon: into the configured spool
+    assert len(list((spool / "new").glob("*.json"))) == 1
+    daemon = serve()
+    try:
+        wait_until(lambda: not list((spool / "new").glob("*.json")), "the spool to be drained", 30)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0
+    assert events() == ["acked", "spooled"]
+    assert run("path").stdout == f"{store}\n"
+
+
+def test_a_config_path_that_is_a_directory_costs_no_record(tmp_path, monkeypatch):
+    """The hook names what it cannot read and spools to the default spool; nothing is lost."""
+    from agentwatch import hookclient
+
+    monkeypatch.setenv("AGENTWATCH_CONFIG", str(tmp_path))
+    monkeypatch.setenv("AGENTWATCH_SOCKET", str(tmp_path / "nobody.sock"))
+    done = subprocess.run(hook_cmd("claude-code"), input=b"{}", capture_output=True, timeout=60)
+    assert done.returncode == 0 and b"ignoring the config file" in done.stderr
+    assert len(list(Path(os.fsdecode(hookclient._default_spool())).glob("new/*.json"))) == 1
+

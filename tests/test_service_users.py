@@ -240,6 +240,8 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
         report = json.loads(verify.stdout)
         assert report["ok"] is True
         assert {c["source"].split(":")[0] for c in report["evidence"]["checkpoints"]} == {"signer", "witness"}
+        # The developer checked evidence another account holds (issue #24, class 8).
+        assert report["evidence"]["trust"] == "witness: other account"
     finally:
         daemon.send_signal(signal.SIGTERM)
         code = daemon.wait(30)
@@ -256,3 +258,51 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
     assert uids == [users.dev_pw.pw_uid] * 3
     final = _as(users, "dev", [python, "-m", "agentwatch.cli", "verify", "--full", "--json"], dev_env)
     assert (final.returncode, json.loads(final.stdout)["findings"]) == (0, []), final.stderr
+
+
+def test_every_reader_works_for_a_group_member_on_a_cleanly_stopped_store(deployment):
+    # Issue #24, class 12: with the daemon stopped cleanly its WAL and shared memory are gone, and a
+    # group member, who cannot create files beside the store, got "attempt to write a readonly
+    # database" from every reader.
+    users, base = deployment
+    srv, run, devhome = base / "srv", base / "run", base / "devhome"
+    for d, owner, mode in ((srv, users.svc_pw, 0o2750), (run, users.svc_pw, 0o2750), (devhome, users.dev_pw, 0o700)):
+        d.mkdir()
+        os.chown(d, owner.pw_uid, owner.pw_gid)
+        os.chmod(d, mode)
+    layout = SystemLayout(user=users.svc, group=users.svc, base=srv, runtime=run)
+    common = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{SITE}{os.pathsep}{REPO}", "LANG": "C.UTF-8"}
+    svc_env = {**common, **layout.environment()}
+    dev_env = {**common, "HOME": str(devhome), "XDG_STATE_HOME": str(devhome / "state"),
+               "XDG_DATA_HOME": str(devhome / "data"), "XDG_CONFIG_HOME": str(devhome / "config"),
+               "XDG_RUNTIME_DIR": str(devhome / "run"),
+               **{k: layout.environment()[k] for k in ("AGENTWATCH_SOCKET", "AGENTWATCH_STORE",
+                                                      "AGENTWATCH_CHECKPOINT_DIR", "AGENTWATCH_CHECKPOINT_WITNESS_DIRS")}}
+    python = _python_for(users, common)
+    store = Path(layout.environment()["AGENTWATCH_STORE"])
+    sock = Path(layout.environment()["AGENTWATCH_SOCKET"])
+    with open(base / "daemon.log", "wb") as log:
+        daemon = subprocess.Popen([python, "-m", "agentwatch.cli", "serve", "--verify-interval", "0"],
+                                  user=users.svc_pw.pw_uid, group=users.svc_pw.pw_gid, extra_groups=[], umask=0o027,
+                                  env=svc_env, stdout=log, stderr=log, cwd="/")
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            assert daemon.poll() is None, (base / "daemon.log").read_text()
+            assert time.monotonic() < deadline, "the service daemon did not bind its socket"
+            time.sleep(0.05)
+        for i in range(3):
+            hook = _as(users, "dev", [python, "-I", "-S", str(HOOK), "claude-code"], dev_env,
+                       input=json.dumps({"session_id": "dev-session", "hook_event_name": "Stop", "n": i}))
+            assert hook.returncode == 0, hook.stderr
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0, (base / "daemon.log").read_text()
+    assert not Path(f"{store}-wal").exists() and not Path(f"{store}-shm").exists()
+    cli = [python, "-m", "agentwatch.cli"]
+    for args in (["verify", "--full", "--json"], ["verify"], ["sessions"], ["show", "dev-session"], ["tail"],
+                 ["sql", "SELECT count(*) FROM records"], ["export", "--format", "jsonl"], ["reconcile"]):
+        done = _as(users, "dev", cli + args, dev_env)
+        assert (args[0], done.returncode) == (args[0], 0), done.stdout + done.stderr
+    # Nothing was left behind by the readers: the directory is the service's alone.
+    assert not Path(f"{store}-wal").exists() and not Path(f"{store}-shm").exists()

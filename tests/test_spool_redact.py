@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from hook_fakes import run_hook
+from support.hook_fakes import run_hook
 
 from agentwatch import paths
 from agentwatch.record import normalize, redact
@@ -95,3 +95,24 @@ def test_a_broken_redactor_never_costs_the_record(monkeypatch):
     monkeypatch.setattr(hookclient, "say", said.append)
     assert hookclient.redact_for_spool(b'{"x":1}\n') == b'{"x":1}\n'
     assert said == ["spooling a record unredacted: RuntimeError: boom"]
+
+
+def test_a_real_daemon_drains_the_masked_frame_and_stores_its_masks(monkeypatch, tmp_path):
+    from support.daemon import Daemon, wait_for
+
+    d = Daemon(tmp_path)
+    monkeypatch.setenv("AGENTWATCH_SOCKET", str(d.socket))  # nobody listens yet: the hook spools
+    monkeypatch.setenv("AGENTWATCH_SPOOL", str(d.spool))
+    done = run_hook("claude-code", stdin=payload(f"DEBUG=1\ndb_password={PHRASE}\nAWS_SECRET_ACCESS_KEY={SECRET}\n"))
+    assert (done.returncode, done.stderr) == (0, b"")
+    (spooled,) = (d.spool / "new").iterdir()
+    assert PHRASE.encode() not in spooled.read_bytes() and SECRET.encode() not in spooled.read_bytes()
+    d.start()
+    try:
+        wait_for(lambda: not os.listdir(d.spool / "new"), "spool/new to be drained")
+        (row,) = d.rows("event")
+        stored = json.dumps(row["payload"])
+        assert PHRASE not in stored and SECRET not in stored
+        assert redact.default_policy().mask("assignment", PHRASE) in stored  # the daemon's salt, the hook's mask
+    finally:
+        assert d.stop() == 0

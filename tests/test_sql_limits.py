@@ -55,8 +55,11 @@ def test_a_query_past_its_time_limit_is_stopped(store):
 
 
 def test_a_query_past_its_memory_cap_is_stopped(store):
-    assert sql(store, "--max-memory", "32", GROWING) == (
-        2, "", "agentwatch: query stopped: it needs more than the 32 MB memory cap (--max-memory)\n")
+    # 8 MB: below the 17 MiB a reader reads or builds as one value (store/db.py), which stops it otherwise.
+    assert sql(store, "--max-memory", "8", GROWING) == (
+        2, "", "agentwatch: query stopped: it needs more than the 8 MB memory cap (--max-memory)\n")
+    assert sql(store, GROWING) == (
+        2, "", "agentwatch: query stopped: a value longer than 17 MiB, the most a reader reads or builds at once\n")
 
 
 def _cpu_seconds(pid: int) -> float:

@@ -301,11 +301,53 @@ def test_an_interrupt_without_a_turn_ends_every_open_call_of_its_session(rec):
     assert [c["outcome"] for c in rec.calls()] == ["interrupted", "open"]
 
 
-def test_gemini_pairs_on_the_tool_name_when_a_hook_rewrote_the_arguments(rec):
-    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="glob", tool_input={"pattern": "**/theme*"}))
-    rec.add(fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "src/**/theme*"}))
-    [call] = rec.calls()
-    assert (call["outcome"], call["start_seq"], call["end_seq"], call["paired_by"]) == ("ok", 1, 2, "fifo")
+@pytest.mark.parametrize("reason", ["complete", "error", "timeout", "user_exit"])
+def test_only_a_copilot_abort_interrupts_the_calls_left_open(rec, reason):
+    # github/docs content/copilot/reference/hooks-reference.md: `/clear` ends the old session
+    # with reason user_exit while the CLI keeps running; a call denied in an earlier turn stays open
+    rec.add(fixture("copilot", "preToolUse"), ppid=700)
+    rec.add(fixture("copilot", "sessionEnd", reason=reason), ppid=700)
+    assert [c["outcome"] for c in rec.calls()] == ["open"]
+
+
+def test_gemini_parallel_reads_get_their_own_outcomes_whatever_order_they_end(rec):
+    # google-gemini/gemini-cli packages/core/src/scheduler/scheduler.ts: contiguous read-only
+    # calls run at once (_isParallelizable, Promise.all); the quicker one's AfterTool comes first
+    missing = {"absolute_path": "/home/dev/site/src/theme.ts"}
+    present = {"absolute_path": "/home/dev/site/src/styles/theme.ts"}
+    first = rec.add(fixture("gemini-cli", "BeforeTool", tool_name="read_file", tool_input=missing), observed_ms=1_000)
+    second = rec.add(fixture("gemini-cli", "BeforeTool", tool_name="read_file", tool_input=present), observed_ms=1_001)
+    ok = rec.add(fixture("gemini-cli", "AfterTool", tool_name="read_file", tool_input=present), observed_ms=1_040)
+    failed = rec.add(fixture("gemini-cli", "AfterTool-error", tool_input=missing), observed_ms=1_090)
+    assert [(c["start_seq"], c["end_seq"], c["outcome"], c["paired_by"]) for c in rec.calls()] == [
+        (first, failed, "error", "fifo"), (second, ok, "ok", "fifo"),
+    ]
+
+
+def test_gemini_call_whose_arguments_a_hook_rewrote_pairs_by_order_as_the_last_resort(rec):
+    # coreToolHookTriggers.ts merges a BeforeTool hook's tool_input into the params AfterTool
+    # reports: the two digests differ, and the halves left alone pair on the tool name, in order
+    read = {"absolute_path": "/home/dev/site/src/theme.ts"}
+    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="read_file", tool_input=read), observed_ms=1_000)
+    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="glob", tool_input={"pattern": "**/theme*"}),
+            observed_ms=1_001)
+    rec.add(fixture("gemini-cli", "AfterTool-error", tool_input=read), observed_ms=1_020)
+    rec.add(fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "src/**/theme*"}),
+            observed_ms=1_030)
+    rec.add(fixture("gemini-cli", "AfterTool", tool_name="glob", tool_input={"pattern": "x"}), observed_ms=1_040)
+    rec.add(fixture("gemini-cli", "BeforeTool", tool_name="glob", tool_input={"pattern": "y"}), observed_ms=1_050)
+    assert [(c["tool_name"], c["start_seq"], c["end_seq"], c["outcome"]) for c in rec.calls()] == [
+        ("read_file", 1, 3, "error"),
+        ("glob", 2, 4, "ok"),      # rewritten: paired by order
+        ("glob", None, 5, "ok"),   # an end never pairs with a later start
+        ("glob", 6, None, "open"),
+    ]
+
+
+def test_only_gemini_pairs_by_order_as_the_last_resort(rec):
+    rec.add(fixture("openhands", "PreToolUse", tool_input={"command": "ls"}), observed_ms=1_000)
+    rec.add(fixture("openhands", "PostToolUse", tool_input={"command": "ls -la"}), observed_ms=1_010)
+    assert [(c["start_seq"], c["end_seq"], c["outcome"]) for c in rec.calls()] == [(1, None, "open"), (None, 2, "ok")]
 
 
 def test_fifo_follows_the_order_the_hooks_started_not_the_order_they_were_stored(rec):

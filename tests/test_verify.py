@@ -242,7 +242,7 @@ def test_to_json_is_stable_and_serialisable(store):
     assert list(ok) == [
         "ok", "mode", "store", "store_id", "chain_version", "rows_checked", "first_seq_checked",
         "head_seq", "head_hash", "verified_through", "finding", "anchor", "erased", "findings", "known_store",
-        "evidence", "retained",
+        "evidence", "retained", "recheck",
     ]
     assert (ok["ok"], ok["finding"], ok["chain_version"], ok["erased"], ok["findings"]) == (True, None, 1, [], [])
     assert list(ok["anchor"]) == ["path", "status", "before", "after"]
@@ -269,7 +269,7 @@ def test_every_finding_kind_is_documented():
     assert set(FINDING_KINDS) == {
         "payload_edited", "hash_edited", "edited", "missing", "reordered", "inserted",
         "truncated", "rewritten", "bad_genesis", "malformed", "store_id_changed",
-        "replaced", "rolled_back", "schema_changed",
+        "replaced", "rolled_back", "schema_changed", "foreign_rows", "checkpoint_lost", "witness_lost",
     }
     for kind in FINDING_KINDS:
         assert f"**{kind}**" in text

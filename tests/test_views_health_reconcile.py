@@ -123,9 +123,11 @@ def test_within_bounds_names_what_it_rests_on_and_what_was_not_checked(tmp_path,
     result = reconcile.reconcile(store, state_dir=tmp_path / "state")
     verdict = result.predicates[-1]
     assert verdict.name == "within_bounds" and verdict.ok is True
-    assert verdict.detail == "rests on chain_ok, store_identity, contiguous, exactly_once; not checked: no_loss"
+    assert verdict.detail == ("rests on chain_ok, store_identity, no_foreign_rows, contiguous, exactly_once; "
+                              "not checked: no_loss")
     assert verdict.to_json() == {"name": "within_bounds", "ok": True, "detail": verdict.detail,
-                                 "rests_on": ["chain_ok", "store_identity", "contiguous", "exactly_once"], "skipped": ["no_loss"]}
+                                 "rests_on": ["chain_ok", "store_identity", "no_foreign_rows", "contiguous",
+                                              "exactly_once"], "skipped": ["no_loss"]}
     out = cli("reconcile", "--store", str(store))
     assert out.returncode == 0, out.stderr
     assert "all predicates hold" not in out.stdout

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
+import time
 
 import apsw
 
 from agentwatch.daemon.writer import Job, Writer
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
+from agentwatch.store.writerlock import LockFile
 
 
 def event(record_id: str) -> Append:
@@ -40,7 +43,7 @@ def run_batches(writer: Writer, answers: queue.Queue, *batches: list[Append]) ->
     return out
 
 
-def make_writer(store: Store) -> tuple[Writer, queue.Queue]:
+def make_writer(store: Store, **options) -> tuple[Writer, queue.Queue]:
     answers: queue.Queue = queue.Queue()
 
     def deliver(outcomes):  # the server hops onto its loop here; the test answers in place
@@ -48,7 +51,7 @@ def make_writer(store: Store) -> tuple[Writer, queue.Queue]:
             job.done(result, error)
             answers.put(1)
 
-    return Writer(store, deliver, max_batch=100), answers
+    return Writer(store, deliver, max_batch=100, **options), answers
 
 
 def rows(path) -> list[tuple]:
@@ -250,9 +253,62 @@ def test_rows_another_process_appended_are_named_in_a_gap_row(store_path):
         writer.stop()
         store.close()
     got = rows(store_path)
-    assert [(seq, kind) for seq, _, kind, _ in got] == [
-        (1, "event"), (2, "event"), (3, "event"), (4, "event"), (5, "gap"), (6, "event")
+    # The gap row leads the very commit that first chains past the foreign rows: no commit (and so
+    # no checkpoint signed from one) covers them unnamed.
+    assert [(seq, rid, kind) for seq, rid, kind, _ in got] == [
+        (1, "a", "event"), (2, "x", "event"), (3, "y", "event"), (4, got[3][1], "gap"), (5, "b", "event"),
+        (6, "c", "event")
     ]
-    gap = got[4][3]
+    assert got[3][1].startswith("gap-foreign-2-3-")
+    gap = got[3][3]
     assert (gap["reason"], gap["first_seq"], gap["last_seq"]) == ("foreign_rows", 2, 3)
     assert writer.tree_head[0] == 6
+    assert writer.stats.foreign_rows == [{"first_seq": 2, "last_seq": 3, "gap_seq": 4}]
+
+
+def test_an_idle_writer_names_foreign_rows_within_its_probe_interval(store_path):
+    store = Store(store_path)
+    writer, answers = make_writer(store)
+    writer.probe_interval = 0.05
+    writer.start()
+    try:
+        run_batches(writer, answers, [event("a")])
+        with Store(store_path) as intruder:
+            intruder.append([event("x")])
+        deadline = time.monotonic() + 5
+        while not writer.stats.foreign_rows and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        writer.stop()
+        store.close()
+    assert writer.stats.foreign_rows == [{"first_seq": 2, "last_seq": 2, "gap_seq": 3}]
+    assert [(seq, kind) for seq, _, kind, _ in rows(store_path)] == [(1, "event"), (2, "event"), (3, "gap")]
+    assert writer.tree_head[0] == 3
+
+
+def test_a_second_writer_stops_the_first_within_one_commit_group(store_path):
+    from agentwatch.store.writerlock import WriterLock, lock_path
+
+    store = Store(store_path)
+    lock = WriterLock(store_path).acquire()
+    writer, answers = make_writer(store, guard=lock.check)
+    writer.start()
+    try:
+        (first,) = run_batches(writer, answers, [event("a")])
+        os.unlink(lock_path(store_path))
+        (second,) = run_batches(writer, answers, [event("b")])  # the lock file is taken again
+        assert lock.retaken == 1
+        os.unlink(lock_path(store_path))
+        other = LockFile(lock_path(store_path), "store").acquire()  # a second writer's lock file
+        try:
+            (third,) = run_batches(writer, answers, [event("c")])
+        finally:
+            other.release()
+    finally:
+        writer.stop()
+        store.close()
+        lock.release()
+    assert [e for _, e in first + second] == [None, None]
+    assert [e.code for _, e in third] == ["unavailable"]
+    assert writer.halted.startswith("second_writer: ")
+    assert [rid for _, rid, _, _ in rows(store_path)] == ["a", "b"]

@@ -59,8 +59,16 @@ def version_callback(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True, help="Print the version."),
+    schema_changed_ok: bool = typer.Option(
+        False, "--schema-changed-ok",
+        help="Let sql, sessions, show, tail and export answer from a store whose schema differs from the shipped "
+        "one, with a warning each time (they refuse it otherwise, exit 7)."),
 ) -> None:
     """Tamper-evident flight recorder for AI coding agents."""
+    if schema_changed_ok:
+        from agentwatch.readers import schema_guard
+
+        schema_guard.allow()
 
 
 def main() -> None:

@@ -27,20 +27,24 @@ def import_cmd(
     "harness" and one of "payload"/"payload_text"/"payload_b64") or a bare
     harness payload (wrapped with a fresh record_id and --harness). Malformed
     lines are reported with their line numbers on stderr and do not stop the
-    good ones; the exit code is 1 when any line was rejected. Unless a daemon
-    serves the store, the imported rows are then covered by a signed checkpoint
-    (docs/chain.md, "Checkpoints"; config checkpoint.enabled).
+    good ones; the exit code is 1 when any line was rejected. Refused (exit 3)
+    while a daemon serves the store: its writer is the store's only one. The
+    imported rows are then covered by a signed checkpoint (docs/chain.md,
+    "Checkpoints"; config checkpoint.enabled).
     """
     from agentwatch import config
     from agentwatch.cli import render
+    from agentwatch.daemon.integrity import Exclusive
     from agentwatch.record import importer
     from agentwatch.store import db
 
     try:
         cfg = config.load({"store": store})
-        with db.store_errors(cfg.store, "write"), render.progress("importing", enabled=not json_out) as update:
+        with db.store_errors(cfg.store, "write"), Exclusive(cfg.store, "import") as writer, \
+                render.progress("importing", enabled=not json_out) as update:
             report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size,
-                                           policy=cfg.policy(), progress=update, pack=cfg["packing"])
+                                           policy=cfg.policy(), progress=update, pack=cfg["packing"],
+                                           writer=writer)
     except AgentwatchError as exc:
         fail(exc)
     if report.stored and cfg["checkpoint.enabled"]:
@@ -72,11 +76,9 @@ SERVE_SETTINGS = (
 
 
 def _sign_imported(cfg) -> None:
-    """Cover imported rows with a signed checkpoint, unless a daemon serves the store (it signs them)."""
-    from agentwatch.evidence import checkpoints, compare
+    """Cover imported rows with a signed checkpoint."""
+    from agentwatch.evidence import checkpoints
 
-    if compare.daemon_serving(cfg.store):
-        return
     try:
         signed = checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
                                         witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
@@ -234,8 +236,11 @@ def erase_cmd(
     from agentwatch.daemon import erase
 
     try:
-        result = erase.erase_store(config.load({"store": store}).store, seqs, reason, by=by,
-                                   override_hold=override_hold)
+        cfg = config.load({"store": store})
+        result = erase.erase_store(cfg.store, seqs, reason, by=by, override_hold=override_hold,
+                                   state_dir=cfg["checkpoint.dir"],
+                                   witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]],
+                                   sign=cfg["checkpoint.enabled"])
     except AgentwatchError as exc:
         fail(exc)
     render.emit_erase(result, json_out)

@@ -205,6 +205,13 @@ def emit_verify(result, as_json: bool) -> None:
         for f in result.findings or (result.finding,):
             where = f"break at seq {f.seq}" if f.seq else "the store as a whole"
             print(f"FAILED: {result.store}: {where}: {f.kind}: {neutralize(str(f.detail))}{erased}")
+    if evidence is not None and evidence.trust:
+        from agentwatch.evidence.trust import explain
+
+        print(explain(evidence.trust))
+    for old in evidence.history if evidence else ():
+        print(f"history: store {old['store_id']} was replaced at this path (accepted by `init --new-store` at "
+              f"{old['accepted_at']}); {old['source']} still holds its evidence")
 
 
 def emit_erase(result, as_json: bool) -> None:
@@ -375,6 +382,10 @@ def emit_install(result, as_json: bool) -> None:
             print(f"  {change.action}: {change.path}{backup}")
         if result.events:
             print(f"  events: {', '.join(result.events)}")
+        if result.added:
+            print(f"  added: {', '.join(result.added)}")
+        if result.removed:
+            print(f"  removed: {', '.join(result.removed)}")
         if result.command:
             print(f"  command: {result.command}")
     if result.operation == "install" and result.status != "already_installed":
@@ -563,6 +574,14 @@ def emit_sessions(summaries, as_json: bool) -> None:
         rows.append([s.harness, sid, neutralize(s.cwd or "-"), started if wide else started[5:16],
                      duration(s.duration_s), str(s.prompts), str(s.tool_calls), str(s.failures), str(s.denials),
                      neutralize(s.last_event or "-")])
+    if any(getattr(s, "erased", 0) for s in summaries):
+        # Erased records stay counted (docs/erasure.md); the column shows once a session has one.
+        header.insert(9, "erased")
+        numeric_extra = True
+        for s, r in zip(summaries, rows):
+            r.insert(9, str(s.erased))
+    else:
+        numeric_extra = False
     if not wide:
         header[5] = "prom"
         for r in rows:
@@ -577,7 +596,7 @@ def emit_sessions(summaries, as_json: bool) -> None:
             if len(r[2]) > room:
                 r[2] = "…" + r[2][-(room - 1):]
         widths[2] = room
-    numeric = {"prompts", "prom", "tools", "fail", "deny"}
+    numeric = {"prompts", "prom", "tools", "fail", "deny"} | ({"erased"} if numeric_extra else set())
 
     def line(cells) -> str:
         return (" " * gap).join(c.rjust(w) if h in numeric else c.ljust(w)

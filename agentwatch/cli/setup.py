@@ -33,6 +33,8 @@ def install_cmd(
     project_dir: Optional[Path] = ProjectOpt,
     dry_run: bool = DryRunOpt,
     list_: bool = typer.Option(False, "--list", help="Show, per harness and scope, whether agentwatch is installed."),
+    narrow: bool = typer.Option(False, "--narrow", help="Allow removing events installed earlier that the harness "
+                                "version found does not have (refused otherwise)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Add agentwatch's hook to a harness's own config, touching nothing else.
@@ -43,7 +45,9 @@ def install_cmd(
     and only the events the installed harness version has (read from its own
     `--version`; the notes say what was left out and why). Keeps a backup of
     the file before changing it; a second install changes nothing
-    (already_installed). A malformed config, or an install that would make
+    (already_installed); a re-install prints the events it adds and removes,
+    keeps the events installed earlier when the version cannot be read, and
+    removes one only with --narrow. A malformed config, or an install that would make
     one harness run agentwatch twice for each event, is refused and left
     unchanged (exit 2); an unwritable location exits 3. `--list` shows what is
     installed where, one line per harness and scope; it exits 1 when a config
@@ -65,7 +69,7 @@ def install_cmd(
             raise typer.Exit(1 if broken else 0)
         if harness is None:
             fail(f"missing HARNESS (one of: {', '.join(install.HARNESSES)}), or use --list", 2)
-        result = install.install(harness, scope, project_dir, dry_run=dry_run)
+        result = install.install(harness, scope, project_dir, dry_run=dry_run, narrow=narrow)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_install(result, json_out)

@@ -11,6 +11,12 @@ is moved to `spool/bad/` once that row is committed; so is a file whose
 record the store itself refused (`bad_request` from the writer). A commit
 refused as `unavailable` leaves the file for a later pass. Nothing leaves the
 spool without a committed row.
+
+Junk cannot starve real records: names a hook writes are taken first
+(spool.HOOK_NAME), and when one pass meets more than JUNK_DETAIL unusable files
+they are set aside in bulk, under one summarizing `gap` row (reason
+`spool_junk`: how many, their bytes, the first JUNK_LISTED by name, size, sha256
+and error, and a digest over all of them) instead of a row each.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ log = logging.getLogger(__name__)
 
 
 FILES_PER_PASS = 512
+JUNK_DETAIL = 8  # up to this many unusable files in one pass get a gap row each; more share one
+JUNK_LISTED = 50  # files named one by one in a summarizing row
 STATS_EVERY_S = 2.0  # spool.stats() stats every file in new/: not on every pass
 
 
@@ -45,6 +53,7 @@ class Spooled:
     error: Optional[str]  # why the file is unusable (then `row` is the gap row), else None
     result: Optional[Appended] = None
     refusal: Optional[Refusal] = None
+    files: tuple = ()  # a summarizing row: (SpoolFile, error) of every unusable file it sets aside
 
 
 class SpoolDrainer:
@@ -120,6 +129,7 @@ class SpoolDrainer:
         jobs = []
         for item in items:
             self.inflight.add(item.file.path.name)
+            self.inflight.update(f.path.name for f, _ in item.files)
             jobs.append(Job(item.row, functools.partial(answer, item)))
         server.admission.submit(jobs)
         await answered
@@ -129,6 +139,8 @@ class SpoolDrainer:
         finally:
             for item in items:
                 self.inflight.discard(item.file.path.name)
+                for f, _ in item.files:
+                    self.inflight.discard(f.path.name)
         return more
 
     def _count(self, items: list[Spooled]) -> None:
@@ -138,7 +150,7 @@ class SpoolDrainer:
             if result is None:
                 continue
             if item.error is not None:
-                counters.spool_quarantined += 1
+                counters.spool_quarantined += len(item.files) or 1
             elif result.duplicate:
                 counters.duplicates += 1
                 counters.spool_duplicates += 1
@@ -159,6 +171,9 @@ class SpoolDrainer:
             file = spool.read(path)
             if file is not None:
                 items.append(self._row(file))
+        unusable = [item for item in items if item.error is not None]
+        if len(unusable) > JUNK_DETAIL:
+            items = [item for item in items if item.error is None] + [_summary(unusable)]
         now = time.monotonic()
         if now - self._stats_at >= STATS_EVERY_S or not self._stats:
             self._stats = spool.stats().as_dict()
@@ -186,7 +201,13 @@ class SpoolDrainer:
             if item.result is None:
                 continue  # not committed: the file stays for a later pass
             path = item.file.path
-            if item.error is None:
+            if item.files:
+                for f, error in item.files:
+                    try:
+                        self.spool.quarantine(f.path, error)
+                    except FileNotFoundError:
+                        pass
+            elif item.error is None:
                 self.spool.mark_done(path)
             else:
                 try:
@@ -197,4 +218,24 @@ class SpoolDrainer:
             self._stats_at = 0.0  # refresh the backlog figures on the next pass
 
 
-__all__ = ["SpoolDrainer", "Spooled", "FILES_PER_PASS"]
+def _summary(unusable: list[Spooled]) -> Spooled:
+    """One `gap` row for many unusable files of one pass (spool_junk); its record_id is derived from
+    theirs, so a pass replayed after a crash stores it once."""
+    import hashlib
+
+    files = [(item.file, item.error or "unusable") for item in unusable]
+    digest = hashlib.sha256("\n".join(sorted(f.gap_record_id for f, _ in files)).encode()).hexdigest()
+    detail = {
+        "files": len(files),
+        "bytes": sum(f.size for f, _ in files),
+        "listed": [{"file": f.path.name, "size": f.size, "sha256": f.sha256, "error": error}
+                   for f, error in files[:JUNK_LISTED]],
+        "digest": "sha256:" + digest,
+        "quarantined_to": "bad/",
+    }
+    row = gap_append(f"gap-spool-junk-{digest}", "spool_junk", detail)
+    return Spooled(files[0][0], row, f"set aside with {len(files) - 1} other unusable spool files",
+                   files=tuple(files))
+
+
+__all__ = ["SpoolDrainer", "Spooled", "FILES_PER_PASS", "JUNK_DETAIL"]

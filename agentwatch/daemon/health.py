@@ -110,6 +110,9 @@ def assess(health: dict) -> tuple[str, list[str]]:
         reasons.append(f"the writer stopped: {writer.get('stopped_reason')}; records are refused and spooled")
     elif writer.get("state", "ok") != "ok":
         reasons.append(f"writer is failing since {writer.get('failing_since')}: {writer.get('last_error')}")
+    for named in writer.get("foreign_rows") or []:
+        reasons.append(f"rows {named.get('first_seq')}..{named.get('last_seq')} were written to the store outside "
+                       f"this daemon's writer (foreign_rows, named by gap row {named.get('gap_seq')})")
     sweeper = health.get("sweeper", {})
     if sweeper.get("state") == "broken":
         findings = sweeper.get("findings") or [sweeper.get("finding") or {}]
@@ -143,6 +146,8 @@ def assess(health: dict) -> tuple[str, list[str]]:
     signing = health.get("signed_checkpoints") or {}
     if signing.get("state") == "failing":
         reasons.append(f"checkpoints are not being signed: {signing.get('last_error')}")
+    for finding in signing.get("findings") or []:
+        reasons.append(f"the signer's evidence changed under it ({finding.get('kind')}): {finding.get('detail')}")
     if health.get("draining"):
         return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
     if stopped:

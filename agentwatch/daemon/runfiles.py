@@ -10,7 +10,6 @@ never followed or removed.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import socket
 import stat
@@ -18,75 +17,11 @@ from pathlib import Path
 from typing import Callable
 
 from agentwatch import safefs
-from agentwatch.errors import AgentwatchError, UsageError
+from agentwatch.errors import UsageError
+from agentwatch.store.writerlock import AlreadyServing, LockFile, lock_path
 
-
-class AlreadyServing(AgentwatchError):
-    """Another daemon serves this store or socket."""
-
-    exit_code = 3
-
-
-class LockFile:
-    """An exclusive, non-blocking flock on `path`, holding our pid for messages."""
-
-    def __init__(self, path: Path, what: str):
-        self.path = Path(path)
-        self.what = what
-        self.fd: int | None = None
-
-    def acquire(self) -> "LockFile":
-        while True:
-            old = os.umask(0o077)
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            except OSError as exc:
-                raise UsageError(f"{self.path}: cannot open lock file ({exc.strerror})") from None
-            finally:
-                os.umask(old)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _read_pid(fd)
-                os.close(fd)
-                who = f" (pid {holder})" if holder else ""
-                raise AlreadyServing(f"{self.what} is already served by another agentwatch daemon{who}") from None
-            # A previous holder may have unlinked the file between our open and
-            # our flock; a lock on an unlinked inode guards nothing, so retry.
-            try:
-                same = os.path.samestat(os.fstat(fd), os.stat(self.path, follow_symlinks=False))
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self.fd = fd
-        return self
-
-    def release(self) -> None:
-        if self.fd is None:
-            return
-        # Unlink while still holding the lock, so nobody locks the old inode after us.
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-        os.close(self.fd)
-        self.fd = None
-
-
-def _read_pid(fd: int) -> int | None:
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        return int(text) if text.isdigit() else None
-    except OSError:
-        return None
-
-
-def lock_path(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
+# The lock file and its error live with the store's writer lock (store/writerlock.py).
+__all__ = ["AlreadyServing", "LockFile", "lock_path"]
 
 
 def private_dir(directory: Path) -> None:

@@ -29,7 +29,7 @@ except ImportError:  # a platform without uvloop: the standard loop serves the s
     uvloop = None  # type: ignore[assignment]
 
 from agentwatch import __version__, platform_layer, safefs
-from agentwatch.daemon import health, logs, runfiles
+from agentwatch.daemon import health, integrity, logs, runfiles
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
@@ -37,12 +37,13 @@ from agentwatch.daemon.retention import Retainer
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.shipping import ShipSupervisor
 from agentwatch.daemon.subscriptions import Hub
-from agentwatch.daemon.writer import Job, Refusal, Writer
+from agentwatch.daemon.writer import Job, Refusal, Writer, foreign_gap_row
 from agentwatch.errors import AgentwatchError, StoreUnreachable, UsageError
+from agentwatch.evidence import trust
 from agentwatch.evidence.checkpoints import CheckpointError, CheckpointTimer, Notary
 from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.record import normalize, redact
-from agentwatch.store import db
+from agentwatch.store import db, erasure
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 from agentwatch.store.retention import Policy
@@ -90,6 +91,8 @@ class Server:
         self.notary: Optional[Notary] = None  # signs checkpoints (None: off, or it could not start)
         self.checkpoint_timer: Optional[CheckpointTimer] = None
         self.checkpoint_error: Optional[str] = None
+        self.foreign: Optional[integrity.ForeignRows] = None  # rows the writer did not write, named
+        self.erased: Optional[dict] = None  # erased payloads: how many, the last (store/erasure.py)
         self.retainer: Optional[Retainer] = None  # retention passes (config retention.*; None: off)
 
     # -- lifecycle --------------------------------------------------------------------
@@ -105,7 +108,7 @@ class Server:
                 # that cannot be written (read-only) leaves the store unopenable, exit 3
                 # (docs/daemon.md, "Exit codes").
                 safefs.private_dir(cfg.store.parent, "store directory")
-                store_lock = runfiles.LockFile(runfiles.lock_path(cfg.store), f"store {cfg.store}").acquire()
+                store_lock = integrity.acquire(cfg.store)  # before the store is opened: one writer
             except safefs.UnsafePath:
                 raise
             except (OSError, UsageError) as exc:
@@ -125,7 +128,11 @@ class Server:
                 store = Store(cfg.store, group_readable=gid is not None, pack=cfg.packing)
             except apsw.Error as exc:
                 raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
+            store_lock.lock_store()  # a store created just now: lock the file itself too
             self.known_findings = identity.check_serving(cfg.store, store.conn)
+            self.erased = erasure.summary(store.conn)  # erase never runs beside the daemon: counted once
+            store.foreign_gap = foreign_gap_row
+            integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.checkpoint_dir)  # written while none ran
             try:
                 store.append([self._attestation("start", store.head())])
             except Exception as exc:
@@ -136,16 +143,21 @@ class Server:
             head_file = self.head_file = known_stores.HeadFile(cfg.store, store.store_id)
             head_file.write(*store.head())
             listener = runfiles.bind_socket(cfg.socket, gid)
+            self.foreign = integrity.ForeignRows(cfg.store, store.store_id)
+            for (first, last), _, named in store.foreign_committed:
+                self.foreign.named(first, last, named.seq)
+            store.foreign_committed.clear()
             writer = self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
                                  checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
-                                 on_truncated=self._truncated_under_writer, salvage=self._salvage)
+                                 on_truncated=self._truncated_under_writer, salvage=self._salvage,
+                                 guard=store_lock.check, on_foreign=self.foreign.named)
             if cfg.checkpoints:
                 self.notary = self._notary(store)
             self.subscriptions = Hub(cfg.store, store.store_id, writer.head_seq, max_buffer=cfg.subscriber_buffer)
             if cfg.ship_url:
                 self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
                                                batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq,
-                                               state_dir=cfg.state_dir)
+                                               state_dir=cfg.checkpoint_dir)
                 self.shipping.start()
             log.info("pid %d, store %s, socket %s, spool %s", self.pid, cfg.store, cfg.socket, cfg.spool)
             (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
@@ -426,14 +438,20 @@ class Server:
                     raise CheckpointError("the writer has no tree head yet")
                 return writer.tree_head
 
-            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.state_dir, witnesses=witnesses)
+            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.checkpoint_dir, witnesses=witnesses)
             for witness in witnesses:
                 witness.trust(notary.verifier, os.path.abspath(cfg.store))
+            notary.on_finding = self._signer_finding
             return notary
         except Exception as exc:  # recording goes on without checkpoints; health says so
             self.checkpoint_error = f"{type(exc).__name__}: {exc}"
             log.warning("checkpoints are off: %s", self.checkpoint_error)
             return None
+
+    def _signer_finding(self, finding: Finding) -> None:
+        """On the signer's thread: its record went missing or backwards; the store records it."""
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self._note_finding, finding, "signer")
 
     def _checkpoint_health(self) -> dict:
         notary = self.notary
@@ -442,7 +460,7 @@ class Server:
                     "last_error": self.checkpoint_error}
         return {"state": "failing" if notary.last_error else "ok", "signed": notary.signed,
                 "last_size": notary.last_size, "last_error": notary.last_error,
-                "verifier_key": notary.verifier.encode()}
+                "verifier_key": notary.verifier.encode(), "findings": [f.to_json() for f in notary.findings]}
 
     def health(self) -> dict:
         writer = self.writer
@@ -482,6 +500,7 @@ class Server:
                 "longest_queue_wait_ms": round(stats.queue_wait_max_ns / 1e6, 3) if stats else 0,
                 "checkpoints": writer.checkpointer.stats.as_dict() if writer and writer.checkpointer else None,
                 "queued": writer.queued() if writer else 0,
+                "foreign_rows": self.foreign.health() if self.foreign is not None else [],
             },
             "inflight": self.admission.inflight,
             "max_inflight": cfg.max_inflight,
@@ -491,6 +510,8 @@ class Server:
             "draining": self.draining,
             "spool": self.drainer.stats(),
             "signed_checkpoints": self._checkpoint_health(),
+            "erased": self.erased,
+            "evidence_trust": trust.level([Path(d) for d in cfg.witness_dirs], fleet=bool(cfg.ship_url)),
             "retention": (dict(self.retainer.stats.to_json(), payload_days=self.retainer.policy.payload_days)
                           if self.retainer is not None else {"payload_days": 0}),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},

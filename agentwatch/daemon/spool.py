@@ -25,7 +25,9 @@ record_id is acknowledged as a duplicate. A crash between the gap commit and
 so the gap is not stored twice either.
 
 Files are drained oldest first by name: record ids are UUIDv7, whose text
-sorts in creation order, so no stat per file is needed.
+sorts in creation order, so no stat per file is needed. Names a hook writes
+(`<UUIDv7>.json`, or an adopted `<UUIDv7>.json.<ns>`) come before any other
+name, so junk named to sort first cannot keep real records waiting.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass
@@ -48,6 +51,8 @@ MAX_FILE = 4 << 20
 # that was killed or lost power between writing and renaming.
 STALE_TMP_S = 60.0
 REASON_SUFFIX = ".reason"
+# What a hook names its spool file: its record id, a UUIDv7 (hookclient.uuid7), then `.json`.
+HOOK_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json(\.[0-9]+)?")
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -128,7 +133,8 @@ class Spool:
     def ready(self, limit: Optional[int] = None, skip: frozenset = frozenset()) -> list[Path]:
         """Files waiting in new/, oldest first (by name), at most `limit`, names in `skip` left out."""
         try:
-            names = sorted(name for name in os.listdir(self.new) if name not in skip)
+            names = sorted((name for name in os.listdir(self.new) if name not in skip),
+                           key=lambda name: (HOOK_NAME.fullmatch(name) is None, name))
         except FileNotFoundError:
             return []
         if limit is not None:

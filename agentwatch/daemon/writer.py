@@ -19,6 +19,13 @@ restarts the daemon (docs/reliability.md, "Store identity"). A head below the
 writer's last commit (rows deleted from the tail) is a truncation: the writer
 reports it (`on_truncated`), goes on from the head the store has, and the
 finding is recorded.
+
+Rows another process appended (foreign rows) are named by a `gap` row (reason
+`foreign_rows`) in the very commit that first chains past them (store/append.py),
+so no commit, and no checkpoint signed from one, covers them unnamed; when idle the
+writer looks for them every `probe_interval` seconds. Before every commit group it
+asks `guard` (store/writerlock.py) whether it is still the one writer: a second one
+stops it for good, like a replaced store.
 """
 
 from __future__ import annotations
@@ -28,12 +35,13 @@ import threading
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
 from agentwatch.record.normalize import gap_append
 from agentwatch.store.append import Append, Appended, HeadMoved, RowRefused, Store, StoreIntegrityError
+from agentwatch.store.erasure import FINDING_GAP_PREFIX
 from agentwatch.store.rows import TailRecord
 from agentwatch.store.schema_check import SchemaChanged
 from agentwatch.store.wal import BACKGROUND_AT, Checkpointer
@@ -43,6 +51,13 @@ log = logging.getLogger(__name__)
 # A job's row, or a function the writer calls just before the commit to build
 # it (attestations, which need the head as the writer sees it).
 RowSource = Union[Append, Callable[["Writer"], Append], "Chore"]
+
+
+def foreign_gap_row(first: int, last: int) -> Append:
+    """The `gap` row naming rows another process appended (store/append.py adds it)."""
+    return gap_append(f"{FINDING_GAP_PREFIX}{first}-{last}-{uuid.uuid4()}", "foreign_rows", {
+        "first_seq": first, "last_seq": last,
+        "detail": "rows appended to the store outside this daemon's writer"})
 
 
 @dataclass(frozen=True)
@@ -115,6 +130,8 @@ class WriterStats:
     # before the writer took its group (a stalled writer shows here first).
     commit_max_ns: int = 0
     queue_wait_max_ns: int = 0
+    # Rows another process appended: {first_seq, last_seq, gap_seq} per range, in order found.
+    foreign_rows: list = field(default_factory=list)
 
 
 class Writer:
@@ -136,6 +153,9 @@ class Writer:
         on_head: Optional[Callable[[int, bytes], None]] = None,
         on_truncated: Optional[Callable[[tuple[int, bytes], tuple[int, bytes]], None]] = None,
         salvage: Optional[Callable[[Store], None]] = None,
+        guard: Optional[Callable[[], Optional[str]]] = None,
+        on_foreign: Optional[Callable[[int, int, int], None]] = None,
+        probe_interval: float = 1.0,
     ):
         self.store: Optional[Store] = store
         self._deliver = deliver
@@ -148,6 +168,12 @@ class Writer:
         # and when the store's head is found below the last commit (found, committed).
         self._on_head = on_head
         self._on_truncated = on_truncated
+        # Asked before every commit group: None while this process is the store's one writer.
+        self._guard = guard
+        # Called (writer thread) with (first_seq, last_seq, gap_seq) for each foreign range named.
+        self._on_foreign = on_foreign
+        self.probe_interval = probe_interval
+        store.foreign_gap = foreign_gap_row
         self.halted: Optional[str] = None  # why the writer stopped for good
         # Called once, on the thread that owns the store, when its files at the path were deleted or
         # replaced: the connection still holds them, and what it committed there can be copied out.
@@ -159,8 +185,6 @@ class Writer:
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="agentwatch-writer", daemon=True)
         self.outage: Optional[Outage] = None
-        # Gap rows naming rows another process appended to the store, for the next commit.
-        self.foreign_gaps: list[Append] = []
         self.stats = WriterStats()
         self.committed: list[TailRecord] = []  # since the last take_committed()
         self.head_seq, self.head_hash = store.head()
@@ -244,10 +268,18 @@ class Writer:
         queue = self._queue
         while True:
             with self._cond:
-                while not queue and not self._stopping:
-                    self._cond.wait()
-                if not queue:
+                if not queue and not self._stopping:
+                    self._cond.wait(self.probe_interval if self.probe_interval > 0 else None)
+                if not queue and self._stopping:
                     return
+                idle = not queue
+            if idle:
+                try:
+                    self._probe()
+                except BaseException as exc:  # the writer thread must never die silently
+                    log.exception("writer: unexpected %r", exc)
+                continue
+            with self._cond:
                 n = min(len(queue), self.max_batch)
                 jobs = [queue.popleft() for _ in range(n)]
             chores = [job for job in jobs if isinstance(job.row, Chore)]
@@ -268,9 +300,29 @@ class Writer:
             except BaseException as exc:  # the writer thread must never die silently
                 log.exception("writer: unexpected %r", exc)
 
+    def _probe(self) -> None:
+        """Idle: am I still the one writer, and did another process append rows? Name them now."""
+        if self.check_store() is not None or self.store is None:
+            return
+        reason = self._guard() if self._guard is not None else None
+        if reason is not None:
+            self.halt(reason)
+            return
+        if self.store.head()[0] <= self.store.committed_head[0]:
+            return
+        outcomes = self._commit_rows([], [], probe=True)
+        if outcomes:
+            self._deliver(outcomes)
+        elif self.committed:
+            self._deliver([])
+
     def _do_chore(self, job: Job) -> tuple:
         """Run one chore on the store; its rows count as committed like any group's."""
         assert isinstance(job.row, Chore)
+        if self.halted is None and self._guard is not None:
+            reason = self._guard()
+            if reason is not None:
+                self.halt(reason)
         if self.halted is not None or self.store is None:
             return (job, None, Refusal("unavailable", f"the writer stopped: {self.halted}"))
         try:
@@ -278,7 +330,13 @@ class Writer:
         except Exception as exc:  # the chore's transaction rolled back; the writer goes on
             log.warning("writer: a chore failed: %r", exc)
             return (job, None, Refusal("unavailable", f"{type(exc).__name__}: {exc}"))
-        stored = [(row, r) for row, r in appended if not r.duplicate]
+        named = self.store.foreign_committed  # a gap row the chore's append put ahead of its own rows
+        stored = [(row, r) for _, row, r in named] + [(row, r) for row, r in appended if not r.duplicate]
+        for (first, last), _, r in named:
+            self.stats.foreign_rows.append({"first_seq": first, "last_seq": last, "gap_seq": r.seq})
+            if self._on_foreign is not None:
+                self._on_foreign(first, last, r.seq)
+        named.clear()
         self.committed.extend(
             TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload) for row, r in stored)
         if stored:
@@ -298,7 +356,11 @@ class Writer:
             return self._failed(jobs, exc)
         return self._commit_rows(jobs, rows)
 
-    def _commit_rows(self, jobs: list[Job], rows: list[Append], retried: bool = False) -> list:
+    def _commit_rows(self, jobs: list[Job], rows: list[Append], retried: bool = False, probe: bool = False) -> list:
+        if self.halted is None and self._guard is not None and not retried:
+            reason = self._guard()
+            if reason is not None:
+                self.halt(reason)
         if self.halted is not None:
             return self._stopped(jobs)
         try:
@@ -307,11 +369,11 @@ class Writer:
                 if self.store.store_id != self.store_id or self.store.files_ids()[0] != self._store_file:
                     self.halt(f"the store at {self.store.path} is not the one this daemon opened")
                     return self._stopped(jobs)
+                self.store.foreign_gap = foreign_gap_row
                 if self.checkpointer is not None:
                     self.checkpointer.attach(self.store.conn)
-            foreign = list(self.foreign_gaps)
-            gaps = ([self.outage.gap_row()] if self.outage is not None else []) + foreign
-            results = self.store.append([*gaps, *rows])
+            gaps = [self.outage.gap_row()] if self.outage is not None else []
+            results = self.store.append([*gaps, *rows], probe=True) if probe else self.store.append([*gaps, *rows])
         except HeadMoved as exc:
             if exc.kind != "truncated" or retried:
                 self.halt(f"{exc.kind}: {exc}")
@@ -344,8 +406,11 @@ class Writer:
             return self._failed(jobs, exc)
         now = time.time_ns()
         stats = self.stats
-        # Committed rows, in seq order, for live-tail subscribers (the server takes them).
-        stored = [(row, r) for row, r in zip([*gaps, *rows], results) if not r.duplicate]
+        # Committed rows, in seq order, for live-tail subscribers (the server takes them); a row
+        # naming foreign rows, when this commit made one, comes first.
+        named = self.store.foreign_committed if self.store is not None else []
+        stored = [(row, r) for _, row, r in named]
+        stored += [(row, r) for row, r in zip([*gaps, *rows], results) if not r.duplicate]
         self.committed.extend(
             TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload) for row, r in stored
         )
@@ -357,16 +422,18 @@ class Writer:
             results = results[len(gaps):]
             stats.gaps_recorded += len(gaps)
             self.outage = None
-            del self.foreign_gaps[: len(foreign)]
         store = self.store
         if store is not None:
             self.tree_head = store.tree_head
-            # Recorded with the next commit (the rows are in the chain and the tree now).
-            for first, last in store.take_foreign_rows():
-                log.warning("rows %d..%d were appended to the store by another process", first, last)
-                self.foreign_gaps.append(gap_append(f"gap-{uuid.uuid4()}", "foreign_rows", {
-                    "first_seq": first, "last_seq": last,
-                    "detail": "rows appended to the store outside this daemon's writer"}))
+            for (first, last), _, r in named:
+                log.warning("rows %d..%d were appended to the store by another process; named by gap row %d",
+                            first, last, r.seq)
+                stats.gaps_recorded += 1
+                stats.foreign_rows.append({"first_seq": first, "last_seq": last, "gap_seq": r.seq})
+                if self._on_foreign is not None:
+                    self._on_foreign(first, last, r.seq)
+            named.clear()
+            store.foreign_rows.clear()
         stats.commits += 1
         stats.rows_committed += len(rows)
         stats.last_commit_ns = now
@@ -375,6 +442,8 @@ class Writer:
         return [(job, result, None) for job, result in zip(jobs, results)]
 
     def _stopped(self, jobs: list[Job]) -> list:
+        if not jobs:
+            return []
         if self._files_lost and self._salvage is not None and self.store is not None:
             salvage, self._salvage = self._salvage, None
             try:

@@ -27,12 +27,12 @@ import apsw
 
 from agentwatch import paths
 from agentwatch.errors import EXIT_OK, UsageError, exit_for_findings
-from agentwatch.evidence.compare import SIGNED_VERDICTS, EvidenceReport, check_evidence
+from agentwatch.evidence.compare import SIGNED_VERDICTS, EvidenceReport, check_evidence, daemon_serving
 from agentwatch.store import db
 from agentwatch.store.chain import CHAIN_VERSION, DOMAIN_TAG, GENESIS, format_hash
 from agentwatch.store.merkle import CompactRange
 from agentwatch.store.packing import Dictionaries
-from agentwatch.verify import identity, known_stores
+from agentwatch.verify import foreign, identity, known_stores, recheck
 from agentwatch.verify.anchors import Anchor, anchor_path, read_anchor, write_anchor
 from agentwatch.verify.findings import HEAD_SQL, Finding, check_position
 from agentwatch.verify.walk import CHUNK_ROWS, read_store_id, verify_segment, walk_segment
@@ -93,6 +93,8 @@ class VerifyResult:
     findings: tuple[Finding, ...] = ()
     known_store: dict[str, Any] | None = None  # what is remembered about the path (verify/known_stores.py)
     evidence: EvidenceReport | None = None
+    # Old rows re-checked by this run (verify/recheck.py): window, samples, the next full walk's deadline.
+    recheck: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -119,6 +121,7 @@ class VerifyResult:
             "known_store": self.known_store,
             "evidence": None if self.evidence is None else self.evidence.to_json(),
             "retained": self.retained,
+            "recheck": self.recheck,
         }
 
 
@@ -155,7 +158,11 @@ def verify_store(
         head = conn.execute(HEAD_SQL).fetchone()
         head_seq, head_hash = (head[0], head[1]) if head else (0, None)
 
-        incremental = before is not None and not full
+        # Old rows on a schedule (verify/recheck.py): a full walk once the last is older than its
+        # bound, else a rotating window and random samples below the anchor after the new rows.
+        schedule = recheck.load(store_id, state_dir) if before is not None and update_anchor else None
+        scheduled_full = schedule is not None and not full and recheck.full_due(schedule)
+        incremental = before is not None and not full and not scheduled_full
         start_seq, start_hash = (before.seq, before.hash) if before is not None and incremental else (0, GENESIS)
         total = max(head_seq - start_seq, 0)
         if progress:
@@ -170,6 +177,10 @@ def verify_store(
                                                                           total)
         if before is not None and not incremental:
             finding = _earlier(finding, _anchor_finding(conn, store_id, before))
+        rechecked = None
+        if incremental and finding is None and schedule is not None and before is not None:
+            rechecked = recheck.recheck(conn, store_id, before.seq, schedule)
+            finding = rechecked.finding
         report = None
         if evidence:
             dirs = witness_dirs if witness_dirs is not None else [Path(state_dir or paths.state_dir()) / "witness"]
@@ -178,6 +189,16 @@ def verify_store(
                 resume = CompactRange.from_bytes(before.seq, before.tree)
             report = check_evidence(conn, path, store_id, state_dir=evidence_dir or state_dir, witness_dirs=dirs,
                                     key=key, resume=resume, keep=last_seq)
+        # Rows the recorder's writer did not write: named by the store's gap rows in the walked
+        # range, or past the head the writer last committed (verify/foreign.py).
+        named = {(f.kind, f.seq) for f in store_level}
+        for found in foreign.findings(conn, path, store_id, head_seq, after_seq=start_seq, state_dir=state_dir,
+                                      serving=lambda: daemon_serving(path)):
+            if (found.kind, found.seq) not in named:
+                named.add((found.kind, found.seq))
+                store_level.append(found)
+                if update_anchor:
+                    known_stores.add_finding(path, store_id, found, found.seq, state_dir)
         retained = retained_count(conn, last_seq)
     finally:
         conn.close()
@@ -210,6 +231,17 @@ def verify_store(
     else:
         verified_through = finding.seq - 1 if finding.seq > start_seq else 0
         verified_through = min(verified_through, last_seq)
+    recheck_doc = None
+    if update_anchor and chain_ok:
+        sched = schedule or recheck.Schedule()
+        if not incremental:
+            sched.full_at_ns = time.time_ns()
+        recheck.save(store_id, sched, state_dir)
+        recheck_doc = {"full": not incremental, "scheduled_full": scheduled_full,
+                       "window": list(rechecked.window) if rechecked and rechecked.window else None,
+                       "samples": len(rechecked.samples) if rechecked else 0,
+                       "rows": rechecked.rows if rechecked else 0,
+                       "next_full_by_ns": sched.full_at_ns + recheck.FULL_EVERY_S * 1_000_000_000}
     after, status = before, ("kept" if before else "absent")
     if chain_ok and update_anchor and last_seq > 0:
         # Another verify may have moved the anchor meanwhile: never move it backwards.
@@ -239,6 +271,7 @@ def verify_store(
         findings=findings,
         known_store=known.to_json() if known is not None else None,
         evidence=report,
+        recheck=recheck_doc,
     )
 
 

@@ -181,6 +181,12 @@ class Notary:
 
     `head()` returns the tree the writer has committed: (size, root). Proofs are
     read from the store on a read-only connection of the notary's own.
+
+    It does not forget: the last checkpoint it signed (or found at start) and the size each
+    witness accepted are kept in memory. A record on disk that went missing, backwards or
+    elsewhere meanwhile, or a witness size that fell, is a finding (`checkpoint_lost`,
+    `witness_lost`; `findings`, and `on_finding` is told), and signing goes on from what it
+    remembers, never from the record it now finds.
     """
 
     def __init__(self, store_path: Path, store_id: bytes, head: Callable[[], tuple[int, bytes]], *,
@@ -196,6 +202,9 @@ class Notary:
         self.last_size: int | None = None
         self._proof: tuple[tuple[int, int], list[bytes]] | None = None
         self.last_error: str | None = None
+        self._memory: SignerState | None = read_state(store_id, state_dir)
+        self.findings: list[Any] = []  # verify.findings.Finding, in the order found
+        self.on_finding: Callable[[Any], None] | None = None
 
     @property
     def verifier(self) -> Verifier:
@@ -206,7 +215,7 @@ class Notary:
         with self._lock:
             size, root = self.head()
             checkpoint = Checkpoint(origin_for(self.store_id), size, root)
-            last = read_state(self.store_id, self.state_dir)
+            last = self._recall()
             last_cp = open_checkpoint(last.note, self.verifier) if last is not None else None
             if last is not None and last_cp is not None and last_cp.size == size:
                 if last_cp.root != root:
@@ -220,9 +229,45 @@ class Notary:
                                    dict(last.witnesses) if last is not None else {})
                 write_state(last, self.state_dir)
                 self.signed += 1
+            self._memory = last
             results = self._publish(checkpoint, note, last)
             self.last_size, self.last_error = size, None
             return Signed(checkpoint, note, new, results)
+
+    def _recall(self) -> SignerState | None:
+        """The last signed state: what this notary remembers, the record on disk compared with it."""
+        from agentwatch.verify.findings import Finding
+
+        memory = self._memory
+        unreadable: str | None = None
+        try:
+            disk = read_state(self.store_id, self.state_dir)
+        except CheckpointError as exc:
+            disk, unreadable = None, str(exc)
+        if memory is None:
+            return disk
+        found = []
+        where = state_path(self.store_id, self.state_dir)
+        if disk is None:
+            found.append(Finding(memory.size, "checkpoint_lost", f"{where}: the record of signed checkpoint "
+                                 f"{memory.size} is gone" + (f" ({unreadable})" if unreadable else "")))
+        elif disk.size != memory.size or _body(disk.note) != _body(memory.note):
+            found.append(Finding(min(disk.size, memory.size), "checkpoint_lost",
+                                 f"{where}: holds checkpoint {disk.size}, but {memory.size} was signed last"))
+        else:
+            for name, size in sorted(memory.witnesses.items()):
+                if disk.witnesses.get(name, 0) < size:
+                    found.append(Finding(size, "witness_lost", f"{where}: witness {name} is recorded at "
+                                         f"{disk.witnesses.get(name, 0)}, but it accepted {size}"))
+        for finding in found:
+            log.error("the signer's record changed under the running daemon: %s", finding.detail)
+            self.findings.append(finding)
+            if self.on_finding is not None:
+                self.on_finding(finding)
+        if found:
+            # Go on from what was signed, and put its record back.
+            write_state(memory, self.state_dir)
+        return memory
 
     def _check_extends(self, old: Checkpoint, new: Checkpoint) -> None:
         if new.size < old.size:
@@ -293,6 +338,11 @@ class Notary:
     def _submit(self, witness: Any, held: int, checkpoint: Checkpoint, note: str) -> Any:
         proof = self._consistency(held, checkpoint.size) if 0 < held < checkpoint.size else []
         return witness.add_checkpoint(held, proof, note)
+
+
+def _body(note: str) -> str:
+    """A signed note's text without its signature lines (cosignatures are added later)."""
+    return note.split("\n\n", 1)[0]
 
 
 def _with_cosignatures(note: str, body: str) -> str:
@@ -401,6 +451,7 @@ def sign_store(store: Path, *, state_dir: Path | None = None, witness_dirs: Sequ
     """
     from agentwatch.evidence.stored_tree import roots_at
     from agentwatch.evidence.witness import DirectoryWitness
+    from agentwatch.verify import foreign
     from agentwatch.verify.walk import read_store_id
 
     conn = db.open_reader(Path(store))
@@ -408,6 +459,12 @@ def sign_store(store: Path, *, state_dir: Path | None = None, witness_dirs: Sequ
         store_id = read_store_id(conn)
         conn.execute("BEGIN")
         try:
+            head_seq = db.one(conn.execute("SELECT coalesce(max(seq), 0) FROM records"))[0]
+            past = foreign.past_writer_head(conn, store, store_id, head_seq, state_dir=None)
+            if past is not None:
+                # Never sign rows no writer of the recorder wrote as if they were its own.
+                raise CheckpointError(f"rows {past[0]}..{past[1]} lie past the head the recorder's writer last "
+                                      "committed (foreign_rows): not signed; `agentwatch verify` names them")
             _, tree, _ = roots_at((h for (h,) in conn.execute("SELECT hash FROM records ORDER BY seq")), [])
         finally:
             conn.execute("COMMIT")

@@ -16,20 +16,22 @@ compares it with every signed checkpoint it can find: the signer's record
 
 from __future__ import annotations
 
-import fcntl
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import apsw
 
+from agentwatch.evidence import trust
 from agentwatch.evidence.checkpoints import CheckpointError, origin_for, read_state, read_verifier, state_path
 from agentwatch.evidence.note import Checkpoint, NoteError, Verifier, open_checkpoint
 from agentwatch.evidence.stored_tree import roots_at
 from agentwatch.evidence.witness import DirectoryWitness
 from agentwatch.store.merkle import CompactRange
 from agentwatch.store.tree import has_tree, load
+from agentwatch.store.writerlock import writer_holds
 from agentwatch.verify import known_stores
 from agentwatch.verify.findings import Finding
 
@@ -57,6 +59,10 @@ class EvidenceReport:
     tree_root: bytes = b""
     kept: CompactRange | None = None  # the tree at the size asked for (the new anchor's)
     resumed_at: int = 0  # the tree was extended from the anchor's range at this size (0: from genesis)
+    # Stores replaced at this path by an explicit `init --new-store` whose evidence still exists:
+    # {store_id, source, accepted_at_ns, accepted_at}. Named for as long as the evidence exists.
+    history: list[dict[str, Any]] = field(default_factory=list)
+    trust: str = ""  # evidence/trust.py: what kind of evidence this check rested on
 
     def to_json(self) -> dict[str, Any]:
         import base64
@@ -66,26 +72,16 @@ class EvidenceReport:
             "tree_resumed_at": self.resumed_at,
             "tree_root": base64.b64encode(self.tree_root).decode() if self.tree_root else None,
             "checkpoints": self.checkpoints,
+            "history": self.history,
+            "trust": self.trust,
             "findings": [f.to_json() for f in self.findings],
         }
 
 
 def daemon_serving(store: Path) -> bool:
-    """Whether a daemon holds the store's lock file (an unreadable lock counts as held)."""
-    lock = store.with_name(store.name + ".lock")
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    """Whether a writer (the daemon) holds the store: its lock file, or on Linux the lock on the
+    store file itself, which deleting the lock file does not remove (store/writerlock.py)."""
+    return writer_holds(store)
 
 
 def _row_hashes(conn: apsw.Connection, after: int) -> Iterable[bytes]:
@@ -104,6 +100,8 @@ def check_evidence(conn: apsw.Connection, store: Path, store_id: bytes, *, state
     incremental verify hashes only the new rows. `report.kept` is the range at size `keep`.
     """
     report = EvidenceReport()
+    witness_dirs = list(witness_dirs)
+    report.trust = trust.level(witness_dirs, [state_path(store_id, state_dir).parent])
     origin = origin_for(store_id)
     here = os.path.realpath(store)
     verifier = read_verifier(store_id, state_dir, key)
@@ -194,11 +192,17 @@ def check_evidence(conn: apsw.Connection, store: Path, store_id: bytes, *, state
     # Stores that `agentwatch init --new-store` accepted away at this path are named in its
     # history (verify/known_stores.py), not as a replacement again.
     known = known_stores.load(store, state_dir)
-    accepted = {entry.get("previous_store_id") for entry in known.history} if known is not None else set()
+    accepted = {entry.get("previous_store_id"): entry for entry in known.history} if known is not None else {}
     for other_id, other_store, source in _others(state_dir, witnesses, store_id):
-        if other_store and os.path.realpath(other_store) == here and other_id not in accepted:
-            report.findings.append(Finding(1, "replaced", f"{source} was signed for store {other_id} at this path; "
-                                           f"the store here is {store_id.hex()}"))
+        if not other_store or os.path.realpath(other_store) != here:
+            continue
+        if other_id in accepted:
+            at = int(accepted[other_id].get("accepted_at_ns") or 0)
+            report.history.append({"store_id": other_id, "source": source, "accepted_at_ns": at,
+                                   "accepted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at / 1e9))})
+            continue
+        report.findings.append(Finding(1, "replaced", f"{source} was signed for store {other_id} at this path; "
+                                       f"the store here is {store_id.hex()}"))
     return report
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentwatch.record import adapters
 
-from . import cline, overlap, versions
+from . import cline, narrowing, overlap, versions
 from .core import ConfigMalformed, ConfigUnwritable, FileChange, InstallError, Listing, Result, apply, read_bytes
 from .harnesses import JSON_HARNESSES, JsonHarness
 from .jsonconfig import dump, found, hooks_of, is_leftover, merge, parse
@@ -51,9 +51,13 @@ def _scope(harness: str, scope: str | None) -> str:
     return scope
 
 
-def install(harness: str, scope: str | None = None, project: Path | None = None, dry_run: bool = False) -> Result:
-    """Merge agentwatch's hook entries into `harness`'s config (or, with dry_run, say what would change)."""
-    return _run(harness, scope, project, dry_run, install=True)
+def install(harness: str, scope: str | None = None, project: Path | None = None, dry_run: bool = False,
+            narrow: bool = False) -> Result:
+    """Merge agentwatch's hook entries into `harness`'s config (or, with dry_run, say what would change).
+
+    Never drops an event installed earlier unless `narrow` (narrowing.py).
+    """
+    return _run(harness, scope, project, dry_run, install=True, narrow=narrow)
 
 
 def uninstall(harness: str, scope: str | None = None, project: Path | None = None, dry_run: bool = False) -> Result:
@@ -61,7 +65,8 @@ def uninstall(harness: str, scope: str | None = None, project: Path | None = Non
     return _run(harness, scope, project, dry_run, install=False)
 
 
-def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, install: bool) -> Result:
+def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, install: bool,
+         narrow: bool = False) -> Result:
     _check_harness(harness)
     scope = _scope(harness, scope)
     project = Path(project) if project is not None else Path.cwd()
@@ -80,10 +85,18 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
     else:
         spec = JSON_HARNESSES[harness]
         events, notes = [], []
+        added: list[str] = []
+        removed: list[str] = []
         if install:
             found_version = versions.version_of(harness)
-            events, notes = spec.select(found_version[0] if found_version else None)
-            notes += spec.notes_for(scope)
+            version = found_version[0] if found_version else None
+            events, notes = spec.select(version)
+            step = narrowing.plan(spec, version, events, list(_ours_in(spec, target)))
+            if step.narrowed and not narrow:
+                found_text = f"{harness} {versions.show(version)} found" if version else f"{harness} version unknown"
+                raise InstallError(narrowing.refusal(spec, found_text, step))
+            events, added, removed = step.events, step.added, step.removed
+            notes = step.notes + notes + versions.other_readers(harness) + spec.notes_for(scope)
         change, had_found = _json_change(spec, target, events if install else None)
         changes, had = [change], bool(had_found)
         if not install:
@@ -96,6 +109,8 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
         status = "uninstalled" if had else "not_installed"
     result = Result(harness, scope, "install" if install else "uninstall", status, dry_run, changes, events,
                     command, notes)
+    if install and harness != cline.NAME and had:
+        result.added, result.removed = added, removed
     if not dry_run:
         for change in changes:
             apply(change)
@@ -115,6 +130,15 @@ def _installed(harness: str, scope: str, project: Path) -> bool:
     if harness == cline.NAME:
         return cline.listing(scope, project).installed
     return _json_listing(JSON_HARNESSES[harness], scope, project).installed
+
+
+def _ours_in(spec: JsonHarness, path: Path) -> dict:
+    """{event: our handlers} already in the config; {} when it is missing or unreadable (the
+    change that follows reports what is wrong with it)."""
+    try:
+        return found(parse(path, read_bytes(path)), spec.layout, spec.is_ours)
+    except InstallError:
+        return {}
 
 
 def _json_change(spec: JsonHarness, path: Path, events: list[str] | None) -> tuple[FileChange, dict]:
@@ -164,5 +188,6 @@ def _json_listing(spec: JsonHarness, scope: str, project: Path) -> Listing:
             exact = merge(doc, spec.expected(list(mine), path), spec.layout, spec.is_ours) == doc
         except InstallError:
             exact = False  # no usable interpreter to compare with
-        state = "installed" if exact and set(mine) <= set(spec.all_events()) else "outdated"
+        current = set(spec.all_events()) - set(spec.retired)
+        state = "installed" if exact and set(mine) <= current else "outdated"
     return Listing(spec.name, scope, str(path), state, list(mine), commands)

@@ -53,10 +53,34 @@ def documents_dir() -> Path:
     return Path.home() / "Documents"
 
 
+def cline_dir() -> Path:
+    """Cline's own directory: $CLINE_DIR, else ~/.cline (sdk/packages/shared/src/storage/paths.ts)."""
+    env = os.environ.get("CLINE_DIR", "").strip()
+    return Path(env) if env and os.path.isabs(env) else Path.home() / ".cline"
+
+
 def hooks_dir(scope: str, project: Path) -> Path:
-    if scope == "user":
-        return documents_dir() / "Cline" / "Hooks"
-    return project / ".clinerules" / "hooks"
+    """The directory the VS Code extension reads (the first of hooks_dirs)."""
+    return hooks_dirs(scope, project)[0]
+
+
+def hooks_dirs(scope: str, project: Path) -> list[Path]:
+    """Every directory install writes, so that each of Cline's runtimes runs the scripts once.
+
+    The extension reads `<documents>/Cline/Hooks` (apps/vscode/src/core/storage/disk.ts,
+    ensureHooksDirectoryExists, through documents-path.ts). The CLI and SDK read
+    `~/Documents/Cline/Hooks` and `$CLINE_DIR/hooks` (~/.cline/hooks), both
+    (sdk/packages/shared/src/storage/paths.ts, resolveHooksConfigSearchPaths). Where the
+    documents folder is ~/Documents one directory serves both runtimes, and writing the
+    second too would run every script twice in the CLI; elsewhere the CLI's is ~/.cline/hooks.
+    Project scope: `.clinerules/hooks`, which both read.
+    """
+    if scope != "user":
+        return [project / ".clinerules" / "hooks"]
+    extension = documents_dir() / "Cline" / "Hooks"
+    if extension == Path.home() / "Documents" / "Cline" / "Hooks":
+        return [extension]
+    return [extension, cline_dir() / "hooks"]
 
 
 def command_line(event: str, via: Path | None = None) -> str:
@@ -100,30 +124,37 @@ def _scripts(directory: Path) -> dict[str, bytes]:
 
 def plan(scope: str, project: Path, install: bool) -> tuple[list[FileChange], dict[str, bytes]]:
     """The file changes for install (or uninstall), and agentwatch's scripts as found."""
-    directory = hooks_dir(scope, project)
-    existing = _scripts(directory)
     changes: list[FileChange] = []
-    if install:
-        for event in EVENTS:
-            path = directory / event
-            if path.is_dir():
-                raise InstallError(f"refusing to install: {path} is a directory, expected Cline's {event} hook file")
-            before = read_bytes(path)
-            if before is not None and not is_ours(before):
-                raise InstallError(
-                    f"refusing to overwrite {path}: it exists and is not agentwatch's (no {MARKER!r} line); "
-                    "move it away or merge it by hand"
-                )
-            changes.append(FileChange(path, before, script(event, directory), mode=SCRIPT_MODE))
-    for name, data in existing.items():
-        if not install or name not in EVENTS:
-            changes.append(FileChange(directory / name, data, None))
-    return changes, existing
+    found: dict[str, bytes] = {}
+    for directory in hooks_dirs(scope, project):
+        existing = _scripts(directory)
+        for name, data in existing.items():
+            found.setdefault(name, data)
+        if install:
+            for event in EVENTS:
+                path = directory / event
+                if path.is_dir():
+                    raise InstallError(f"refusing to install: {path} is a directory, expected Cline's {event} hook file")
+                before = read_bytes(path)
+                if before is not None and not is_ours(before):
+                    raise InstallError(
+                        f"refusing to overwrite {path}: it exists and is not agentwatch's (no {MARKER!r} line); "
+                        "move it away or merge it by hand"
+                    )
+                changes.append(FileChange(path, before, script(event, directory), mode=SCRIPT_MODE))
+        for name, data in existing.items():
+            if not install or name not in EVENTS:
+                changes.append(FileChange(directory / name, data, None))
+    return changes, found
 
 
 def listing(scope: str, project: Path) -> Listing:
-    directory = hooks_dir(scope, project)
-    existing = _scripts(directory)
+    directories = hooks_dirs(scope, project)
+    found = [(d, _scripts(d)) for d in directories]
+    existing: dict[str, bytes] = {}
+    for _, scripts in found:
+        for name, data in scripts.items():
+            existing.setdefault(name, data)
     events = [e for e in EVENTS if e in existing] + sorted(e for e in existing if e not in EVENTS)
     commands = []
     for event in events:
@@ -133,8 +164,9 @@ def listing(scope: str, project: Path) -> Listing:
         state = "not_installed"
     else:
         try:
-            exact = all(existing.get(e) == script(e, directory) for e in EVENTS) and len(existing) == len(EVENTS)
+            exact = all(scripts.get(e) == script(e, d) for d, scripts in found for e in EVENTS) and all(
+                len(scripts) == len(EVENTS) for _, scripts in found)
         except InstallError:
             exact = False
         state = "installed" if exact else "outdated"
-    return Listing(NAME, scope, str(directory), state, events, commands)
+    return Listing(NAME, scope, str(directories[0]), state, events, commands)

@@ -96,6 +96,8 @@ class Result:
     events: list[str]
     command: str
     notes: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)  # a re-install: events it registers anew
+    removed: list[str] = field(default_factory=list)  # and events of ours it takes out
 
     @property
     def changed(self) -> bool:
@@ -115,6 +117,8 @@ class Result:
             "events": self.events,
             "command": self.command,
             "notes": self.notes,
+            "added": self.added,
+            "removed": self.removed,
         }
         if self.dry_run:
             data["diff"] = self.diff()

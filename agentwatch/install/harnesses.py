@@ -41,6 +41,7 @@ class JsonHarness:
     # Events written instead of `events` when the version is unknown or older than `modern_since`.
     legacy_events: list[str] | None = None
     modern_since: Version | None = None
+    retired: dict[str, str] = field(default_factory=dict)  # an event name written before -> its successor
     command_harness: str | None = None  # the harness word on the command line, when not `name`
     also_ours: tuple[str, ...] = ()  # harness words of earlier installs into the same file
     notes: dict[str, list[str]] = field(default_factory=dict)  # scope ("*" for all) -> notes
@@ -78,7 +79,8 @@ class JsonHarness:
 
     def all_events(self) -> list[str]:
         """Every event some version of this installer registers."""
-        return list(dict.fromkeys([*self.events, *(self.legacy_events or []), *(e for e, _ in self.gated)]))
+        return list(dict.fromkeys([*self.events, *(self.legacy_events or []), *(e for e, _ in self.gated),
+                                   *self.retired]))
 
     def command(self, event: str | None = None, via: Path | None = None) -> str:
         return cmd.command(self.word, event if self.event_arg else None, via=str(via) if via else None)
@@ -137,14 +139,23 @@ CLAUDE_CODE = JsonHarness(
         "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
         "Stop", "SubagentStop", "PreCompact", "Notification",
     ],
-    # First release whose CHANGELOG.md names the event (anthropics/claude-code).
+    # The first release that has the event, from the harness's own changelogs
+    # (tests/fixtures/gates/claude-code.json quotes each line): anthropics/claude-code
+    # CHANGELOG.md, except PostToolUseFailure (anthropics/claude-agent-sdk-python CHANGELOG.md
+    # 0.1.26, which bundles CLI 2.1.27) and UserPromptExpansion (first named by
+    # anthropics/claude-agent-sdk-typescript CHANGELOG.md 0.3.238, at parity with CLI 2.1.238).
     gated=[
         ("SubagentStart", (2, 0, 43)),
         ("PermissionRequest", (2, 0, 45)),
+        ("PostToolUseFailure", (2, 1, 27)),
+        ("ConfigChange", (2, 1, 49)),
+        ("InstructionsLoaded", (2, 1, 69)),
         ("PostCompact", (2, 1, 76)),
+        ("Elicitation", (2, 1, 76)),
+        ("ElicitationResult", (2, 1, 76)),
         ("StopFailure", (2, 1, 78)),
         ("PermissionDenied", (2, 1, 89)),
-        ("PostToolUseFailure", (2, 1, 119)),
+        ("UserPromptExpansion", (2, 1, 238)),
     ],
     paths={"user": lambda project: _claude_dir() / "settings.json",
            "project": lambda project: project / ".claude" / "settings.json"},
@@ -230,10 +241,19 @@ CURSOR = JsonHarness(
 # compatible" one): one set of entries serves both, and the record names the
 # real sender from the payload. The harness word on the command line is
 # `copilot` whichever of the two was installed.
+#
+# Three of Copilot's events exist in camelCase only (github/docs content/copilot/
+# reference/hooks-reference.md): `subagentStart` and `notification` are written so.
+# VS Code maps `subagentStart` and `SubagentStart` to one hook type
+# (microsoft/vscode src/vs/workbench/contrib/chat/test/common/promptSyntax/
+# hookSchema.test.ts, normalizeHookTypeId), so the camelCase entry serves it too,
+# and writing both would run the hook twice there. `PermissionRequest` has a
+# Pascal-case form; VS Code has neither it nor `notification` and skips them.
 _SHARED_EVENTS = [
     "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-    "Stop", "SubagentStart", "SubagentStop", "PreCompact", "ErrorOccurred",
+    "Stop", "subagentStart", "SubagentStop", "PreCompact", "ErrorOccurred", "PermissionRequest", "notification",
 ]
+_SHARED_RETIRED = {"SubagentStart": "subagentStart"}
 _SHARED_PATHS = {"user": lambda project: _copilot_home() / "hooks" / "agentwatch.json",
                  "project": lambda project: project / ".github" / "hooks" / "agentwatch.json"}
 _SHARED_LAYOUT = Layout(grouped=False, skeleton={"version": 1}, dedicated=True, old_command_keys=("bash",))
@@ -246,6 +266,7 @@ COPILOT = JsonHarness(
     events=_SHARED_EVENTS,
     paths=_SHARED_PATHS,
     handler_fields={"timeout": TIMEOUT_S},  # seconds for both (Copilot: alias of timeoutSec)
+    retired=_SHARED_RETIRED,
     command_harness="copilot",
     also_ours=("vscode",),
     notes={"*": [_SHARED_NOTE],
@@ -259,9 +280,13 @@ VSCODE = JsonHarness(
     events=_SHARED_EVENTS,
     paths=_SHARED_PATHS,
     handler_fields={"timeout": TIMEOUT_S},
+    retired=_SHARED_RETIRED,
     command_harness="copilot",
     also_ours=("vscode",),
-    notes={"*": [_SHARED_NOTE]},
+    notes={"*": [_SHARED_NOTE],
+           "user": ["only newer VS Code builds read ~/.copilot/hooks (its chat.hookFilesLocations setting lists "
+                    "the files it reads): on an older build nothing from this file is recorded; install with "
+                    "--scope project there"]},
 )
 
 JSON_HARNESSES = {h.name: h for h in (CLAUDE_CODE, CODEX, GEMINI_CLI, CURSOR, COPILOT, VSCODE, OPENHANDS)}

@@ -34,7 +34,7 @@ from typing import BinaryIO, Callable, Optional
 
 from agentwatch import platform_layer
 from agentwatch.errors import AgentwatchError, UsageError
-from agentwatch.readers import otlp
+from agentwatch.readers import otlp, schema_guard
 from agentwatch.readers.consumers import Consumer
 from agentwatch.readers.tail import head_seq, read_after
 from agentwatch.store import db
@@ -121,6 +121,7 @@ def post(url: str, body: bytes, timeout: float = HTTP_TIMEOUT_S) -> bytes:
         raise EndpointError(f"{url}: no answer ({exc})", uncertain=True) from None
 
 
+@schema_guard.store_errors
 def export(
     store: Path,
     *,
@@ -152,7 +153,7 @@ def export(
     if resend_uncertain and skip_uncertain:
         raise UsageError("choose one of --resend-uncertain and --skip-uncertain")
 
-    conn = db.open_reader(store)
+    conn = schema_guard.open_reader(store)
     try:
         store_id = db.store_id(conn)
         head = head_seq(conn)

@@ -85,6 +85,15 @@ def summary(doc: dict) -> tuple[str, list[Row]]:
     rows.append(_sweeper(doc.get("sweeper") or {}))
     rows.append(_findings(doc.get("sweeper") or {}))
     rows.append(_spool(doc.get("spool") or {}))
+    if doc.get("evidence_trust"):
+        rows.append(Row("evidence", str(doc["evidence_trust"]),
+                        "warn" if doc["evidence_trust"] == "evidence: same user only" else "ok"))
+    erased = doc.get("erased") or {}
+    if erased.get("count"):
+        last = erased.get("last") or {}
+        rows.append(Row("erased", f"{count(erased['count'])} payloads; the last: seq {last.get('erased_seq')} by "
+                                  f"{last.get('by')} (erasure row {last.get('erasure_seq')}): {last.get('reason')}",
+                        "info"))
     wal = doc.get("wal_bytes")
     rows.append(Row("WAL", size(wal), "warn" if isinstance(wal, int) and wal > WAL_WARN_BYTES else "ok"))
     rows.append(_redaction(doc.get("redaction") or {}))

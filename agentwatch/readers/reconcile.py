@@ -101,7 +101,8 @@ def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None =
         ).fetchall()))
 
         checked = audit.verify_store(store, full=True, state_dir=state_dir, update_anchor=False, progress=progress)
-        chain = [f for f in checked.findings if f.kind not in IDENTITY_KINDS]
+        chain = [f for f in checked.findings if f.kind not in IDENTITY_KINDS and f.kind != "foreign_rows"]
+        foreign = [f for f in checked.findings if f.kind == "foreign_rows"]
         whole = [f for f in checked.findings if f.kind in IDENTITY_KINDS]
         result.store_findings = whole
         result.predicates.append(Predicate(
@@ -115,6 +116,12 @@ def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None =
             "store_identity", not whole,
             "the store remembered at this path, schema as shipped" if not whole
             else "; ".join(f"{f.kind}: {f.detail}" for f in whole),
+        ))
+        # Rows the recorder's writer did not write (verify/foreign.py): counts that include them prove nothing.
+        result.predicates.append(Predicate(
+            "no_foreign_rows", not foreign,
+            "every row was written by the recorder's writer" if not foreign
+            else "; ".join(f"seq {f.seq}: {f.detail}" for f in foreign),
         ))
         result.predicates.append(_contiguous(conn, head))
         result.predicates.append(_no_loss(conn, ledger, head, counts))

@@ -24,6 +24,7 @@ from typing import Any, Iterator, Optional, cast
 import apsw
 
 from agentwatch.errors import UsageError
+from agentwatch.readers import schema_guard
 from agentwatch.store import db
 from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
 
@@ -50,6 +51,7 @@ class SessionSummary:
     last_event: Optional[str] = None
     first_seq: int = 0
     last_seq: int = 0
+    erased: int = 0  # its records whose payload was erased (docs/erasure.md): they stay counted
 
     @property
     def duration_s(self) -> float:
@@ -61,7 +63,7 @@ class SessionSummary:
             "started_ns": self.started_ns, "last_ns": self.last_ns, "duration_s": round(self.duration_s, 3),
             "events": self.events, "prompts": self.prompts, "tool_calls": self.tool_calls,
             "failures": self.failures, "denials": self.denials, "last_event": self.last_event,
-            "first_seq": self.first_seq, "last_seq": self.last_seq,
+            "first_seq": self.first_seq, "last_seq": self.last_seq, "erased": self.erased,
         }
 
 
@@ -83,9 +85,10 @@ def parse_since(since: str, now_ns: Optional[int] = None) -> int:
     return int(when.timestamp()) * 1_000_000_000 + when.microsecond * 1000
 
 
+@schema_guard.store_errors
 def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optional[str] = None) -> list[SessionSummary]:
     """One summary per session that has an event at or after `since_ns`, oldest first."""
-    conn = db.open_reader(store)
+    conn = schema_guard.open_reader(store)
     try:
         where: list[str] = ["kind = 'event'", "session_id IS NOT NULL"]
         args: list[Any] = []
@@ -107,6 +110,10 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
             args,
         ).fetchall()
         sessions = []
+        erased_by_session: dict[tuple[str, str], int] = {}
+        for erasure in erasures(conn):
+            key = (erasure["harness"] or "", erasure["session_id"])
+            erased_by_session[key] = erased_by_session.get(key, 0) + 1
         for h, sid, first_ns, last_ns, events, prompts, denials, first_seq, last_seq in rows:
             cwd, last_event = db.one(conn.execute(
                 "SELECT (SELECT json_extract(payload, '$.cwd') FROM records WHERE session_id = ?1 AND harness = ?2 "
@@ -122,6 +129,7 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
             summary.failures = calls.get("error", 0)
             if calls.get("denied"):
                 summary.denials = _denials(conn, h, sid)
+            summary.erased = erased_by_session.get((h or "", sid), 0)
             sessions.append(summary)
         return sessions
     finally:
@@ -208,9 +216,10 @@ def resolve_session(conn: apsw.Connection, session: str, harness: Optional[str] 
     return rows[0][0], rows[0][1]
 
 
+@schema_guard.store_errors
 def timeline(store: Path, session: str, harness: Optional[str] = None) -> tuple[str, str, int, list[Item]]:
     """(harness, session_id, head seq read, items up to it in seq order) for one session."""
-    conn = db.open_reader(store)
+    conn = schema_guard.open_reader(store)
     try:
         harness, session_id = resolve_session(conn, session, harness)
         head = _head(conn)
@@ -227,7 +236,7 @@ def follow_timeline(store: Path, harness: str, session_id: str, *, after_seq: in
                     stop: Optional[threading.Event] = None) -> Iterator[list[Item]]:
     """New timeline items as they commit, until `stop`: each read is one short statement set,
     and between reads it waits for `PRAGMA data_version` to say another connection committed."""
-    conn = db.open_reader(store)
+    conn = schema_guard.open_reader(store)
     try:
         waiter = db.CommitWaiter(conn, _MIN_WAIT_S, _MAX_WAIT_S)
         while waiter.wait_for_commit(stop):
@@ -273,9 +282,50 @@ def items(conn: apsw.Connection, harness: str, session_id: str, *, after_seq: in
         out.append(item)
     for row in _calls(conn, harness, session_id, after_seq, upto):
         out.append(row)
+    for erasure in erasures(conn):
+        # An erased record has lost the columns that placed it in this session; its erasure row
+        # still names them, so it stays a marked line (docs/erasure.md).
+        if (erasure["session_id"], erasure["harness"]) != (session_id, harness):
+            continue
+        if not after_seq < erasure["seq"] <= upto:
+            continue
+        name = erasure["tool_name"] or erasure["event_name"]
+        out.append(Item("erased", erasure["seq"], erasure["at_ns"], harness, name=name,
+                        summary=f"{name or 'a record'}: payload erased by seq {erasure['erasure_seq']}"
+                                f" ({erasure['by']}): {erasure['reason']}",
+                        detail={"erasure_seq": erasure["erasure_seq"], "by": erasure["by"],
+                                "reason": erasure["reason"]}))
     for item in out:
         item.findings = [f for s in item.seqs for f in findings.get(s, [])]
     out.sort(key=lambda i: i.seq)
+    return out
+
+
+def erasures(conn: apsw.Connection) -> list[dict[str, Any]]:
+    """Every erasure the store records (its erasure rows, read through their partial index), oldest
+    first: the erased seq, when that record was recorded, what it was (harness, session, event, tool),
+    the erasure row's seq and time, who erased it and why."""
+    out = []
+    try:
+        rows = conn.execute(
+            "SELECT e.seq, e.recorded_at_ns, CAST(e.payload AS BLOB), r.recorded_at_ns FROM records AS e "
+            "LEFT JOIN records AS r ON r.seq = e.erased_seq WHERE e.erased_seq IS NOT NULL ORDER BY e.seq").fetchall()
+    except apsw.SQLError:
+        return []  # a store from before erasure
+    for erasure_seq, erased_at_ns, payload, at_ns in cast(Any, rows):
+        try:
+            doc = json.loads(payload)
+        except (TypeError, ValueError):
+            continue
+        if not isinstance(doc, dict) or doc.get("type") != "erasure" or type(doc.get("erased_seq")) is not int:
+            continue
+        described: dict = doc["described"] if isinstance(doc.get("described"), dict) else {}
+        who: dict = doc["actor"] if isinstance(doc.get("actor"), dict) else {}
+        by = who.get("by") or who.get("user") or (f"uid {who['uid']}" if "uid" in who else "unknown")
+        out.append({"seq": doc["erased_seq"], "at_ns": at_ns or 0, "erasure_seq": erasure_seq,
+                    "erased_at_ns": erased_at_ns, "harness": described.get("harness"),
+                    "session_id": described.get("session_id"), "event_name": described.get("event_name"),
+                    "tool_name": described.get("tool_name"), "by": str(by), "reason": str(doc.get("reason") or "")})
     return out
 
 

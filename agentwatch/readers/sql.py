@@ -21,6 +21,7 @@ import apsw
 import apsw.ext
 
 from agentwatch.errors import ReadOnlyViolation, UsageError
+from agentwatch.readers import schema_guard
 from agentwatch.store import db
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -167,7 +168,7 @@ def run(
         raise UsageError("--timeout must be above 0 seconds")
     if max_memory_mb < 1:
         raise UsageError("--max-memory must be at least 1 MB")
-    conn = db.open_reader(path)
+    conn = schema_guard.open_reader(path)
     try:
         _documents_in_full(conn)
     except BaseException:
@@ -218,6 +219,10 @@ def run(
 def _translate(exc: BaseException, query: str, guard: _Guard) -> BaseException:
     if isinstance(exc, (apsw.InterruptError, apsw.NoMemError, KeyboardInterrupt)):
         return guard.stopped(exc)
+    if isinstance(exc, apsw.TooBigError):
+        # The readers' bound on one value (db.READER_MAX_VALUE), whether stored or built by the query.
+        return UsageError(f"query stopped: a value longer than {db.READER_MAX_VALUE >> 20} MiB, the most a reader "
+                          "reads or builds at once")
     if isinstance(exc, (apsw.AuthError, apsw.ReadOnlyError)) or (
         isinstance(exc, apsw.SQLError) and ("not authorized" in str(exc) or "because it is a view" in str(exc))
     ):

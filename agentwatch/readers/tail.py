@@ -27,6 +27,7 @@ import apsw
 
 from agentwatch import safefs
 from agentwatch.errors import UsageError
+from agentwatch.readers import schema_guard
 from agentwatch.store import db
 from agentwatch.store.chain import KINDS, canonical_json
 from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
@@ -73,7 +74,7 @@ def follow_store(
     batch_rows: int = BATCH_ROWS,
 ) -> Iterator[list[TailRecord]]:
     """Batches of records after `after_seq`; with `follow`, waits for new commits until `stop`."""
-    conn = db.open_reader(path)
+    conn = schema_guard.open_reader(path)
     try:
         waiter = db.CommitWaiter(conn, _MIN_WAIT_S, _MAX_WAIT_S)
         while stop is None or not stop.is_set():
@@ -265,7 +266,7 @@ def run_tail(
     from agentwatch.readers.consumers import Consumer
 
     kinds = check_kinds(kinds)
-    conn = db.open_reader(path)
+    conn = schema_guard.open_reader(path)
     try:
         store_id = db.store_id(conn)
         head = head_seq(conn)

@@ -151,18 +151,26 @@ def _size(stream: IO[bytes]) -> int | None:
 
 def import_lines(
     store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000, policy=None,
-    progress: Callable[[int, int | None], None] | None = None, pack: bool = True,
+    progress: Callable[[int, int | None], None] | None = None, pack: bool = True, writer=None,
 ) -> ImportReport:
     """`policy` is the redaction policy (config.Config.policy()); None means the default mode.
 
     `progress(bytes_read, total_bytes)` runs after each batch (total None for a pipe); `pack`
-    stores large event documents packed (config packing; store/packing.py)."""
+    stores large event documents packed (config packing; store/packing.py). `writer` is the
+    held writer lock (daemon/integrity.py, `Exclusive`): told when the store is opened and before
+    it is closed."""
     if batch_size < 1:
         raise UsageError("batch size must be at least 1")
     stream = _open(source)
     report = ImportReport(store=Path(store_path))
     try:
         store = Store(store_path, pack=pack)
+        if writer is not None:
+            try:
+                writer.opened(store)
+            except BaseException:
+                store.close()
+                raise
     except BaseException:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -191,7 +199,11 @@ def import_lines(
         if progress:
             progress(read[0], total)
     finally:
-        store.close()
+        try:
+            if writer is not None:
+                writer.closing(store)
+        finally:
+            store.close()
         if stream is not sys.stdin.buffer:
             stream.close()
     return report

@@ -104,6 +104,8 @@ def record_document(
     payload, error, raw_bytes = decode_payload(env)
     if raw_bytes is None and (payload is None or _blank(payload)):
         payload, error = _argv_payload(env, payload, error)
+        if error is not None and _blank(payload):
+            error = _no_input(env)
     installed_for = env["harness"]
     # The harness that sent the event, from the payload's shape; the hook's own name and
     # config file become `via` (docs/record.md, "Sender and via").
@@ -143,7 +145,7 @@ def record_document(
     else:
         doc["raw"] = payload
         move_shared(doc)
-    for key in ("orig_bytes", "truncated", "raw_sha256", "argv"):
+    for key in ("orig_bytes", "truncated", "raw_sha256", "argv", "stdin_incomplete", "cut_fields"):
         if key in env:
             doc[key] = env[key]
     return doc
@@ -173,6 +175,13 @@ def _adapter_fields(harness: str, payload: Any, hint: str | None) -> dict:
 
 def _unparsed_event(hint: Any) -> dict:
     return {"name": hint, "kind": "other"} if isinstance(hint, str) and hint else {"kind": "other"}
+
+
+def _no_input(env: dict) -> str:
+    """Why a hook that ran has no payload: the harness closed stdin empty, or never wrote."""
+    if env.get("stdin_incomplete") is True:
+        return "no input: stdin stayed open and nothing arrived within the hook's budget"
+    return "no input: stdin was closed empty"
 
 
 def _blank(payload: Any) -> bool:

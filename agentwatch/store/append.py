@@ -158,13 +158,14 @@ class Store:
         self.tree: CompactRange | None = None
         self.tree_head: tuple[int, bytes] | None = None  # (size, root) after the last commit
         # Row ranges (first, last) that appeared in the store without passing through this
-        # connection while it held the tree: appended by another process (take_foreign_rows).
-        self._foreign_rows: list[tuple[int, int]] = []
-
-    def take_foreign_rows(self) -> list[tuple[int, int]]:
-        """The row ranges another process appended since the last call; each is handed out once."""
-        found, self._foreign_rows = self._foreign_rows, []
-        return found
+        # connection: appended by another process after this connection's last commit.
+        self.foreign_rows: list[tuple[int, int]] = []
+        # Builds the row naming such a range (a `gap`, reason `foreign_rows`); the store adds it
+        # at the front of the same transaction that first extends its chain and tree over the
+        # range, so no commit (and so no checkpoint signed from it) covers the range unnamed.
+        self.foreign_gap: Callable[[int, int], Append] | None = None
+        # The rows foreign_gap built and this store committed: ((first, last), row, result).
+        self.foreign_committed: list[tuple[tuple[int, int], Append, Appended]] = []
 
     def close(self) -> None:
         self.conn.close()
@@ -221,7 +222,7 @@ class Store:
 
     def _check_head(self, found: tuple[int, bytes]) -> None:
         """Inside the write transaction: the head is where the last commit left it, or above it
-        by rows another writer (an import) appended after it."""
+        by rows another process appended after it (foreign rows)."""
         expected = self.committed_head
         if found == expected:
             return
@@ -244,6 +245,7 @@ class Store:
         batch: Sequence[Append],
         *,
         before_commit: Callable[[apsw.Connection, list[Appended]], None] | None = None,
+        probe: bool = False,
     ) -> list[Appended]:
         """Append a batch in one BEGIN IMMEDIATE transaction and commit it durably.
 
@@ -253,9 +255,10 @@ class Store:
         trigger that drops or adds rows cannot make a record look stored.
         `before_commit(conn, results)` runs after the inserts, inside the same
         transaction (an erasure's UPDATE: agentwatch.store.erasure); if it raises,
-        nothing is committed.
+        nothing is committed. With `probe` an empty batch still looks for foreign rows
+        and commits the row naming them (the daemon's writer does so when idle).
         """
-        if not batch:
+        if not batch and not probe:
             return []
         conn = self.conn
         # Packing happens before the write lock is taken: it is the costliest step per row.
@@ -272,6 +275,13 @@ class Store:
             self._check_schema()
             seq, prev = self.head()
             self._check_head((seq, prev))
+            foreign = self._foreign_since(seq)
+            if foreign is not None and self.foreign_gap is not None:
+                batch = [self.foreign_gap(*foreign), *batch]
+                packed = [None, *packed]
+            elif not batch:
+                conn.execute("ROLLBACK")
+                return []
             tree = self._tree_at(seq)
             stored = {rid: (seq_, kind) for rid, seq_, kind in
                       conn.execute(_EXISTING, (json.dumps([a.record_id for a in batch]),))}
@@ -322,7 +332,7 @@ class Store:
                     "not_stored", f"the store took {inserted} of {len(rows) // _WIDTH} rows or moved its head "
                     "(a trigger or another schema change acts on inserts); nothing was committed")
             if before_commit is not None:
-                before_commit(conn, results)
+                before_commit(conn, results[1:] if foreign is not None and self.foreign_gap is not None else results)
             root = store_tree.save(conn, tree, tree.extend(leaves, TILE_HEIGHT))
             conn.execute("COMMIT")
         except BaseException:
@@ -333,6 +343,11 @@ class Store:
             new_dictionary.id = dict_id  # committed: later batches refer to it by id
         self.tree, self.tree_head = tree, (tree.size, root)
         self.committed_head = (seq, prev)
+        if foreign is not None:
+            self.foreign_rows.append(foreign)
+            if self.foreign_gap is not None:
+                self.foreign_committed.append((foreign, batch[0], results[0]))
+                results = results[1:]
         changed = self.files_changed()
         if changed is not None:
             # Committed into a file nobody will find at the path again: not acknowledged.
@@ -345,9 +360,15 @@ class Store:
         tree = self.tree
         if tree is not None and tree.size == head_seq:
             return tree.copy()
-        if tree is not None and tree.size < head_seq:
-            self._foreign_rows.append((tree.size + 1, head_seq))
         return store_tree.catch_up(self.conn, head_seq)
+
+    def _foreign_since(self, head_seq: int) -> tuple[int, int] | None:
+        """Inside the write transaction: the rows past this connection's last commit (or past the
+        tree it holds), which another process appended; None when there are none."""
+        after = self.committed_head[0]
+        if self.tree is not None:
+            after = min(after, self.tree.size)
+        return (after + 1, head_seq) if head_seq > after else None
 
 
 def _insert(conn: apsw.Connection, values: list) -> int:

@@ -13,6 +13,7 @@ import hashlib
 import os
 import threading
 import time
+import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
@@ -159,7 +160,14 @@ def open_checkpointer(path: Path) -> apsw.Connection:
 
 
 def open_reader(path: Path) -> apsw.Connection:
-    """A read-only connection. It never creates, migrates or writes the store."""
+    """A read-only connection. It never creates, migrates or writes the store.
+
+    A stopped store whose WAL and shared memory are gone (a clean stop removes them) cannot be
+    opened by a reader who may not create files beside it (a member of the service group,
+    docs/deployment.md): SQLite needs the shared memory to read a WAL-mode store. Then, while
+    no writer holds the store (store/writerlock.py) and no WAL exists, the file is read as
+    `immutable`: without locks or shared memory, which is right for a file nobody writes.
+    """
     path = Path(path)
     with store_errors(path):
         _refuse_symlink(path)
@@ -167,17 +175,45 @@ def open_reader(path: Path) -> apsw.Connection:
             raise StoreUnreachable(f"{path}: store does not exist")
         if path.is_dir():
             raise StoreUnreachable(f"{path}: is a directory, not a store file")
-        conn = _connect(path, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
         try:
-            _configure(conn)
-            conn.pragma("query_only", True)
-            migrations.check_readable(conn, path)
-        except BaseException as exc:
-            _close_quietly(conn)
-            if isinstance(exc, apsw.NotADBError):
-                raise SchemaError(f"{path}: not a SQLite database") from None
-            raise
+            return _reader(path, str(path), apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
+        except (apsw.ReadOnlyError, apsw.CantOpenError):
+            if not _stopped_and_unwritable(path):
+                raise
+        uri = "file:" + urllib.parse.quote(str(path.absolute())) + "?immutable=1"
+        return _reader(path, uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW | apsw.SQLITE_OPEN_URI)
+
+
+# The longest value a reader reads from a store (SQLITE_LIMIT_LENGTH): a payload, a packed
+# stream, a dictionary. Past it SQLite refuses the value (TooBigError: exit 3, the row named),
+# so no row, whatever a hostile store holds, costs a reader more than this and what it makes of it.
+READER_MAX_VALUE = packing.MAX_DOCUMENT_BYTES + (1 << 20)
+
+
+def _reader(path: Path, name: str, flags: int) -> apsw.Connection:
+    try:
+        conn = apsw.Connection(name, flags=flags)
+    except apsw.CantOpenError as exc:
+        raise StoreUnreachable(f"{path}: cannot open store ({exc})") from None
+    try:
+        conn.limit(apsw.SQLITE_LIMIT_LENGTH, READER_MAX_VALUE)
+        _configure(conn)
+        conn.pragma("query_only", True)
+        migrations.check_readable(conn, path)
+    except BaseException as exc:
+        _close_quietly(conn)
+        if isinstance(exc, apsw.NotADBError):
+            raise SchemaError(f"{path}: not a SQLite database") from None
+        raise
     return conn
+
+
+def _stopped_and_unwritable(path: Path) -> bool:
+    """No writer holds the store, no WAL is beside it, and this process cannot create one."""
+    from agentwatch.store.writerlock import writer_holds
+
+    return (not os.path.lexists(f"{path}-wal") and not os.access(path.parent, os.W_OK)
+            and not writer_holds(path))
 
 
 @contextmanager

@@ -48,6 +48,23 @@ _ROW_SQL = (
 )
 
 
+# The gap rows that name a finding (rows written outside the recorder's writer) take ids with this
+# prefix; the id is in the row's hash, so even an erased one shows what it was.
+FINDING_GAP_PREFIX = "gap-foreign-"
+
+
+def erasable(kind: str | bytes | None, record_id: str | bytes | None) -> bool:
+    """Whether a row of this kind and record_id may be erased (docs/erasure.md): an `event`, or a
+    `gap` row that names no finding. Verifiers honour an erasure of no other row."""
+    if isinstance(kind, bytes):
+        kind = kind.decode("utf-8", "replace")
+    if isinstance(record_id, bytes):
+        record_id = record_id.decode("utf-8", "replace")
+    if kind == "event":
+        return True
+    return kind == "gap" and isinstance(record_id, str) and not record_id.startswith(FINDING_GAP_PREFIX)
+
+
 def erasure_record_id(seq: int) -> str:
     """The erasure row's record_id: one per erased seq (record_id is UNIQUE)."""
     return f"erasure-{seq}"
@@ -91,6 +108,28 @@ def erasure_named(conn: apsw.Connection, seq: int) -> Named | None:
         if named is not None and named.erased_seq == seq:
             return named
     return None
+
+
+def summary(conn: apsw.Connection) -> dict[str, Any]:
+    """How many payloads the store's erasure rows erased, and the last erasure: its erased seq, its own
+    seq and time, who and why (for `health`; docs/erasure.md)."""
+    try:
+        count = db.one(conn.execute("SELECT count(*) FROM records WHERE erased_seq IS NOT NULL"))[0]
+        last = conn.execute("SELECT seq, recorded_at_ns, CAST(payload AS BLOB) FROM records "
+                            "WHERE erased_seq IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
+    except apsw.SQLError:
+        return {"count": 0, "last": None}  # a store from before erasure
+    if last is None:
+        return {"count": count, "last": None}
+    try:
+        doc = json.loads(last[2])
+    except (TypeError, ValueError):
+        doc = {}
+    who: dict = doc["actor"] if isinstance(doc, dict) and isinstance(doc.get("actor"), dict) else {}
+    return {"count": count, "last": {
+        "erased_seq": doc.get("erased_seq") if isinstance(doc, dict) else None, "erasure_seq": last[0],
+        "at_ns": last[1], "by": who.get("by") or who.get("user") or who.get("uid"),
+        "reason": doc.get("reason") if isinstance(doc, dict) else None}}
 
 
 # --- erasing -------------------------------------------------------------------------------
@@ -248,6 +287,9 @@ def _plan(store: Store, seq: int, reason: str) -> _Plan | Erasure:
      dict_id, z) = row
     if kind not in ("event", "gap"):
         raise UsageError(f"seq {seq} is an {kind} row: only event and gap payloads can be erased")
+    if not erasable(kind, record_id):
+        raise UsageError(f"seq {seq} is a gap row naming a finding (rows written outside the recorder): "
+                         "it is evidence and cannot be erased")
     if payload_type != "text":
         raise EraseRefused(f"seq {seq}: payload is not text; run agentwatch verify")
     if payload == ERASED_PAYLOAD:

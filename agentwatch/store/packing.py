@@ -67,7 +67,10 @@ MEM_LEVEL = 6
 WBITS = -15  # raw DEFLATE, 32 KiB window: no zlib header or checksum (the chain is the checksum)
 PACK_MIN_BYTES = 512  # below this a document, its projection and the row's own cost leave little to win
 PACK_MAX_DEPTH = 100  # deeper documents stay plain: every verifier parses a packed one without deep recursion
-MAX_DOCUMENT_BYTES = 64 << 20  # an inflated document beyond this is refused, never built (a crafted stream)
+# An inflated document beyond this is refused, never built (a crafted stream), and a larger one is
+# never packed. A record is built from a request line of at most 1 MiB (4 MiB for a spool file),
+# so no document the recorder writes comes near it; it bounds what any reader holds per row.
+MAX_DOCUMENT_BYTES = 16 << 20
 TRAIN_SAMPLES = 256  # documents seen before the first dictionary is trained
 SAMPLE_MAX_BYTES = 16384  # larger documents are packed but not kept as samples (bounds the writer's memory)
 RETRAIN_ROWS = 16384  # packed rows between two trials of a fresher dictionary
@@ -324,7 +327,9 @@ class Packer:
         return out
 
     def _pack(self, current: Dictionary, document: bytes) -> tuple[bytes, bytes] | None:
-        if len(document) < PACK_MIN_BYTES or json_nesting_exceeds(document, PACK_MAX_DEPTH):
+        if len(document) < PACK_MIN_BYTES or len(document) > MAX_DOCUMENT_BYTES:
+            return None
+        if json_nesting_exceeds(document, PACK_MAX_DEPTH):
             return None
         proj = projected(document)
         if proj is None:

@@ -228,7 +228,7 @@ class Pass:
 
 
 _SCAN_SQL = (
-    "SELECT seq, kind, harness, session_id, recorded_at_ns, CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB)"
+    "SELECT seq, kind, record_id, harness, session_id, recorded_at_ns, CASE typeof(payload) WHEN 'text' THEN CAST(payload AS BLOB)"
     " END, payload_dict, payload_z FROM records WHERE seq > ? ORDER BY seq LIMIT ?"
 )
 
@@ -270,13 +270,15 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
         if not rows:
             finished = True  # past the head
             break
-        for seq, kind, harness, session_id, at, payload, dict_id, z in rows:
+        for seq, kind, record_id, harness, session_id, at, payload, dict_id, z in rows:
             if type(at) is not int or at >= cutoff:
                 finished = True
                 break
             resume = seq
             if kind not in RETAINABLE_KINDS or payload is None or payload == b"null":
                 continue
+            if kind == "gap" and isinstance(record_id, str) and record_id.startswith("gap-foreign-"):
+                continue  # a gap row naming a finding (rows written outside the recorder's writer) is evidence
             if holding(active, harness, session_id, at):
                 held += 1
                 continue
@@ -293,6 +295,7 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
     freed = sum(c[2] for c in chosen)
     doc = {
         "schema": 1, "type": RETENTION_TYPE, "first_seq": chosen[0][0], "last_seq": chosen[-1][0],
+        "seqs": runs([seq for seq, _, _ in chosen]),
         "rows": len(chosen), "held": held, "bytes_freed": freed, "cutoff_ns": cutoff, "scanned_to": resume,
         "policy": policy.to_json(), "policy_digest": policy.digest, "actor": who or actor(), "version": __version__,
     }
@@ -309,6 +312,18 @@ def retain_once(store: Store, policy: Policy, now_ns: int, *, after_seq: int = 0
     (appended,) = store.append([row], before_commit=clear)
     return Step(Pass(appended.seq, chosen[0][0], chosen[-1][0], len(chosen), freed, held), resume, finished,
                 [(row, appended)])
+
+
+def runs(seqs: list[int]) -> list[list[int]]:
+    """Ascending seqs as [first, last] runs: what a retention row lists (the fleet server clears
+    exactly those rows; the ones a hold kept inside the range are not among them)."""
+    out: list[list[int]] = []
+    for seq in seqs:
+        if out and out[-1][1] == seq - 1:
+            out[-1][1] = seq
+        else:
+            out.append([seq, seq])
+    return out
 
 
 def frontier(conn: apsw.Connection) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 import apsw
 
 from agentwatch.store.chain import GENESIS, KINDS, row_hash_framed
-from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
+from agentwatch.store.erasure import ERASED_PAYLOAD, erasable, erasure_named
 from agentwatch.store.packing import Dictionaries, unpacked
 from agentwatch.store.retention import covered, retained_ranges
 
@@ -40,6 +40,10 @@ FINDING_KINDS = {
     "replaced": "the path holds another store (or none) than the one remembered there",
     "rolled_back": "the store ends below a head seen earlier at this path",
     "schema_changed": "a table, index, trigger or view differs from what the migrations create",
+    "foreign_rows": "rows the recorder's writer did not write: named by a gap row, or past its last head",
+    # Found by the running daemon's signer (evidence/checkpoints.py): its record outside the store changed.
+    "checkpoint_lost": "the signer's checkpoint record went missing or backwards while the daemon ran",
+    "witness_lost": "a witness's accepted size in the signer's record fell while the daemon ran",
 }
 
 # Text columns come back as their stored UTF-8 bytes (NULL when the value is not text),
@@ -127,11 +131,11 @@ def _row(conn: apsw.Connection, sql: str, seq: int) -> Row | None:
     if row[4] is None:
         return row
     payload = row[4]
-    if kept is not None and payload == ERASED_PAYLOAD:
+    if kept is not None and payload == ERASED_PAYLOAD and erasable(row[2], row[1]):
         return (*row[:4], kept, *row[5:])  # a retained row: its kept digest (docs/retention.md)
     if z is not None:
         return (*row[:4], _sha256(unpacked(payload, dictionaries.get(dict_id), z) or payload).digest(), *row[5:])
-    if payload == ERASED_PAYLOAD and type(row[0]) is int:
+    if payload == ERASED_PAYLOAD and type(row[0]) is int and erasable(row[2], row[1]):
         named = erasure_named(conn, row[0])
         if named is not None:
             digest = ErasedDigest(named.payload_sha256)

@@ -28,6 +28,7 @@ import apsw
 
 from agentwatch.errors import AgentwatchError, UsageError, exit_for_findings
 from agentwatch.store import db, schema_check
+from agentwatch.store import tree as store_tree
 from agentwatch.store.chain import format_hash
 from agentwatch.verify import known_stores
 from agentwatch.verify.anchors import anchor_path, read_anchor
@@ -37,6 +38,9 @@ from agentwatch.verify.findings import HEAD_SQL, Finding
 log = logging.getLogger(__name__)
 
 REFUSING = ("replaced", "rolled_back", "rewritten", "schema_changed")
+# What a `rolled_back` becomes when the store's own tree state shows rows deleted from it: still
+# refused by `serve`, unlike the `truncated` the daemon keeps after recording over a live cut.
+CUT_NOTE = "rows were deleted from it, it is no older copy"
 
 
 class IdentityRefused(AgentwatchError):
@@ -67,7 +71,24 @@ def store_findings(store: Path | str, conn: Optional[apsw.Connection],
         row = conn.execute("SELECT hash FROM records WHERE seq = ?", (seq,)).fetchone()
         return row[0] if row and isinstance(row[0], bytes) else None
 
-    return known, schema_findings(conn) + known_stores.assess(known, store_id, head_seq, hash_at)
+    found = known_stores.assess(known, store_id, head_seq, hash_at)
+    return known, schema_findings(conn) + [_truncated_or_rolled_back(conn, f, head_seq) for f in found]
+
+
+def _truncated_or_rolled_back(conn: apsw.Connection, finding: Finding, head_seq: int) -> Finding:
+    """A head below the remembered one is `rolled_back` when the store is a self-consistent older
+    copy, and `truncated` when its own tree state covers more rows than it holds: rows were deleted
+    from this store (docs/chain.md, "Threat model")."""
+    if finding.kind != "rolled_back":
+        return finding
+    try:
+        stored = store_tree.load(conn) if store_tree.has_tree(conn) else None
+    except apsw.Error:
+        stored = None
+    if stored is None or stored.size <= head_seq:
+        return finding
+    return Finding(finding.seq, "truncated", f"{finding.detail}; the store's own tree state covers {stored.size} "
+                                             "rows: " + CUT_NOTE)
 
 
 def refusal(store: Path | str, findings: list[Finding]) -> IdentityRefused:
@@ -90,7 +111,7 @@ def check_missing(store: Path | str, state_dir: Path | None = None) -> None:
 def check_serving(store: Path | str, conn: apsw.Connection, state_dir: Path | None = None) -> list[Finding]:
     """After `serve` opened the store: refuse a replaced or rolled-back one; return the sticky findings."""
     _, findings = store_findings(store, conn, state_dir)
-    refusing = [f for f in findings if f.kind in REFUSING]
+    refusing = [f for f in findings if f.kind in REFUSING or (f.kind == "truncated" and CUT_NOTE in f.detail)]
     if refusing:
         raise refusal(store, refusing)
     return findings
@@ -147,6 +168,22 @@ def _supersede_anchor(store: Path, store_id: bytes, head_seq: int, state_dir: Pa
 
 
 def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | None = None) -> InitResult:
+    """`agentwatch init` under the store's writer lock: refused (exit 3) while a daemon or any
+    other writer holds the store, its lock file deleted or not (store/writerlock.py)."""
+    from agentwatch.store.writerlock import AlreadyServing, WriterLock
+
+    lock = WriterLock(Path(os.path.abspath(store)))
+    try:
+        lock.acquire()
+    except AlreadyServing as exc:
+        raise AlreadyServing(f"{exc}; init needs the store to itself: stop the daemon first") from None
+    try:
+        return _init_store(store, new_store=new_store, state_dir=state_dir, lock=lock)
+    finally:
+        lock.release()
+
+
+def _init_store(store: Path | str, *, new_store: bool, state_dir: Path | None, lock) -> InitResult:
     """`agentwatch init`: create the store if the path holds none, and remember it.
 
     At a path that held another store, or whose store was rolled back, nothing
@@ -172,6 +209,7 @@ def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | 
     status = "unchanged"
     if not exists:
         Store(store).close()
+        lock.lock_store()
         status = "created"
     store_id, head_seq, head_hash, schema = _read(store)
     if schema and not findings:

@@ -259,6 +259,12 @@ def accept(store: Path | str, store_id: bytes, head_seq: int, head_hash: bytes |
         return entry
 
 
+def write_writer_head(store: Path | str, store_id: bytes, seq: int, digest: bytes | None,
+                      state_dir: Path | None = None) -> None:
+    """The head a writer other than the daemon (`erase`, `import`, under the writer lock) left."""
+    _write_head(store, state_dir, store_id, seq, digest)
+
+
 def _write_head(store, state_dir, store_id: bytes, seq: int, digest: bytes | None) -> None:
     beacon = HeadFile(store, store_id, state_dir)
     try:

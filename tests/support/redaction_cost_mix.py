@@ -23,9 +23,9 @@ def main(argv: list[str]) -> int:
     root = argv[0] if argv else str(HERE.parents[1])
     sys.path[:0] = [root, root + "/tests", str(HERE)]
     import redaction_corpus5 as corpus5
-    from adapter_cases import CASES, envelope
 
     from agentwatch.record import normalize, redact
+    from support.adapter_cases import CASES, envelope
 
     adapter_mix = [envelope(harness, name) for harness, name in CASES.items()]
     content_mix = [{"record_id": "0190f1c2-7a3b-7c1d-9e2f-3a4b5c6d7e8f", "harness": "claude-code",

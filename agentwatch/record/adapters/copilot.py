@@ -14,9 +14,13 @@ postToolUse fires only after a tool succeeded; a failure arrives as
 postToolUseFailure with `error`. Older builds reported failures and denials in
 `resultType` (failure, denied, rejected), which is still read. There are no
 tool-call ids: calls pair FIFO on tool name and arguments. Builds that send no
-session id get one synthesized by normalize.py (docs/record.md). A session
-that ends with reason `abort` or `user_exit` marks the record `interrupt:
-true`: its calls that never ended are `interrupted`.
+session id get one synthesized by normalize.py (docs/record.md). Of the
+sessionEnd reasons (complete, error, abort, timeout, user_exit) only `abort`
+(the user cancelled the running turn) marks the record `interrupt: true`, so
+its calls that never ended are `interrupted`. `user_exit` is the user leaving
+or `/clear`ing an idle session (the docs: `/clear` ends the old session with
+it while the CLI keeps running): a call left open then was denied or
+abandoned in an earlier turn, not cut short.
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ _RESULT_OUTCOMES = {
     "failure": "error", "error": "error", "timeout": "error",
     "denied": "denied", "rejected": "denied",
 }
-_INTERRUPTING_ENDS = {"abort", "user_exit"}
+_INTERRUPTING_ENDS = {"abort"}
 # The Pascal-case format reports Claude's tool names (hooks-reference.md, "Claude-format
 # matchers"); the record keeps the runtime's name, the one the camelCase format reports.
 _RUNTIME_NAMES = {

@@ -1,13 +1,20 @@
 """Gemini CLI hooks: Claude-like base fields, its own event and tool names.
 
-No tool-call id: BeforeTool/AfterTool pair FIFO on the tool name alone
-(docs/record.md). Not on the arguments: a BeforeTool hook may rewrite them, and
-AfterTool then reports the rewritten ones (packages/core/src/core/
-coreToolHookTriggers.ts), so both inputs stay visible on one call. AfterTool's
-tool_response is {llmContent, returnDisplay, error}; a non-empty error makes
-the record a tool_error. MCP tools carry mcp_context.server_name. Gemini sends
-no prompt id: turn_id stays empty. A call refused in the confirmation dialog
-or blocked by a BeforeTool hook gets no AfterTool and stays open.
+No tool-call id, and calls run in parallel: the scheduler runs a batch of
+read-only calls at once (packages/core/src/scheduler/scheduler.ts,
+`_isParallelizable` and `Promise.all` over the batch), so their AfterTool
+events come back in any order. BeforeTool and AfterTool therefore pair FIFO
+on the tool name plus the digest of `tool_input`, which AfterTool carries too
+(packages/core/src/core/coreToolHookTriggers.ts passes the invocation's
+params to both). Only a BeforeTool hook that rewrites the arguments
+(`hookSpecificOutput.tool_input`, merged into those params) makes the two
+differ: then the view pairs the halves left alone by order, the last resort
+(migrations/0008).
+AfterTool's tool_response is {llmContent, returnDisplay, error}; a non-empty
+error makes the record a tool_error. MCP tools carry mcp_context.server_name.
+Gemini sends no prompt id: turn_id stays empty. A call refused in the
+confirmation dialog or blocked by a BeforeTool hook gets no AfterTool and
+stays open.
 """
 
 from __future__ import annotations
@@ -50,7 +57,6 @@ def normalize(payload: Any, event_hint: str | None = None) -> dict:
     tool = fields.get("tool")
     if tool is None or not isinstance(payload, dict):
         return fields
-    tool.pop("input_sha256", None)
     server = text(obj(payload.get("mcp_context")).get("server_name"))
     if server:
         tool["mcp_server"] = server

@@ -11,14 +11,19 @@ each sender's payload has keys no other member sends (docs/record.md,
 - Cursor: `conversation_id`, `generation_id`, `cursor_version` or `workspace_roots`;
 - VS Code (its own agent): the camelCase event key `hookEventName`;
 - Copilot CLI: either no event key at all (its camelCase format: `toolArgs`,
-  `sessionId`, epoch-ms `timestamp`) or `hook_event_name` with a string
-  `timestamp` (its VS Code-compatible format);
+  `sessionId`, epoch-ms `timestamp`) or `hook_event_name` with a
+  `timestamp` (a string in its VS Code-compatible format, epoch ms in its
+  `notification` payload);
+- Codex (VS Code with the Codex harness selected): `hook_event_name`, no
+  `timestamp`, and `turn_id`, or `model` on an event other than SessionStart;
 - Claude Code: `hook_event_name` and no `timestamp`.
 
 Only a harness that runs the config file can be the sender: Claude Code's
 settings are run by all four, the file Copilot and VS Code share by those two,
 and the files of Cursor, Codex, Gemini CLI, Cline and OpenHands by their own
-harness alone, which keeps the name on the command line.
+harness alone, which keeps the name on the command line. VS Code runs the
+first two with the payload of the agent harness selected in it, so a Claude-
+or Codex-shaped payload through them is named claude-code or codex.
 """
 
 from __future__ import annotations
@@ -26,10 +31,13 @@ from __future__ import annotations
 from typing import Any
 
 # For the harness a hook was installed for: the harnesses that run that config file.
+# VS Code runs these files with the payload of the agent harness selected in it (Local: its
+# own, Copilot, Claude or Codex: that harness's; code.visualstudio.com/docs/agents/reference/
+# hooks-reference), so a Claude- or Codex-shaped payload can arrive through either.
 RUN_BY = {
-    "claude-code": frozenset({"claude-code", "vscode", "copilot", "cursor"}),
-    "copilot": frozenset({"copilot", "vscode"}),
-    "vscode": frozenset({"copilot", "vscode"}),
+    "claude-code": frozenset({"claude-code", "vscode", "copilot", "cursor", "codex"}),
+    "copilot": frozenset({"copilot", "vscode", "claude-code", "codex"}),
+    "vscode": frozenset({"copilot", "vscode", "claude-code", "codex"}),
 }
 _CURSOR_KEYS = ("conversation_id", "generation_id", "cursor_version", "workspace_roots")
 _COPILOT_CAMEL_KEYS = ("toolArgs", "toolResult", "initialPrompt", "sessionId", "stopReason", "errorContext")
@@ -50,10 +58,23 @@ def _shape(payload: dict) -> str | None:
     if _text(payload.get("hookEventName")):
         return "vscode"
     if _text(payload.get("hook_event_name")):
-        return "copilot" if _text(payload.get("timestamp")) else "claude-code"
+        stamp = payload.get("timestamp")
+        if _text(stamp) or _epoch_ms(stamp):
+            return "copilot"
+        return "codex" if _codex(payload) else "claude-code"
     if any(key in payload for key in _COPILOT_CAMEL_KEYS) or _epoch_ms(payload.get("timestamp")):
         return "copilot"
     return None
+
+
+def _codex(payload: dict) -> bool:
+    """Codex's payloads carry `turn_id` within a turn and `model` on every event; Claude Code's
+    name a model only at SessionStart, where the two cannot be told apart (read as Claude's)."""
+    if "turn_id" in payload:
+        return True
+    if "prompt_id" in payload:  # Claude Code's own turn key
+        return False
+    return "model" in payload and payload.get("hook_event_name") != "SessionStart"
 
 
 def _text(value: Any) -> bool:

@@ -480,7 +480,8 @@ class RuleSet:
                     continue
                 if not rule.case_sensitive and _CALL_START.match(value):
                     continue  # `"Authorization": headers()["Authorization"]`: code, not a credential
-                if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(value.split()[-1].strip("\"'")):
+                last_word = value.split()[-1:] or [""]
+                if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(last_word[0].strip("\"'")):
                     continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
         if spans:
@@ -602,7 +603,9 @@ class RuleSet:
                 continue
             if public and any(a <= start and end <= b for a, b in public):
                 continue  # a public key or a certificate: published by its owner
-            out += [s[last:start], self._mask_run(run, mask)]
+            if _identifier_value(s, start):
+                continue  # `credentialId: <run>`, `?id=<run>`: an identifier names, it does not authorize
+            out += [s[last:start], self._mask_run(run, mask, s[start - 1:start])]
             last = end
         if not out:
             return s
@@ -616,9 +619,14 @@ class RuleSet:
             return any(part[:1] != "=" and self._run_masks(part) for part in _EQ_SPLIT.split(run))
         return looks_random(run, self.entropy)
 
-    def _mask_run(self, run: str, mask: Masker) -> str:
+    def _mask_run(self, run: str, mask: Masker, before: str = "") -> str:
         if "=" in run.rstrip("="):  # name=value inside one run: judge the parts, keep the names
-            return "".join(p if p[:1] == "=" else self._mask_run(p, mask) for p in _EQ_SPLIT.split(run))
+            parts = _EQ_SPLIT.split(run)
+            out = []
+            for i, p in enumerate(parts):
+                after_id = i >= 2 and parts[i - 1] == "=" and _id_name(parts[i - 2], "&" if i > 2 else before)
+                out.append(p if p[:1] == "=" or after_id else self._mask_run(p, mask))  # `id=<run>`: an identifier
+            return "".join(out)
         return mask(self.entropy.kind, run) if looks_random(run, self.entropy) else run
 
 
@@ -640,6 +648,26 @@ _PUBLIC_LABEL_B = re.compile(_PUBLIC_LABEL.pattern.encode("ascii"))
 # PEM blocks of public material (RFC 7468: CERTIFICATE, PUBLIC KEY; RFC 4716 and OpenPGP public key blocks)
 _PUBLIC_PEM = re.compile(r"-----BEGIN (?:CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|SSH2 PUBLIC KEY|PGP PUBLIC KEY BLOCK|"
                          r"X509 CRL|CERTIFICATE REQUEST|TRUSTED CERTIFICATE)-----[\s\S]{0,65536}?-----END [A-Z0-9 ]+-----")
+
+
+_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,60})[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
+_ID_WORDS = frozenset({"id", "ids", "uuid", "guid"})
+
+
+def _identifier_value(s: str, start: int) -> bool:
+    """A run right after the name of an identifier (`credentialId: `, `"request_id": "`)."""
+    m = _NAME_BEFORE.search(s, max(0, start - 80), start)
+    return m is not None and _id_name(m.group(1), s[m.start() - 1:m.start()])
+
+
+def _id_name(name: str, before: str) -> bool:
+    """`credentialId`, `request_id`, a URL's `?id=`: a name whose last word is `id` after another word,
+    or `id` alone as a query parameter. A bare `ID` in a log line is left to the rules (a key's id
+    often stands there beside its secret)."""
+    words = name_words(name)
+    if not words or words[-1] not in _ID_WORDS:
+        return False
+    return len(words) > 1 or before in ("?", "&")
 
 
 def _digest_context(s: str, start: int) -> bool:
