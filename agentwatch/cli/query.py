@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
+from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail, interrupted
 from agentwatch.errors import AgentwatchError
 
 
@@ -103,7 +103,8 @@ def tail_cmd(
     way never ahead of what is committed. With --consumer NAME, each printed batch is logged and acknowledged in the
     consumer's durable cursor, so a killed consumer resumes after its last
     acknowledged seq (at-least-once delivery, exactly-once accounting by seq;
-    see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
+    see `agentwatch reconcile --consumer`). Ctrl-C exits 130 after a line
+    saying what the consumer acknowledged.
     """
     from agentwatch import config
     from agentwatch.cli import render
@@ -121,7 +122,10 @@ def tail_cmd(
                 kinds=kind, emit=render.tail_printer(json_out),
                 socket_path=cfg.socket, progress=update,
             )
-    except (KeyboardInterrupt, BrokenPipeError):
+    except KeyboardInterrupt:
+        interrupted(f"consumer {consumer}: acknowledged up to the last batch printed" if consumer
+                    else "tail only reads: nothing to commit")
+    except BrokenPipeError:
         raise typer.Exit(0) from None
     except AgentwatchError as exc:
         fail(exc)
@@ -239,7 +243,9 @@ def show_cmd(
         if follow:
             for batch in sessions.follow_timeline(resolved, harness, session_id, after_seq=head):
                 emit(batch)
-    except (KeyboardInterrupt, BrokenPipeError):
+    except KeyboardInterrupt:
+        interrupted("show only reads: nothing to commit")
+    except BrokenPipeError:
         raise typer.Exit(0) from None
     except AgentwatchError as exc:
         fail(exc)

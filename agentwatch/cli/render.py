@@ -185,6 +185,31 @@ def progress(label: str, enabled: bool) -> Iterator:
         yield update
 
 
+@contextmanager
+def import_progress(report, enabled: bool) -> Iterator:
+    """import's bar on stderr: events read, their rate, and the time left (from the bytes read of the file)."""
+    if not enabled or not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    import time
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    started = time.monotonic()
+    with Progress(
+        TextColumn("importing"), BarColumn(), TextColumn("{task.fields[events]}"), TextColumn("ETA"),
+        TimeRemainingColumn(), console=_console(stderr=True), transient=True, redirect_stdout=False,
+        redirect_stderr=False,
+    ) as bar:
+        task = bar.add_task("importing", total=None, events="0 events")
+
+        def update(done: int, total: int | None) -> None:
+            rate = report.lines / max(time.monotonic() - started, 1e-3)
+            bar.update(task, completed=done, total=total, events=f"{report.lines:,} events, {rate:,.0f}/s")
+
+        yield update
+
+
 def emit_verify(result, as_json: bool) -> None:
     if as_json:
         print_json(result.to_json())

@@ -49,6 +49,12 @@ class QueryStopped(UsageError):
     """The query ran past its time limit or memory cap, or was interrupted (Ctrl-C)."""
 
 
+class QueryInterrupted(QueryStopped):
+    """Ctrl-C stopped the query: exit 130, like every command Ctrl-C stops."""
+
+    exit_code = 130
+
+
 def _authorizer(op: int, arg1, arg2, _db, _source) -> int:
     if op in _ALLOWED:
         return apsw.SQLITE_OK
@@ -122,7 +128,7 @@ class _Guard:
             return QueryStopped(f"query stopped: it needs more than the {mb} MB memory cap (--max-memory)")
         if self.why == "timeout":
             return QueryStopped(f"query stopped: it ran longer than {self.timeout:g} s (--timeout)")
-        return QueryStopped("query interrupted (Ctrl-C); the rows printed are incomplete")
+        return QueryInterrupted("interrupted (Ctrl-C); the query only reads, and the rows printed are incomplete")
 
 
 # A packed row (docs/chain.md, "Packed payloads") stores its document deflated and, in `payload`,
