@@ -92,11 +92,17 @@ def tail_cmd(
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep following new commits until Ctrl-C."),
     from_seq: Optional[int] = typer.Option(None, "--from", min=1, metavar="SEQ", help="Start at this seq (default: the last 10 rows, or the consumer's cursor)."),
     consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Durable named consumer: resume after its acknowledged seq, and acknowledge what is printed."),
-    kind: Optional[list[str]] = typer.Option(None, "--kind", help="Only rows of this kind (event, attestation, gap); repeatable."),
+    kind: Optional[list[str]] = typer.Option(None, "--kind", metavar="KIND", help="Only rows of this kind (event, attestation, gap); repeatable."),
+    all_kinds: bool = typer.Option(False, "--all", help="Also the recorder's attestation rows (hidden by default when no --kind, --consumer or --json)."),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per record (seq, record_id, kind, hash, payload)."),
     socket_path: Optional[Path] = SocketOpt,
 ) -> None:
     """Print committed records in seq order, and follow new ones with -f.
+
+    One line per record, fitted to the terminal's width: time, seq, harness,
+    session, event and tool (the date and the row's hash too when there is
+    room). The recorder's own attestation rows are left out unless --all,
+    --kind, --consumer or --json is given: a consumer and a script see every row.
 
     Subscribes on the daemon's socket when a daemon answers there (records are
     pushed as they commit), else reads the store directly (read-only); either
@@ -111,6 +117,10 @@ def tail_cmd(
     from agentwatch.readers import tail
     from agentwatch.store import db
 
+    if all_kinds and kind:
+        fail("choose one of --all and --kind", 2)
+    if not (kind or all_kinds or consumer or json_out):
+        kind = ["event", "gap"]  # what a person follows; the recorder's attestations only with --all
     try:
         cfg = config.load({"store": store, "socket": socket_path})
         resolved = cfg.store

@@ -272,8 +272,14 @@ def _short(value, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def tail_line(record) -> str:
-    """time  #seq  kind/harness  session  event  tool  short hash"""
+_TAIL_FULL = 112  # the width of tail's whole line: date and time, seq, harness, session, event, tool, hash
+
+
+def tail_line(record, width: int | None = None) -> str:
+    """time  #seq  kind/harness  session  event  tool  short hash; narrower than the whole line, one line
+    of `width`: the time without its date, no hash, a shorter session, the tool taking what is left."""
+    if width is not None and width < _TAIL_FULL:
+        return _tail_narrow(record, width)
     import time as _time
 
     doc = json.loads(record.payload) or {"erased": True}  # an erased row's payload is null (docs/erasure.md)
@@ -294,6 +300,25 @@ def tail_line(record) -> str:
     return f"{stamp} #{record.seq:<7} {middle} {short_hash}"
 
 
+def _tail_narrow(record, width: int) -> str:
+    import time as _time
+
+    doc = json.loads(record.payload) or {"erased": True}
+    secs, ns = divmod(record.recorded_at_ns, 1_000_000_000)
+    stamp = _time.strftime("%H:%M:%S", _time.gmtime(secs)) + f".{ns // 1_000_000:03d}"
+    if record.kind == "event":
+        event = doc.get("event") or {}
+        cells = [_short(doc.get("harness"), 11), _short(doc.get("session_id"), 12),
+                 _short(event.get("name") or ("(erased)" if doc.get("erased") else None), 16)]
+        tool = (doc.get("tool") or {}).get("name")
+    else:
+        what = doc.get("type") or doc.get("reason") or ("(erased)" if doc.get("erased") else None)
+        cells, tool = [record.kind, "", _short(what, 16)], None
+    head = f"{stamp} #{record.seq:<6} {cells[0]:<11} {cells[1]:<12} {cells[2]:<16} "
+    room = width - len(head)
+    return (head + (_short(tool, room) if tool and room > 1 else "")).rstrip()[:width]
+
+
 def tail_printer(as_json: bool):
     """A function printing one batch of tail records and flushing, as JSON lines or readable lines."""
     out = sys.stdout
@@ -308,7 +333,8 @@ def tail_printer(as_json: bool):
         def emit_rich(batch) -> None:
             for r in batch:
                 style = {"attestation": "cyan", "gap": "bold red"}.get(r.kind)
-                console.print(tail_line(r), style=style, markup=False)
+                console.print(tail_line(r, console.width), style=style, markup=False, crop=True, overflow="crop",
+                              no_wrap=True)
         return emit_rich
 
     def emit(batch) -> None:
