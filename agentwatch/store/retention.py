@@ -16,6 +16,7 @@ which the erasure row then records.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -377,23 +378,46 @@ def release_space(store: Store) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def retained_ranges(conn: apsw.Connection) -> list[tuple[int, int, int]]:
+def retained_ranges(conn: apsw.Connection) -> RetentionRanges:
     """(first, last, retention seq) of every retention row, by first seq (empty before migration 0007)."""
     try:
         rows: list[Any] = conn.execute(
             "SELECT retained_first, retained_last, seq FROM records WHERE retained_last IS NOT NULL").fetchall()
     except apsw.SQLError:
-        return []
+        return RetentionRanges([])
     out: list[tuple[int, int, int]] = []
     for first, last, seq in rows:
         if type(first) is int and type(last) is int and type(seq) is int and first <= last < seq:
             out.append((first, last, seq))
-    return sorted(out)
+    return RetentionRanges(out)
 
 
-def covered(ranges: Iterable[tuple[int, int, int]], seq: int) -> int | None:
+class RetentionRanges(list):
+    """Retention rows' (first, last, seq), sorted by first seq, with what `covered` needs to find
+    the one covering a seq without reading them all: ranges may overlap (a pass after a hold was
+    released retains rows inside an earlier pass's range)."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int, int]]):
+        super().__init__(sorted(ranges))
+        self.firsts = [r[0] for r in self]
+        self.reach: list[int] = []  # the highest last seq among ranges[0..i]
+        top = -1
+        for _, last, _ in self:
+            top = max(top, last)
+            self.reach.append(top)
+
+    def covering(self, seq: int) -> int | None:
+        i = bisect.bisect_right(self.firsts, seq) - 1
+        while i >= 0 and self.reach[i] >= seq:
+            first, last, by = self[i]
+            if first <= seq <= last:
+                return by
+            i -= 1
+        return None
+
+
+def covered(ranges: Sequence[tuple[int, int, int]], seq: int) -> int | None:
     """The retention row that covers `seq`, or None."""
-    for first, last, by in ranges:
-        if first <= seq <= last:
-            return by
-    return None
+    if not isinstance(ranges, RetentionRanges):
+        ranges = RetentionRanges(ranges)
+    return ranges.covering(seq)
