@@ -211,12 +211,15 @@ def sessions_cmd(
     from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import sessions
+    from agentwatch.record.adapters import HARNESSES
 
     try:
         since_ns = sessions.parse_since(since) if since is not None else None
         found = sessions.list_sessions(config.load({"store": store}).store, since_ns=since_ns, harness=harness)
     except AgentwatchError as exc:
         fail(exc)
+    if not found and harness is not None and harness not in HARNESSES:  # a misspelt name, not an empty result
+        fail(f"no sessions of harness {harness!r}, which agentwatch does not know (one of: {', '.join(HARNESSES)})", 2)
     render.emit_sessions(found, json_out)
 
 

@@ -105,10 +105,15 @@ def summary(doc: dict) -> tuple[str, list[Row]]:
     return status, rows
 
 
+def _plural(n, noun: str) -> str:
+    """`1 row`, `5 rows` (a missing count: `- rows`)."""
+    return f"{count(n)} {noun}{'' if n == 1 else 's'}"
+
+
 def _writer(w: dict) -> Row:
     if w.get("state", "ok") != "ok":
         return Row("writer", f"FAILING since {w.get('failing_since')}: {w.get('last_error')}", "bad")
-    return Row("writer", f"ok, {count(w.get('rows_committed'))} rows in {count(w.get('commits'))} commits, "
+    return Row("writer", f"ok, {_plural(w.get('rows_committed'), 'row')} in {_plural(w.get('commits'), 'commit')}, "
                          f"{count(w.get('queued'))} queued", "ok")
 
 

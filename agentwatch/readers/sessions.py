@@ -196,6 +196,8 @@ class Item:
 
 def resolve_session(conn: apsw.Connection, session: str, harness: Optional[str] = None) -> tuple[str, str]:
     """(harness, session_id) for a full id or an unambiguous prefix of one (of `harness`, when given)."""
+    if not session.strip():
+        raise UsageError("an empty session id: give a session id or a prefix of one (see `agentwatch sessions`)")
     rows: list[Any] = conn.execute(
         "SELECT DISTINCT harness, session_id FROM records WHERE session_id = ? AND kind = 'event'", (session,)
     ).fetchall()
