@@ -21,6 +21,7 @@ from agentwatch.errors import AgentwatchError
 app = typer.Typer(
     name="agentwatch",
     help="Tamper-evident flight recorder for AI coding agents.",
+    epilog="A help's docs/NAME.md is installed with agentwatch: agentwatch docs NAME.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

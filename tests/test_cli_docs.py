@@ -1,0 +1,56 @@
+"""Every `docs/NAME.md` a help text cites is readable where agentwatch is installed (issue 31, item 4):
+the wheel ships docs/ (tests/test_wheel.py checks it in an installed wheel) and `agentwatch docs NAME`
+prints the page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import typer.main
+from typer.testing import CliRunner
+
+from agentwatch.cli import app
+from agentwatch.cli.docs import docs_dir, topics
+
+ROOT = Path(__file__).resolve().parent.parent
+CITED = re.compile(r"docs/([a-z0-9_-]+)\.md")  # docs/NAME.md, the placeholder, is not a page
+
+
+def every_help() -> dict[str, str]:
+    """Each command's --help, as a person sees it, by its name."""
+    out: dict[str, str] = {}
+
+    def walk(command, path: list[str]) -> None:
+        result = CliRunner().invoke(app, [*path, "--help"], terminal_width=80)
+        assert result.exit_code == 0, (path, result.output)
+        out[" ".join(path) or "agentwatch"] = result.output
+        if hasattr(command, "commands"):
+            for name, sub in command.commands.items():
+                walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return out
+
+
+def test_every_page_a_help_cites_is_shipped_and_printed_by_docs():
+    helps = every_help()
+    cited = {name for text in helps.values() for name in CITED.findall(re.sub(r"\s*│\s*", " ", text))}
+    assert len(cited) >= 10  # the helps do cite pages
+    assert sorted(cited - set(topics())) == []
+    assert docs_dir() == ROOT / "docs"  # a checkout reads its own docs/; a wheel carries the same files
+    for name in sorted(cited):
+        result = CliRunner().invoke(app, ["docs", name])
+        assert (result.exit_code, result.stdout) == (0, (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8"))
+
+
+def test_docs_lists_its_pages_and_refuses_an_unknown_one():
+    result = CliRunner().invoke(app, ["docs"])
+    assert result.stdout.splitlines() == sorted(p.stem for p in (ROOT / "docs").glob("*.md"))
+    assert CliRunner().invoke(app, ["docs", "docs/chain.md"]).exit_code == 0
+    missing = CliRunner().invoke(app, ["docs", "nope"])
+    assert missing.exit_code == 2 and missing.stderr.startswith("agentwatch: no page 'nope' (one of: architecture,")
+
+
+def test_the_root_help_says_where_the_pages_are():
+    assert "agentwatch docs NAME" in CliRunner().invoke(app, ["--help"], terminal_width=80).stdout
