@@ -54,3 +54,15 @@ def test_docs_lists_its_pages_and_refuses_an_unknown_one():
 
 def test_the_root_help_says_where_the_pages_are():
     assert "agentwatch docs NAME" in CliRunner().invoke(app, ["--help"], terminal_width=80).stdout
+
+
+def test_every_help_reads_at_80_columns_with_human_value_names():
+    """No Python types (`<bool>`, `<int range>`, `list[str]`), no option name or default cut short."""
+    helps = every_help()
+    assert len(helps) >= 30
+    for name, text in helps.items():
+        assert max(len(line) for line in text.splitlines()) <= 80, name
+        assert not re.search(r"<(bool|int|float|str|path)\b|list\[|\d<=x|…", text), (name, text)
+        assert not set(text) & set("╭╮╰╯│"), name  # plain text, no box to cut into
+    assert "--batch-size N  Rows per transaction.  [default: 1000; 1 to 100000]" in helps["import"]
+    assert "--full-verify-interval SECONDS" in helps["serve"]

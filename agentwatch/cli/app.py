@@ -16,7 +16,10 @@ from typing import NoReturn
 import typer
 
 from agentwatch import __version__
+from agentwatch.cli import helptext
 from agentwatch.errors import AgentwatchError
+
+helptext.install()
 
 app = typer.Typer(
     name="agentwatch",
@@ -25,6 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: wraps at the width, never cuts an option name (and needs no rich)
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
