@@ -723,6 +723,8 @@ def timeline_cells(item, millis: bool = True) -> tuple[str, str, str, str, str, 
     summary = neutralize(item.summary or "")
     if item.detail.get("unpaired"):
         summary = "(no start) " + summary
+    if item.detail.get("error"):  # why the call failed or was refused, as its end said
+        summary = f"{summary}; {item.outcome or 'error'}: {neutralize(str(item.detail['error']))}".lstrip("; ")
     outcome = item.outcome or ""
     if item.findings:
         outcome = (outcome + " " if outcome else "") + "!" + ",".join(f.get("kind", "?") for f in item.findings)
@@ -751,12 +753,14 @@ def timeline_printer(as_json: bool):
 
     def head(cells) -> str:
         t, s, w, o, d = cells
-        w = w if len(w) <= widths[2] else w[: widths[2] - 1] + "…"
+        w = w if len(w) <= widths[2] else w[: widths[2] - 1] + "…"  # whole at the summary's start (emit)
         return f"{t:<{widths[0]}}  {s:>{widths[1]}}  {w:<{widths[2]}}  {o:<{widths[3]}}  {d:>{widths[4]}}  "
 
     def emit(batch) -> None:
         for item in batch:
             *cells, summary = timeline_cells(item, millis=wide)
+            if console is not None and len(cells[2]) > widths[2]:
+                summary = f"{cells[2]}: {summary}" if summary else cells[2]  # the name the column cut, whole
             prefix = head(cells)
             if console is None:
                 out.write((prefix + summary).rstrip() + "\n")

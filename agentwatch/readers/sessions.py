@@ -477,6 +477,18 @@ def prompt_text(doc: dict) -> Optional[str]:
     return None
 
 
+def _raw_text(doc: dict, keys: tuple[str, ...]) -> str:
+    """The first of `keys` the harness sent as text (it is kept in `raw`, redacted like the rest)."""
+    raw = doc.get("raw")
+    if isinstance(raw, dict):
+        for holder in (raw, raw.get("data")):
+            if isinstance(holder, dict):
+                for key in keys:
+                    if isinstance(holder.get(key), str) and holder[key]:
+                        return holder[key]
+    return ""
+
+
 def _event_summary(kind: str, doc: dict) -> str:
     if kind == "prompt":
         text = prompt_text(doc)
@@ -488,7 +500,11 @@ def _event_summary(kind: str, doc: dict) -> str:
         decision = doc.get("decision") or {}
         tool = doc.get("tool") or {}
         parts = [decision.get("value") or "asks", tool_name(tool) or "", input_summary(tool)]
-        return " ".join(p for p in parts if p)
+        if decision.get("reason"):
+            parts.append(f"(reason: {decision['reason']})")  # why it was denied, as the harness said
+        return " ".join(str(p) for p in parts if p)
+    if kind == "notification":
+        return _raw_text(doc, ("message", "title", "notification_type", "notificationType"))
     if kind in ("subagent_start", "subagent_end"):
         agent = doc.get("agent") or {}
         return " ".join(str(v) for v in (agent.get("type"), agent.get("id")) if v)
