@@ -237,6 +237,12 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("ship.batch_rows", _number(1, 10_000, integer=True), lambda: 1000, "rows per ingest call at most"),
     Key("serve.socket_group", _group, lambda: "",
         "a group whose members' hooks may use the socket (the service deployment; empty: the owner only)"),
+    Key("serve.process_witness", _switch, lambda: False,
+        "record what the kernel saw the harnesses' processes run (Linux; needs CAP_NET_ADMIN, and "
+        "CAP_SYS_ADMIN for exec paths from fanotify; docs/reliability.md, \"The process witness\")",
+        flag="--process-witness"),
+    Key("serve.process_witness_buffer", _number(4096, 1 << 30, integer=True), lambda: 8 << 20,
+        "bytes of the process witness's kernel receive buffer (a burst beyond it is a gap row)"),
     Key("checkpoint.dir", _path, paths.state_dir,
         "where the checkpoint key (keys/) and the signed checkpoints (checkpoints/) live"),
     Key("checkpoint.enabled", _switch, lambda: True,

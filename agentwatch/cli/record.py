@@ -77,7 +77,7 @@ def setting_option(name: str) -> Any:
 SERVE_SETTINGS = (
     "serve.attest_interval_s", "serve.batch_max", "serve.idle_timeout_s", "serve.verify_interval_s",
     "serve.full_verify_interval_s", "serve.log_level", "serve.log_format", "ship.url",
-    "checkpoint.interval_s", "checkpoint.enabled", "packing", "retention.payload_days",
+    "checkpoint.interval_s", "checkpoint.enabled", "packing", "retention.payload_days", "serve.process_witness",
 )
 
 
@@ -112,6 +112,7 @@ def serve_cmd(
     checkpoint_interval: Optional[float] = setting_option("checkpoint.interval_s"),
     checkpoints: Optional[bool] = setting_option("checkpoint.enabled"),
     packing: Optional[bool] = setting_option("packing"),
+    process_witness: Optional[bool] = setting_option("serve.process_witness"),
     retention_days: Optional[float] = setting_option("retention.payload_days"),
 ) -> None:
     """Run the recorder daemon in the foreground until SIGTERM or Ctrl-C.
@@ -135,7 +136,7 @@ def serve_cmd(
     from agentwatch.daemon.settings import ServeConfig
 
     given = (attest_interval, batch_max, idle_timeout, verify_interval, full_verify_interval, log_level, log_format,
-             ship_url, checkpoint_interval, checkpoints, packing, retention_days)
+             ship_url, checkpoint_interval, checkpoints, packing, retention_days, process_witness)
     try:
         cfg = config.load({"store": store, "socket": socket_path, "spool": spool, **dict(zip(SERVE_SETTINGS, given))})
         code = serve(ServeConfig.from_config(cfg))

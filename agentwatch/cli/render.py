@@ -594,6 +594,28 @@ def emit_reconcile(result, as_json: bool) -> None:
     console.print(counts)
 
 
+def emit_processes(report, as_json: bool) -> None:
+    """processes: the counts, then one line per finding."""
+    if as_json:
+        print_json(report.to_json())
+        return
+    lines = [f"processes {report.store}: {report.sessions_followed} session(s) followed, {report.roots} harness "
+             f"process(es), {report.trees} process tree(s) ({report.hook_trees} of them hooks), "
+             f"{report.calls_checked} shell call(s) checked"]
+    if report.calls_unfollowed:
+        lines.append(f"{report.calls_unfollowed} shell call(s) in sessions the witness did not follow (not checked)")
+    if report.unsettled:
+        lines.append(f"{report.unsettled} tree(s) or call(s) too recent to judge (--settle)")
+    if report.lost_events:
+        lines.append(f"the witness lost {report.lost_events} kernel event(s): findings near a loss may be the loss")
+    for f in report.findings:
+        loss = " (near a loss)" if f.during_loss else ""
+        lines.append(f"{f.kind} at seq {f.seq}, session {neutralize(str(f.session_id))}: {neutralize(f.detail)}{loss}")
+    if not report.findings:
+        lines.append("no findings")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
 def _clock(ns: int, with_date: bool = False) -> str:
     import time as _time
 

@@ -33,6 +33,7 @@ from agentwatch.daemon import health, integrity, logs, runfiles
 from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
+from agentwatch.daemon.procwitness import ProcessWitness
 from agentwatch.daemon.retention import Retainer
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.shipping import ShipSupervisor
@@ -91,6 +92,11 @@ class Server:
         self.notary: Optional[Notary] = None  # signs checkpoints (None: off, or it could not start)
         self.checkpoint_timer: Optional[CheckpointTimer] = None
         self.checkpoint_error: Optional[str] = None
+        self.witness: Optional[ProcessWitness] = None  # the process witness, when configured (procwitness.py)
+        if config.process_witness:
+            self.witness = ProcessWitness(self.policy, config.process_witness_buffer)
+            if self.witness.open():
+                self.normalize = self.witness.observe(self.normalize)
         self.foreign: Optional[integrity.ForeignRows] = None  # rows the writer did not write, named
         self.erased: Optional[dict] = None  # erased payloads: how many, the last (store/erasure.py)
         self.retainer: Optional[Retainer] = None  # retention passes (config retention.*; None: off)
@@ -258,6 +264,8 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
         self.writer.start()
+        if self.witness is not None:
+            self.witness.start(lambda jobs: loop.call_soon_threadsafe(self.admission.submit, jobs))
         if self.notary is not None:
             writer = self.writer
             timer = CheckpointTimer(self.notary, lambda: writer.head_seq, interval=self.config.checkpoint_interval,
@@ -293,6 +301,8 @@ class Server:
         if self.sweeper is not None:
             await asyncio.to_thread(self.sweeper.stop)
         await self.drainer.stop()
+        if self.witness is not None:
+            await asyncio.to_thread(self.witness.stop)
         await self._finish_reading()
         for task in tasks:
             task.cancel()
@@ -516,6 +526,7 @@ class Server:
                           if self.retainer is not None else {"payload_days": 0}),
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
+            "process_witness": self.witness.health() if self.witness is not None else {"state": "off"},
             "counters": self.counters.snapshot(writer),
             "limits": {
                 "max_line_bytes": cfg.max_line,

@@ -138,6 +138,12 @@ def systemd_system_unit(layout: SystemLayout = SystemLayout(), *, python: str | 
         f"Group={layout.group}",
         "ExecStart=" + " ".join(_systemd_arg(a) for a in serve_command(python)),
         *(f"Environment={_systemd_arg(f'{k}={v}')}" for k, v in layout.environment().items()),
+        # The process witness (docs/reliability.md, "The process witness"): the proc connector needs
+        # CAP_NET_ADMIN, fanotify CAP_SYS_ADMIN, reading another user's /proc/<pid>/cwd CAP_SYS_PTRACE.
+        # The service user gets exactly these and no other; without them the daemon records all the same.
+        "Environment=AGENTWATCH_SERVE_PROCESS_WITNESS=true",
+        "AmbientCapabilities=CAP_NET_ADMIN CAP_SYS_ADMIN CAP_SYS_PTRACE",
+        "CapabilityBoundingSet=CAP_NET_ADMIN CAP_SYS_ADMIN CAP_SYS_PTRACE",
         # Files group-readable (the developers verify), never world-readable; the key is 0600 anyway.
         "UMask=0027",
         f"StateDirectory={layout.base.name}",

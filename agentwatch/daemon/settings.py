@@ -64,6 +64,9 @@ class ServeConfig:
     ship_url: str = _default("ship.url")
     ship_host: Optional[str] = None  # None: config's default (the host name), taken when shipping starts
     ship_batch_rows: int = _default("ship.batch_rows")
+    # The process witness (daemon/procwitness.py): on, and its proc connector's receive buffer.
+    process_witness: bool = _default("serve.process_witness")
+    process_witness_buffer: int = _default("serve.process_witness_buffer")
     # Retention (docs/retention.md): payloads older than this many days removed (0: off).
     retention_days: float = _default("retention.payload_days")
     retention_interval: float = _default("retention.interval_s")
@@ -107,6 +110,7 @@ FIELD_KEYS = {
     "socket_group": "serve.socket_group", "ship_url": "ship.url", "ship_batch_rows": "ship.batch_rows",
     "retention_days": "retention.payload_days", "retention_interval": "retention.interval_s",
     "retention_max_rows": "retention.max_rows",
+    "process_witness": "serve.process_witness", "process_witness_buffer": "serve.process_witness_buffer",
 }
 
 

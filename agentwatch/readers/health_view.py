@@ -59,7 +59,7 @@ def count(n: Any) -> str:
 
 
 def summary(doc: dict) -> tuple[str, list[Row]]:
-    """(status, rows): at most 15 rows, the reasons first."""
+    """(status, rows): at most 15 rows (16 with the process witness configured), the reasons first."""
     status = daemon_health.status_of(doc)
     reasons = list(doc.get("reasons") or [])
     rows: list[Row] = []
@@ -99,6 +99,8 @@ def summary(doc: dict) -> tuple[str, list[Row]]:
     rows.append(_redaction(doc.get("redaction") or {}))
     if "ship" in doc:
         rows.append(_ship(doc.get("ship")))
+    if (doc.get("process_witness") or {}).get("state", "off") != "off":  # configured: serve.process_witness
+        rows.append(_process_witness(doc.get("process_witness")))
     rows.append(Row("connections", f"{count(doc.get('connections_open'))} open, "
                                    f"{count(doc.get('inflight'))} of {count(doc.get('max_inflight'))} in flight",
                     "info"))
@@ -158,6 +160,20 @@ def _redaction(r: dict) -> Row:
     if test.get("ok"):
         return Row("redaction", f"{mode}, self-test passed ({count(test.get('checked'))} checks)", "ok")
     return Row("redaction", f"{mode}, self-test FAILED ({len(test.get('failures') or [])} failures)", "bad")
+
+
+def _process_witness(w: Any) -> Row:
+    """The process witness (daemon/procwitness.py): off, unavailable (why), or what it recorded."""
+    if not isinstance(w, dict):
+        return Row("process witness", str(w), "info")
+    state = w.get("state") or "-"
+    if state == "off":
+        return Row("process witness", "off", "info")
+    if state == "unavailable":
+        return Row("process witness", f"unavailable ({w.get('reason')})", "warn")
+    text = (f"{state}, {count(w.get('roots'))} harness process(es), {count(w.get('execs_recorded'))} execs, "
+            f"{count(w.get('lost_events'))} events lost")
+    return Row("process witness", text, "warn" if w.get("lost_events") else "ok")
 
 
 def _rows_ahead(ship: dict) -> int:

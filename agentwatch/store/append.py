@@ -167,6 +167,11 @@ class Store:
         # The rows foreign_gap built and this store committed: ((first, last), row, result).
         self.foreign_committed: list[tuple[tuple[int, int], Append, Appended]] = []
 
+    def take_foreign_rows(self) -> list[tuple[int, int]]:
+        """The row ranges another process appended since the last call; each is handed out once."""
+        found, self.foreign_rows = self.foreign_rows, []
+        return found
+
     def close(self) -> None:
         self.conn.close()
 

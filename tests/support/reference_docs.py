@@ -178,6 +178,7 @@ def collect(tmp: Path) -> dict[str, list[Any]]:
     run("sessions", "sessions", "--store", store, "--json")
     run("show", "show", "s1", "--store", store, "--json")
     run("reconcile", "reconcile", "--store", store, "--json")
+    run("processes", "processes", "--store", store, "--settle", "0", "--json")
     run("verify", "verify", "--store", store, "--json")
     key = run("key", "key", "--store", store, "--json")
     run("checkpoint", "checkpoint", "--store", store, "--json")
