@@ -66,3 +66,28 @@ def test_every_help_reads_at_80_columns_with_human_value_names():
         assert not set(text) & set("╭╮╰╯│"), name  # plain text, no box to cut into
     assert "--batch-size N  Rows per transaction.  [default: 1000; 1 to 100000]" in helps["import"]
     assert "--full-verify-interval SECONDS" in helps["serve"]
+
+
+def test_every_command_has_examples_that_parse_and_states_its_exit_codes():
+    """Each example is parsed by the command it shows (an option it names exists, its values convert)."""
+    import shlex
+
+    from agentwatch.cli.examples import EXAMPLES, command_lines
+
+    helps = every_help()
+    commands = {name for name in helps if name != "agentwatch" and "Commands:" not in helps[name]}
+    assert sorted(commands - set(EXAMPLES)) == []
+    root = typer.main.get_command(app)
+    for name in sorted(commands):
+        text = helps[name]
+        assert "\nExamples:\n" in text.replace("  Examples:", "Examples:"), name
+        assert "exit" in text.lower(), name
+        for example in command_lines(name):
+            words = shlex.split(example, comments=True)
+            assert words[0] == "agentwatch" and " ".join(words[1:]).startswith(name), example
+            context = root.make_context("agentwatch", words[1:], resilient_parsing=False)
+            command, sub = root, words[1:]
+            while hasattr(command, "commands"):
+                command = command.commands[sub[0]]
+                sub = sub[1:]
+            command.make_context(name, sub, parent=context)

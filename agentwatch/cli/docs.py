@@ -38,11 +38,6 @@ def docs_cmd(
 
     A help text's `docs/NAME.md` is `agentwatch docs NAME`. With no TOPIC, the
     list of pages. Exit 0 printed, 2 no such page.
-
-    Examples:
-      agentwatch docs             # the pages
-      agentwatch docs chain | less
-      agentwatch docs config --path
     """
     names = topics()
     if topic is None:
