@@ -214,6 +214,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("serve.attest_interval_s", _number(0, 86400, integer=False), lambda: 60.0,
         "seconds between periodic attestation rows (0: only at start and stop)",
         flag="--attest-interval", metavar="SECONDS"),
+    Key("serve.hook_watch_interval_s", _number(0, 3600, integer=False), lambda: 2.0,
+        "seconds between looks at the hook configs `install` wrote (0: off; docs/daemon.md)"),
     Key("serve.batch_max", _number(1, 100_000, integer=True), lambda: 1000, "rows per group commit at most",
         flag="--batch-max", metavar="ROWS"),
     Key("serve.idle_timeout_s", _number(0.1, 86400, integer=False), lambda: 30.0,

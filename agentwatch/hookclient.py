@@ -113,6 +113,54 @@ def spool_path():
     return config_paths().get("spool") or _default_spool()
 
 
+# ---------------------------------------------------------------- redirects
+# An agent that sets AGENTWATCH_SOCKET in its harness's settings can point the hook at a
+# listener of its own (docs/hook.md, "Sockets named by the environment"). A socket the
+# environment names is used when it is the configured one (the config file's, else the
+# default), when the allow file lists it, or when nothing is configured (no allow file, no
+# socket in the config file, no daemon at the default socket: the environment is then the
+# configuration, as in tests). Otherwise it is refused: the record is spooled to the configured
+# spool with the reason, and the daemon stores it as such.
+
+ALLOW_FILE = b"/agentwatch/hook-sockets"  # under $XDG_CONFIG_HOME (else ~/.config): one socket path a line
+
+
+def _allowed():
+    """The sockets the allow file lists; None when there is no usable allow file."""
+    base = _environ().get(b"XDG_CONFIG_HOME")
+    root = base if base and base.startswith(b"/") else _home().rstrip(b"/") + b"/.config"
+    try:
+        fd = _os.open(root.rstrip(b"/") + ALLOW_FILE, _os.O_RDONLY | getattr(_os, "O_NOFOLLOW", 0) | O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = _os.fstat(fd)
+        if st.st_uid != _os.geteuid() or st.st_mode & _OTHERS_WRITE:
+            return None
+        data = _os.read(fd, 65536)
+    finally:
+        _os.close(fd)
+    return [line.strip() for line in data.split(b"\n") if line.strip() and not line.startswith(b"#")]
+
+
+def redirect_refused(named):
+    """Why the socket the environment names is refused, or None when it may be used."""
+    from_file = config_paths().get("socket")
+    configured = from_file or _default_socket()
+    if named == configured:
+        return None
+    allowed = _allowed()
+    if allowed is not None:
+        return None if named in allowed else "socket_not_allowed"
+    if from_file:
+        return "socket_not_configured"
+    try:
+        st = _os.lstat(configured)
+    except OSError:
+        return None  # nothing configured: the environment is the configuration
+    return "socket_not_configured" if st.st_mode & _S_IFMT == _S_IFSOCK else None
+
+
 def _env_ms(name, default):
     try:
         return max(1, int(_environ().get(name, default)))
@@ -896,7 +944,21 @@ def record(argv, t0_mono=None, t0_wall=None):
 
     seq = None
     reason = None  # why the record was not acknowledged, for the ledger
+    named = _environ().get(b"AGENTWATCH_SOCKET")
+    refused = redirect_refused(named) if named else None
+    if refused is not None:
+        reason = "redirect_refused"
+        # The path cut to fit the frame's reserve (_RESERVE) beside the delivery field.
+        text = named.decode("utf-8", "replace")
+        shown = _enc_ascii(text)
+        while len(shown) > 150:
+            text = text[: len(text) // 2]
+            shown = _enc_ascii(text + "...")
+        frame += (',"redirect_refused":{"socket":%s,"reason":"%s"}' % (shown, refused)).encode("ascii")
+        say("not connecting to %s (%s); spooling record %s" % (_show(named), refused, record_id))
     try:
+        if refused is not None:
+            raise Unsafe(refused)
         path, configured = socket_setting()
         check_socket(path, configured=configured)
         seq = send(
@@ -912,8 +974,9 @@ def record(argv, t0_mono=None, t0_wall=None):
             # keeps its bytes and turns the refusal into a visible gap row.
             say("daemon rejected record %s (%s); spooling it so the rejection is recorded" % (record_id, exc))
     except Unsafe as exc:
-        reason = "unsafe_socket"
-        say("not connecting: %s; spooling record %s" % (exc, record_id))
+        if refused is None:
+            reason = "unsafe_socket"
+            say("not connecting: %s; spooling record %s" % (exc, record_id))
     except TimeoutError:
         reason = "timeout"
     except (FileNotFoundError, ConnectionRefusedError):
@@ -924,7 +987,9 @@ def record(argv, t0_mono=None, t0_wall=None):
     outcome = "acked"
     if seq is None:
         try:
-            spool_write(spool_path(), record_id, redact_for_spool(frame + b',"delivery":"spool"}\n'))
+            # A refused redirect spools where the configured daemon drains, not beside the redirect.
+            root = spool_path() if refused is None else config_paths().get("spool") or _default_spool()
+            spool_write(root, record_id, redact_for_spool(frame + b',"delivery":"spool"}\n'))
             outcome = "spooled"
         except Exception as exc:
             outcome = "failed"

@@ -22,6 +22,7 @@ RANKS = {
     "record": 2,
     "config": 3,
     "verify": 4,
+    "coverage": 4,
     "evidence": 5,
     "fleet": 6,
     "daemon": 7,

@@ -161,9 +161,18 @@ def test_socket_flag_over_env_over_file(command, winner, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("winner", ("file", "env"))
 def test_hook_socket_env_over_file(winner, tmp_path, monkeypatch):
-    """The hook client has no flags: the environment, then the config file."""
+    """The hook client has no flags: the environment, then the config file.
+
+    A socket the environment names over the one the file names is a redirect the hook refuses
+    unless the allow file lists it (docs/hook.md, "Sockets named by the environment"; the
+    refusal itself: tests/test_hook_attestation.py), so the env case lists it.
+    """
     layers = Layers("socket", "--socket", short_socket_dir(), "s.sock", winner)
     layers.apply(monkeypatch)
+    if winner == "env":
+        allow = Path(os.environ["XDG_CONFIG_HOME"]) / "agentwatch" / "hook-sockets"
+        allow.parent.mkdir(parents=True, exist_ok=True)
+        allow.write_text(f"{layers.expected}\n")
     with FakeDaemon(layers.expected) as daemon:
         done = subprocess.run(hook_cmd("claude-code"), input=b'{"session_id":"s"}', capture_output=True, timeout=60)
     assert done.returncode == 0 and done.stderr == b""

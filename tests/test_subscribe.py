@@ -198,8 +198,14 @@ def test_a_commit_reaches_the_loop_as_one_callback_acks_first_then_subscribers()
         def publish(self, rows):
             events.append(("publish", rows))
 
+    class Watch:  # the recorder watch looks for session starts and ends after the subscribers
+        def committed(self, rows):
+            events.append(("watch", rows))
+
     server = object.__new__(Server)  # only what the hand-over touches
     server.loop, server.writer, server.subscriptions = Loop(), Writer(), Hub()
+    server.recorder_watch = Watch()
     server._on_results = lambda outcomes: events.append(("acks", outcomes))
     server._deliver_from_writer(["outcome 7", "outcome 8"])
-    assert events == ["hop", ("acks", ["outcome 7", "outcome 8"]), ("publish", ["row 7", "row 8"])]
+    assert events == ["hop", ("acks", ["outcome 7", "outcome 8"]), ("publish", ["row 7", "row 8"]),
+                      ("watch", ["row 7", "row 8"])]

@@ -323,3 +323,38 @@ def test_the_command_prints_its_url_and_serves_until_interrupted(built):
         time.sleep(0.1)
     else:
         pytest.fail("the server still answers after Ctrl-C")
+
+
+def test_coverage_shows_on_the_sessions_and_session_pages(tmp_path):
+    """A coverage row (what the harness's transcript holds that the record lacks) is shown and filtered on."""
+    from agentwatch.store.append import Append as Row
+
+    store = tmp_path / "store.db"
+    mp = pytest.MonkeyPatch()
+    fixture_sessions.build(store, mp, harnesses=["claude-code", "codex"])
+    mp.undo()
+    body = {"harness": "claude-code", "session_id": CLAUDE, "status": "missing", "summary": "3/4 · 1 missing",
+            "counts": {"transcript": 4, "recorded": 3, "both": 3, "missing": 1, "extra": 0},
+            "missing": [{"kind": "missing", "call_id": "toolu_<b>dropped</b>", "tool": "Write",
+                         "file": "/home/dev/.claude/projects/p/8a1c2f0e.jsonl", "line": 17}]}
+    from agentwatch.store.chain import canonical_json
+
+    with Store(store) as s:
+        s.append([Row("attest-coverage-test", "attestation",
+                      canonical_json({"schema": 1, "type": "coverage", "coverage": body}))])
+    srv = UIServer(Settings(store=store))
+    srv.start_background()
+    try:
+        _, _, listing = get(srv.url + "?coverage=missing")
+        assert re.findall(r'<tr class="session"><td>([^<]+)</td>', listing) == ["claude-code"]
+        assert '<td class="coverage missing">3/4 · 1 missing</td>' in listing
+        _, _, unchecked = get(srv.url + "?coverage=unchecked")
+        assert re.findall(r'<tr class="session"><td>([^<]+)</td>', unchecked) == ["codex"]
+        _, _, page = get(srv.url + "session?harness=claude-code&id=8a1c2f0e")
+        rows = re.findall(r'<tr class="missing-call"><td class="mono">([^<]*)</td><td>([^<]*)</td>'
+                          r'<td class="mono">([^<]*)</td></tr>', page)
+        assert rows == [("toolu_&lt;b&gt;dropped&lt;/b&gt;", "Write", "/home/dev/.claude/projects/p/8a1c2f0e.jsonl:17")]
+        _, _, store_page = get(srv.url + "store")
+        assert '&quot;sessions_missing_calls&quot;: 1' in store_page
+    finally:
+        srv.close()

@@ -242,7 +242,7 @@ def test_to_json_is_stable_and_serialisable(store):
     assert list(ok) == [
         "ok", "mode", "store", "store_id", "chain_version", "rows_checked", "first_seq_checked",
         "head_seq", "head_hash", "verified_through", "finding", "anchor", "erased", "findings", "known_store",
-        "evidence", "retained", "recheck",
+        "evidence", "recorder", "retained", "recheck",
     ]
     assert (ok["ok"], ok["finding"], ok["chain_version"], ok["erased"], ok["findings"]) == (True, None, 1, [], [])
     assert list(ok["anchor"]) == ["path", "status", "before", "after"]

@@ -124,10 +124,10 @@ def test_within_bounds_names_what_it_rests_on_and_what_was_not_checked(tmp_path,
     verdict = result.predicates[-1]
     assert verdict.name == "within_bounds" and verdict.ok is True
     assert verdict.detail == ("rests on chain_ok, store_identity, no_foreign_rows, contiguous, exactly_once; "
-                              "not checked: no_loss")
+                              "not checked: no_loss, recorder_complete")
     assert verdict.to_json() == {"name": "within_bounds", "ok": True, "detail": verdict.detail,
                                  "rests_on": ["chain_ok", "store_identity", "no_foreign_rows", "contiguous",
-                                              "exactly_once"], "skipped": ["no_loss"]}
+                                              "exactly_once"], "skipped": ["no_loss", "recorder_complete"]}
     out = cli("reconcile", "--store", str(store))
     assert out.returncode == 0, out.stderr
     assert "all predicates hold" not in out.stdout
@@ -170,7 +170,7 @@ def test_boundary_rows_count_each_kind_and_reason_apart(tmp_path, monkeypatch):
         ("delivered", "-", "consumer (not given)"),
     ]
     assert result.within_bounds is False
-    assert result.predicates[-1].detail == "fails: no_loss"
+    assert result.predicates[-1].detail == "fails: no_loss; not checked: recorder_complete"
     out = cli("reconcile", "--store", str(store), "--ledger", str(ledger), "--json")
     assert out.returncode == 1
     assert json.loads(out.stdout)["counts"]["gaps_by_reason"] == {"spool_unparsable": 1}

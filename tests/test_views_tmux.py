@@ -131,7 +131,7 @@ def test_a_live_daemons_health_fits_one_screen(tmp_path):
     assert len(lines) <= 23 and all(len(line) <= 80 for line in lines)  # the prompt line stays on the screen
     labels = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
     assert [label for label in labels if label] == ["daemon", "store", "writer", "last commit", "sweeper", "findings",
-                                                    "spool", "WAL", "redaction", "ship", "connections"]
+                                                    "spool", "evidence", "WAL", "redaction", "ship", "connections"]
 
 
 def test_the_worst_health_still_fits_one_screen(tmp_path):

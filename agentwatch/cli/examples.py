@@ -41,6 +41,7 @@ EXAMPLES: dict[str, list[str]] = {
     "uninstall": ["agentwatch uninstall claude-code"],
     "ui": ["agentwatch ui", "agentwatch ui --port 8765"],
     "processes": ["agentwatch processes --session 8a1c2f0e"],
+    "coverage": ["agentwatch coverage --since 1d", "agentwatch coverage 8a1c2f0e --json"],
     "docs": ["agentwatch docs", "agentwatch docs chain | less", "agentwatch docs config --path"],
     "hold add": ["agentwatch hold add --session 8a1c2f0e --reason \"incident 4411\""],
     "hold release": ["agentwatch hold release 3 --reason \"incident closed\""],

@@ -247,10 +247,12 @@ def show_cmd(
     try:
         resolved = config.load({"store": store}).store
         harness, session_id, head, items = sessions.timeline(resolved, session, harness)
+        coverage = sessions.coverage_of(resolved, harness, session_id)
         if json_out and not follow:
-            render.print_json({"harness": harness, "session_id": session_id, "items": [i.to_json() for i in items]})
+            render.print_json({"harness": harness, "session_id": session_id, "items": [i.to_json() for i in items],
+                               "coverage": coverage})
             return
-        render.emit_timeline_header(harness, session_id, json_out)
+        render.emit_timeline_header(harness, session_id, json_out, coverage)
         emit = render.timeline_printer(json_out)
         emit(items)
         if follow:

@@ -237,6 +237,17 @@ def emit_verify(result, as_json: bool) -> None:
     for old in evidence.history if evidence else ():
         print(f"history: store {old['store_id']} was replaced at this path (accepted by `init --new-store` at "
               f"{old['accepted_at']}); {old['source']} still holds its evidence")
+    _emit_recorder(getattr(result, "recorder", None))
+
+
+def _emit_recorder(summary: dict | None) -> None:
+    """What the record says it misses (hook-config findings, sessions with missing calls), one line each."""
+    if not summary:
+        return
+    from agentwatch.coverage.rows import findings
+
+    for line in findings(summary):
+        print(f"recorder: {neutralize(line)}")
 
 
 def emit_erase(result, as_json: bool) -> None:
@@ -480,6 +491,9 @@ def emit_install_list(rows, as_json: bool) -> None:
         if row.error:
             reason = neutralize(row.error.replace(row.path, where(row.path)))
             out += ["    " + line for line in rowtext.wrap(reason, max(20, width - 4))]
+        for finding in getattr(row, "findings", None) or []:
+            said = neutralize(f"{finding['kind']}: {finding['detail']}")
+            out += ["    " + line for line in rowtext.wrap(said, max(20, width - 4))]
     out.append("")
     out.append("events and hook commands: agentwatch install --list --json")
     sys.stdout.write("\n".join(out) + "\n")
@@ -636,7 +650,7 @@ def emit_sessions(summaries, as_json: bool) -> None:
     width = console.width if console is not None else 0
     wide = width >= 100 or not terminal
     header = ["harness", "session", "cwd", "started (UTC)", "duration", "prompts", "tools", "fail", "deny",
-              "last event"]
+              "last event", "coverage"]
     rows = []
     for s in summaries:
         sid = neutralize(s.session_id)
@@ -646,7 +660,7 @@ def emit_sessions(summaries, as_json: bool) -> None:
         started = _clock(s.started_ns, True)
         rows.append([s.harness, sid, neutralize(s.cwd or "-"), started if wide else started[5:16],
                      duration(s.duration_s), str(s.prompts), str(s.tool_calls), str(s.failures), str(s.denials),
-                     neutralize(s.last_event or "-")])
+                     neutralize(s.last_event or "-"), getattr(s, "coverage", None) or "-"])
     if any(getattr(s, "erased", 0) for s in summaries):
         # Erased records stay counted (docs/erasure.md); the column shows once a session has one.
         header.insert(9, "erased")
@@ -656,9 +670,11 @@ def emit_sessions(summaries, as_json: bool) -> None:
     else:
         numeric_extra = False
     if not wide:
-        header[5] = "prom"
+        header[4], header[5] = "dur", "prom"
+        header[-1] = "cov"  # at 80 columns: "17/20" says what "17/20 · 3 missing" does
         for r in rows:
             del r[2]
+            r[-1] = r[-1].split(" · ")[0]
         del header[2]
     gap = 2 if wide else 1
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
@@ -812,10 +828,15 @@ def timeline_printer(as_json: bool):
     return emit
 
 
-def emit_timeline_header(harness: str, session_id: str, as_json: bool) -> None:
+def emit_timeline_header(harness: str, session_id: str, as_json: bool, coverage: dict | None = None) -> None:
     if as_json:
         return
     line = f"session {neutralize(session_id)} ({harness})"
+    if coverage is not None:
+        line += f" · coverage {coverage.get('summary')}"
+        for call in coverage.get("missing") or []:
+            line += (f"\n  missing: {neutralize(str(call.get('tool')))} {neutralize(str(call.get('call_id') or '-'))}"
+                     f" at {neutralize(str(call.get('file')))}:{call.get('line')}")
     if is_terminal():
         _console().print(line, style="bold", markup=False, highlight=False)
     else:
@@ -838,3 +859,19 @@ def emit_export(report, as_json: bool) -> None:
         print(f"agentwatch: sent seq {report.resent[0]}..{report.resent[1]} again", file=sys.stderr)
     if report.skipped:
         print(f"agentwatch: acknowledged seq {report.skipped[0]}..{report.skipped[1]} without sending", file=sys.stderr)
+
+
+def emit_coverage(results, as_json: bool) -> None:
+    """coverage: one line per session, then one per missing, extra or mismatched call."""
+    if as_json:
+        print_json([r.to_json() for r in results])
+        return
+    for r in results:
+        where = f" ({neutralize(r.transcript.path)})" if r.transcript else ""
+        print(f"{r.harness} {neutralize(r.session_id)}: {r.summary()}{where}")
+        if r.problem is not None:
+            print(f"  {r.problem.kind}: {neutralize(r.problem.detail)}")
+        for f in r.findings:
+            if f.kind in ("missing", "extra", "mismatched"):
+                at = f" at {neutralize(str(f.file))}:{f.line}" if f.file else f" seq {f.seq}"
+                print(f"  {f.kind}: {neutralize(str(f.tool))} {neutralize(str(f.call_id or '-'))}{at}")

@@ -39,6 +39,7 @@ class Host(Protocol):
     last_data: float
     subscriptions: Any
     normalize: Callable[..., Append]
+    recorder_watch: Any  # daemon.recorder_watch.RecorderWatch: the `coverage` op
 
     def health(self) -> dict: ...
 
@@ -245,6 +246,13 @@ class Connection(asyncio.Protocol):
             self.pending.append(Slot(self, json.dumps(reply).encode("utf-8") + b"\n"))
         elif op == "health":
             self.pending.append(Slot(self, json.dumps(self.server.health()).encode("utf-8") + b"\n"))
+        elif op == "coverage":
+            try:
+                self.server.recorder_watch.supplied(request, self.peer_uid, self.peer_pid)
+            except ValueError as exc:
+                return self._reject("bad_request", str(exc))
+            reply = {"ok": True, "op": "coverage", "accepted": True}
+            self.pending.append(Slot(self, json.dumps(reply).encode("utf-8") + b"\n"))
         elif op == "retention":  # a legal hold placed or released, an archive written (docs/retention.md)
             try:
                 row = operator_request(request, store_path=self.server.config.store, own_uid=os.getuid(),
@@ -261,7 +269,7 @@ class Connection(asyncio.Protocol):
                 return self._reject("bad_request", str(exc))
             self.subscribe_request = request  # starts in flush(), after the replies owed before it
         else:
-            self._reject("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe, retention)")
+            self._reject("unknown_op", f"unknown op {op!r} (append, ping, health, subscribe, retention, coverage)")
 
     def _reject(self, reason: str, message: str) -> None:
         self.server.counters.rejected[reason] += 1

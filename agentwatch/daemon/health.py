@@ -146,6 +146,13 @@ def assess(health: dict) -> tuple[str, list[str]]:
     signing = health.get("signed_checkpoints") or {}
     if signing.get("state") == "failing":
         reasons.append(f"checkpoints are not being signed: {signing.get('last_error')}")
+    recorder = health.get("recorder") or {}
+    for finding in recorder.get("findings") or []:
+        reasons.append(f"{finding.get('kind')}: {finding.get('harness')} ({finding.get('scope')}): "
+                       f"{finding.get('detail')}")
+    if recorder.get("sessions_missing_calls"):
+        reasons.append(f"{recorder['sessions_missing_calls']} session(s) with tool calls in the transcript "
+                       "that were never recorded (agentwatch coverage)")
     for finding in signing.get("findings") or []:
         reasons.append(f"the signer's evidence changed under it ({finding.get('kind')}): {finding.get('detail')}")
     if health.get("draining"):

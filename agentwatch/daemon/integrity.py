@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Optional
 
+from agentwatch import safefs
 from agentwatch.errors import AgentwatchError, StoreUnreachable
 from agentwatch.store.append import Store
 from agentwatch.store.chain import GENESIS, format_hash
@@ -114,6 +115,9 @@ class Exclusive:
         self.foreign: Optional[ForeignRows] = None
 
     def __enter__(self) -> "Exclusive":
+        # The lock file sits beside the store: a store about to be created (`import` into a new
+        # path) needs its directory first, made as the store's own would be (owner-only).
+        safefs.private_dir(self.path.parent, "store directory")
         try:
             self.lock.acquire()
         except AlreadyServing as exc:

@@ -34,6 +34,7 @@ from agentwatch.daemon.admission import Admission
 from agentwatch.daemon.connection import Connection
 from agentwatch.daemon.drain import SpoolDrainer
 from agentwatch.daemon.procwitness import ProcessWitness
+from agentwatch.daemon.recorder_watch import RecorderWatch
 from agentwatch.daemon.retention import Retainer
 from agentwatch.daemon.settings import Counters, ServeConfig
 from agentwatch.daemon.shipping import ShipSupervisor
@@ -97,6 +98,11 @@ class Server:
             self.witness = ProcessWitness(self.policy, config.process_witness_buffer)
             if self.witness.open():
                 self.normalize = self.witness.observe(self.normalize)
+        # Hook configs and transcript coverage: `config` and `coverage` rows (recorder_watch.py).
+        self.recorder_watch = RecorderWatch(config.store, self._record_attestation,
+                                            manifest_path=config.install_manifest,
+                                            interval=config.hook_watch_interval, periodic=config.attest_interval,
+                                            coverage_delay=config.coverage_delay)
         self.foreign: Optional[integrity.ForeignRows] = None  # rows the writer did not write, named
         self.erased: Optional[dict] = None  # erased payloads: how many, the last (store/erasure.py)
         self.retainer: Optional[Retainer] = None  # retention passes (config retention.*; None: off)
@@ -291,6 +297,8 @@ class Server:
         ]
         if self.config.attest_interval > 0:
             tasks.append(asyncio.create_task(self._attest_periodically()))
+        if self.config.hook_watch_interval > 0:
+            tasks.append(asyncio.create_task(self.recorder_watch.run()))
         if self.config.retention_days > 0:
             self.retainer = Retainer(self.admission.submit, Policy(self.config.retention_days),
                                      self.config.retention_interval, self.config.retention_max_rows)
@@ -304,6 +312,7 @@ class Server:
         if self.witness is not None:
             await asyncio.to_thread(self.witness.stop)
         await self._finish_reading()
+        await self.recorder_watch.stop()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -346,6 +355,7 @@ class Server:
         self._on_results(outcomes)
         if committed:
             self.subscriptions.publish(committed)
+            self.recorder_watch.committed(committed)
 
     def _on_results(self, outcomes: list) -> None:
         self.admission.settle(outcomes)
@@ -416,6 +426,11 @@ class Server:
                 self.sweeper.unreported(finding)  # tried again when the sweeper finds it again
 
         self.admission.submit([Job(row, done)])
+
+    def _record_attestation(self, kind: str, body: dict) -> None:
+        """On the loop: commit one attestation of `kind` (config, coverage) carrying `body`."""
+        row = lambda w: self._attestation(kind, (w.head_seq, w.head_hash), extra=body)  # noqa: E731
+        self.admission.submit([Job(row, _ignore)])
 
     async def _attest_periodically(self) -> None:
         while True:
@@ -527,6 +542,7 @@ class Server:
             "sweeper": self.sweeper.health() if self.sweeper is not None else {"state": "off"},
             "ship": self.shipping.health() if self.shipping is not None else {"state": "off"},
             "process_witness": self.witness.health() if self.witness is not None else {"state": "off"},
+            "recorder": self.recorder_watch.health(),
             "counters": self.counters.snapshot(writer),
             "limits": {
                 "max_line_bytes": cfg.max_line,

@@ -67,6 +67,12 @@ class ServeConfig:
     # The process witness (daemon/procwitness.py): on, and its proc connector's receive buffer.
     process_witness: bool = _default("serve.process_witness")
     process_witness_buffer: int = _default("serve.process_witness_buffer")
+    # The watch over installed hook configs and transcript coverage (daemon/recorder_watch.py):
+    # seconds between looks at the configs (0: off), seconds after a session end before its
+    # transcript is paired, and the install manifest (None: the XDG state dir's installed.json).
+    hook_watch_interval: float = _default("serve.hook_watch_interval_s")
+    coverage_delay: float = 1.0
+    install_manifest: Optional[Path] = None
     # Retention (docs/retention.md): payloads older than this many days removed (0: off).
     retention_days: float = _default("retention.payload_days")
     retention_interval: float = _default("retention.interval_s")
@@ -109,7 +115,7 @@ FIELD_KEYS = {
     "checkpoint_rows": "checkpoint.rows", "witness_dirs": "checkpoint.witness_dirs", "checkpoint_dir": "checkpoint.dir",
     "socket_group": "serve.socket_group", "ship_url": "ship.url", "ship_batch_rows": "ship.batch_rows",
     "retention_days": "retention.payload_days", "retention_interval": "retention.interval_s",
-    "retention_max_rows": "retention.max_rows",
+    "retention_max_rows": "retention.max_rows", "hook_watch_interval": "serve.hook_watch_interval_s",
     "process_witness": "serve.process_witness", "process_witness_buffer": "serve.process_witness_buffer",
 }
 

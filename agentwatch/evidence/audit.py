@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable
 import apsw
 
 from agentwatch import paths
+from agentwatch.coverage import rows as coverage_rows
 from agentwatch.errors import EXIT_OK, UsageError, exit_for_findings
 from agentwatch.evidence.compare import SIGNED_VERDICTS, EvidenceReport, check_evidence, daemon_serving
 from agentwatch.store import db
@@ -93,6 +94,9 @@ class VerifyResult:
     findings: tuple[Finding, ...] = ()
     known_store: dict[str, Any] | None = None  # what is remembered about the path (verify/known_stores.py)
     evidence: EvidenceReport | None = None
+    # What the record says it misses (coverage/rows.py): hook-config findings and sessions with
+    # tool calls the transcript has and the store does not. Reported; the exit code is the chain's.
+    recorder: dict[str, Any] | None = None
     # Old rows re-checked by this run (verify/recheck.py): window, samples, the next full walk's deadline.
     recheck: dict[str, Any] | None = None
 
@@ -120,6 +124,7 @@ class VerifyResult:
             "findings": [f.to_json() for f in self.findings],
             "known_store": self.known_store,
             "evidence": None if self.evidence is None else self.evidence.to_json(),
+            "recorder": self.recorder,
             "retained": self.retained,
             "recheck": self.recheck,
         }
@@ -189,6 +194,7 @@ def verify_store(
                 resume = CompactRange.from_bytes(before.seq, before.tree)
             report = check_evidence(conn, path, store_id, state_dir=evidence_dir or state_dir, witness_dirs=dirs,
                                     key=key, resume=resume, keep=last_seq)
+        recorder = coverage_rows.summary(conn)
         # Rows the recorder's writer did not write: named by the store's gap rows in the walked
         # range, or past the head the writer last committed (verify/foreign.py).
         named = {(f.kind, f.seq) for f in store_level}
@@ -271,6 +277,7 @@ def verify_store(
         findings=findings,
         known_store=known.to_json() if known is not None else None,
         evidence=report,
+        recorder=recorder,
         recheck=recheck_doc,
     )
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentwatch.coverage import hookconfig, manifest
+from agentwatch.errors import AgentwatchError
 from agentwatch.record import adapters
 
 from . import cline, narrowing, overlap, versions
 from .core import ConfigMalformed, ConfigUnwritable, FileChange, InstallError, Listing, Result, apply, read_bytes
-from .harnesses import JSON_HARNESSES, JsonHarness
+from .harnesses import JSON_HARNESSES, JsonHarness, claude_managed_settings
 from .jsonconfig import dump, found, hooks_of, is_leftover, merge, parse
 
 HARNESSES = list(adapters.HARNESSES)
@@ -114,7 +116,37 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
     if not dry_run:
         for change in changes:
             apply(change)
+        try:
+            _remember(harness, scope, target, events if install else None)
+        except (OSError, AgentwatchError) as exc:  # the config is written; only the watch misses it
+            result.notes.append(f"could not record this install for the daemon's watch "
+                                f"({manifest.default_path()}): {exc}")
     return result
+
+
+def _remember(harness: str, scope: str, target: Path, events: list[str] | None) -> None:
+    """Tell the daemon's watch what this install wrote (coverage/manifest.py); an uninstall forgets it.
+
+    The entries are remembered exactly as written (their `--via` names `target` as given); the
+    file by its absolute path, since the daemon runs elsewhere.
+    """
+    where = str(target.absolute())
+    if events is None:
+        manifest.forget(harness, scope, where)
+        return
+    if harness == cline.NAME:
+        import hashlib
+
+        expected = {e: "sha256:" + hashlib.sha256(cline.script(e, target)).hexdigest() for e in events}
+        manifest.remember(manifest.Installed(harness, scope, where, "scripts", expected=expected))
+        return
+    spec = JSON_HARNESSES[harness]
+    related = []
+    if harness == "claude-code":
+        managed = claude_managed_settings()
+        related = [str(target.absolute().with_name("settings.local.json")), *([str(managed)] if managed else [])]
+    manifest.remember(manifest.Installed(harness, scope, where, "json", spec.layout.grouped,
+                                         spec.expected(events, target), related))
 
 
 def location(harness: str, scope: str, project: Path) -> Path:
@@ -167,6 +199,11 @@ def list_installed(project: Path | None = None) -> list[Listing]:
                 rows.append(cline.listing(scope, project))
             else:
                 rows.append(_json_listing(JSON_HARNESSES[harness], scope, project))
+    remembered = {(e.harness, e.scope, e.path): e for e in manifest.load()}
+    for row in rows:
+        entry = remembered.get((row.harness, row.scope, str(Path(row.path).absolute())))
+        if entry is not None:
+            row.findings = [f.to_json() for f in hookconfig.inspect(entry).findings]
     return rows
 
 

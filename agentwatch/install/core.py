@@ -136,6 +136,9 @@ class Listing:
     events: list[str]
     commands: list[str]
     error: str | None = None
+    # What the daemon's watch would name here (coverage/hookconfig.py): a remembered install
+    # that was removed, edited, narrowed, redirected or disabled since.
+    findings: list[dict] = field(default_factory=list)
 
     @property
     def installed(self) -> bool:
@@ -151,6 +154,7 @@ class Listing:
             "events": self.events,
             "commands": self.commands,
             "error": self.error,
+            "findings": self.findings,
         }
 
 

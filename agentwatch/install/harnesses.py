@@ -122,6 +122,18 @@ def _claude_dir() -> Path:
     return _env_dir("CLAUDE_CONFIG_DIR", _home() / ".claude")
 
 
+def claude_managed_settings() -> Path | None:
+    """Claude Code's managed settings file, whose disableAllHooks or allowManagedHooksOnly turns every
+    user and project hook off (code.claude.com/docs/en/settings, "Settings files"); None elsewhere."""
+    from agentwatch import platform_layer
+
+    if platform_layer.is_linux():
+        return Path("/etc/claude-code/managed-settings.json")
+    if platform_layer.is_macos():
+        return Path("/Library/Application Support/ClaudeCode/managed-settings.json")
+    return None
+
+
 def _codex_home() -> Path:
     return _env_dir("CODEX_HOME", _home() / ".codex")
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from agentwatch.coverage import rows as coverage_rows
 from agentwatch.errors import UsageError, exit_for_findings
 from agentwatch.evidence import audit
 from agentwatch.readers.consumers import Consumer
@@ -126,10 +127,25 @@ def reconcile(store: Path, *, consumer: str | None = None, ledger: Path | None =
         result.predicates.append(_contiguous(conn, head))
         result.predicates.append(_no_loss(conn, ledger, head, counts))
         result.predicates.append(_exactly_once(conn, store_id, consumer, head, state_dir, counts))
+        result.predicates.append(_recorder_complete(conn, counts))
         result.predicates.append(_within_bounds(result.predicates))
         return result
     finally:
         conn.close()
+
+
+def _recorder_complete(conn, counts: dict) -> Predicate:
+    """What the record says it misses (coverage/rows.py): hook-config findings in the newest `config`
+    row, sessions whose `coverage` row lists calls the transcript has and the store does not."""
+    summary = coverage_rows.summary(conn)
+    counts["recorder"] = summary
+    if summary["hook_config"] is None and not summary["coverage"]["sessions"]:
+        return Predicate("recorder_complete", None, "no config or coverage row in the store")
+    problems = coverage_rows.findings(summary)
+    if problems:
+        return Predicate("recorder_complete", False, "; ".join(problems))
+    return Predicate("recorder_complete", True,
+                     f"hook configs as installed; {summary['coverage']['sessions']} session(s) checked, none missing calls")
 
 
 def _within_bounds(predicates: list[Predicate]) -> Predicate:

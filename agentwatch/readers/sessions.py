@@ -23,6 +23,7 @@ from typing import Any, Iterator, Optional, cast
 
 import apsw
 
+from agentwatch.coverage import rows as coverage_rows
 from agentwatch.errors import UsageError
 from agentwatch.readers import schema_guard
 from agentwatch.store import db
@@ -51,6 +52,7 @@ class SessionSummary:
     last_event: Optional[str] = None
     first_seq: int = 0
     last_seq: int = 0
+    coverage: Optional[str] = None  # the newest coverage row's summary ("20/20 recorded"), None: not checked
     erased: int = 0  # its records whose payload was erased (docs/erasure.md): they stay counted
 
     @property
@@ -63,7 +65,8 @@ class SessionSummary:
             "started_ns": self.started_ns, "last_ns": self.last_ns, "duration_s": round(self.duration_s, 3),
             "events": self.events, "prompts": self.prompts, "tool_calls": self.tool_calls,
             "failures": self.failures, "denials": self.denials, "last_event": self.last_event,
-            "first_seq": self.first_seq, "last_seq": self.last_seq, "erased": self.erased,
+            "first_seq": self.first_seq, "last_seq": self.last_seq, "coverage": self.coverage,
+            "erased": self.erased,
         }
 
 
@@ -110,6 +113,7 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
             args,
         ).fetchall()
         sessions = []
+        covered = coverage_rows.coverage_by_session(conn)
         erased_by_session: dict[tuple[str, str], int] = {}
         for erasure in erasures(conn):
             key = (erasure["harness"] or "", erasure["session_id"])
@@ -124,6 +128,7 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
             summary = SessionSummary(h or "", sid, cwd, first_ns, last_ns, events, prompts or 0,
                                      denials=denials or 0, last_event=last_event, first_seq=first_seq,
                                      last_seq=last_seq)
+            summary.coverage = (covered.get((h or "", sid)) or {}).get("summary")
             calls = _call_outcomes(conn, h, sid)
             summary.tool_calls = sum(calls.values())
             summary.failures = calls.get("error", 0)
@@ -511,3 +516,12 @@ def _event_summary(kind: str, doc: dict) -> str:
     if kind == "session_start":
         return " ".join(str(v) for v in (doc.get("model"), doc.get("cwd")) if v)
     return ""
+
+
+def coverage_of(store: Path, harness: str, session_id: str) -> Optional[dict]:
+    """The newest `coverage` row of one session (its summary, counts and missing calls), None when unchecked."""
+    conn = db.open_reader(store)
+    try:
+        return coverage_rows.coverage_by_session(conn, harness, session_id).get((harness, session_id))
+    finally:
+        conn.close()

@@ -145,7 +145,8 @@ def record_document(
     else:
         doc["raw"] = payload
         move_shared(doc)
-    for key in ("orig_bytes", "truncated", "raw_sha256", "argv", "stdin_incomplete", "cut_fields"):
+    for key in ("orig_bytes", "truncated", "raw_sha256", "argv", "stdin_incomplete", "cut_fields",
+                "redirect_refused"):
         if key in env:
             doc[key] = env[key]
     return doc

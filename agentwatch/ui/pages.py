@@ -67,10 +67,22 @@ SORTS = {
     "failures": lambda s: s.failures, "denials": lambda s: s.denials, "events": lambda s: s.events,
 }
 OUTCOME_FILTERS = ("failed", "denied", "clean")
+COVERAGE_FILTERS = ("missing", "complete", "unchecked")
 
 
-def filter_sessions(sessions: Iterable[SessionSummary], outcome: Optional[str]) -> list[SessionSummary]:
+def coverage_state(s: SessionSummary) -> str:
+    """`missing`, `complete` or `unchecked`, from the session's newest coverage row (its summary)."""
+    summary = getattr(s, "coverage", None)
+    if not summary:
+        return "unchecked"
+    return "missing" if "missing" in summary else "complete"
+
+
+def filter_sessions(sessions: Iterable[SessionSummary], outcome: Optional[str],
+                    coverage: Optional[str] = None) -> list[SessionSummary]:
     out = list(sessions)
+    if coverage:
+        out = [s for s in out if coverage_state(s) == coverage]
     if outcome == "failed":
         out = [s for s in out if s.failures]
     elif outcome == "denied":
@@ -81,13 +93,13 @@ def filter_sessions(sessions: Iterable[SessionSummary], outcome: Optional[str]) 
 
 
 def sessions_page(nav: Nav, sessions: Sequence[SessionSummary], *, harness: str, since: str, outcome: str,
-                  sort: str, order: str, page_no: int, harnesses: Sequence[str]) -> str:
-    rows = filter_sessions(sessions, outcome or None)
+                  sort: str, order: str, page_no: int, harnesses: Sequence[str], coverage: str = "") -> str:
+    rows = filter_sessions(sessions, outcome or None, coverage or None)
     rows.sort(key=SORTS.get(sort, SORTS["last"]), reverse=order != "asc")
     pages = max(1, -(-len(rows) // PAGE_SIZE))
     page_no = min(max(page_no, 1), pages)
     shown = rows[(page_no - 1) * PAGE_SIZE: page_no * PAGE_SIZE]
-    keep = {"harness": harness, "since": since, "outcome": outcome}
+    keep = {"harness": harness, "since": since, "outcome": outcome, "coverage": coverage}
 
     def sort_link(key: str, label: str) -> str:
         flip = "asc" if sort == key and order != "asc" else "desc"
@@ -97,22 +109,27 @@ def sessions_page(nav: Nav, sessions: Sequence[SessionSummary], *, harness: str,
                       for h in ["", *harnesses])
     outcomes = "".join(f"<option value=\"{o}\"{' selected' if o == outcome else ''}>{o or 'any'}</option>"
                        for o in ("", *OUTCOME_FILTERS))
+    coverages = "".join(f"<option value=\"{c}\"{' selected' if c == coverage else ''}>{c or 'any'}</option>"
+                        for c in ("", *COVERAGE_FILTERS))
     form = (f"<form method=\"get\" action=\"{esc(nav.url('/'))}\" class=\"filters\">"
             f"<label>harness <select name=\"harness\">{options}</select></label> "
             f"<label>since <input name=\"since\" value=\"{esc(since)}\" placeholder=\"7d or 2026-01-31\"></label> "
             f"<label>outcome <select name=\"outcome\">{outcomes}</select></label> "
+            f"<label>coverage <select name=\"coverage\">{coverages}</select></label> "
             "<button type=\"submit\">filter</button></form>")
     head = ("<tr><th>harness</th><th>session</th><th>cwd</th>"
             f"<th>{sort_link('started', 'started')}</th><th>{sort_link('last', 'last event')}</th>"
             f"<th>{sort_link('events', 'events')}</th><th>prompts</th><th>{sort_link('calls', 'calls')}</th>"
-            f"<th>{sort_link('failures', 'failed')}</th><th>{sort_link('denials', 'denied')}</th></tr>")
+            f"<th>{sort_link('failures', 'failed')}</th><th>{sort_link('denials', 'denied')}</th>"
+            "<th>coverage</th></tr>")
     body_rows = "".join(
         f"<tr class=\"session\"><td>{esc(s.harness)}</td>"
         f"<td><a href=\"{esc(nav.url('/session', harness=s.harness, id=s.session_id))}\">{esc(s.session_id)}</a></td>"
         f"<td class=\"path\">{esc(s.cwd)}</td><td>{esc(when(s.started_ns))}</td><td>{esc(when(s.last_ns))}</td>"
         f"<td class=\"n\">{s.events}</td><td class=\"n\">{s.prompts}</td><td class=\"n\">{s.tool_calls}</td>"
         f"<td class=\"n{' bad' if s.failures else ''}\">{s.failures}</td>"
-        f"<td class=\"n{' warn' if s.denials else ''}\">{s.denials}</td></tr>"
+        f"<td class=\"n{' warn' if s.denials else ''}\">{s.denials}</td>"
+        f"<td class=\"coverage {coverage_state(s)}\">{esc(getattr(s, 'coverage', None) or '-')}</td></tr>"
         for s in shown
     )
     pager = f"<p class=\"pager\">{len(rows)} sessions · page {page_no} of {pages} "
@@ -135,8 +152,25 @@ def _pre(value: Any, cls: str) -> str:
     return f"<pre class=\"{cls}\">{esc(shown)}</pre>{more}"
 
 
+def coverage_section(coverage: Optional[dict]) -> str:
+    """What the harness's own transcript says the record misses (the session's newest coverage row)."""
+    if not coverage:
+        return "<p class=\"meta\">coverage: not checked against the harness's transcript</p>"
+    out = [f"<p class=\"meta\">coverage: <span class=\"coverage {'missing' if (coverage.get('counts') or {}).get('missing') else 'complete'}\">"
+           f"{esc(coverage.get('summary'))}</span> (coverage row seq {esc(coverage.get('seq'))})</p>"]
+    missing = coverage.get("missing") or []
+    if missing:
+        out.append("<table class=\"missing\"><tr><th>missing call</th><th>tool</th><th>transcript</th></tr>")
+        for call in missing:
+            where = f"{call.get('file') or ''}:{call.get('line') or ''}"
+            out.append(f"<tr class=\"missing-call\"><td class=\"mono\">{esc(call.get('call_id'))}</td>"
+                       f"<td>{esc(call.get('tool'))}</td><td class=\"mono\">{esc(where)}</td></tr>")
+        out.append("</table>")
+    return "".join(out)
+
+
 def session_page(nav: Nav, harness: str, session_id: str, items: Sequence[Item],
-                 docs: dict[int, dict], head_ns: Optional[int]) -> str:
+                 docs: dict[int, dict], head_ns: Optional[int], coverage: Optional[dict] = None) -> str:
     calls = [i for i in items if i.kind == "tool"]
     counts = {o: sum(1 for c in calls if c.outcome == o) for o in OUTCOMES}
     legend = " ".join(f"<span class=\"legend {o}\">{o} {counts[o]}</span>" for o in OUTCOMES)
@@ -169,7 +203,8 @@ def session_page(nav: Nav, harness: str, session_id: str, items: Sequence[Item],
             extra += f"<p class=\"bad\">finding: {esc(json.dumps(finding, sort_keys=True))}</p>"
         lines.append(f"<details class=\"{cls}\" data-seq=\"{item.seq}\"><summary>{head}</summary>{extra}</details>")
     return page(nav, f"session {session_id}",
-                summary + f"<div class=\"picture\">{picture}</div><section class=\"calls\">{''.join(lines)}</section>")
+                summary + coverage_section(coverage) + f"<div class=\"picture\">{picture}</div>"
+                f"<section class=\"calls\">{''.join(lines)}</section>")
 
 
 # -- one record ------------------------------------------------------------------------
@@ -185,12 +220,15 @@ def record_page(nav: Nav, fields: dict[str, Any], document: Optional[dict]) -> s
 
 # -- the store -------------------------------------------------------------------------
 
-def store_page(nav: Nav, verify: dict[str, Any], checkpoint: Optional[dict[str, Any]], health: dict[str, Any]) -> str:
+def store_page(nav: Nav, verify: dict[str, Any], checkpoint: Optional[dict[str, Any]], health: dict[str, Any],
+               recorder: Optional[dict[str, Any]] = None) -> str:
     status = verify.get("status", "unknown")
     parts = [f"<h2>verify</h2><p class=\"verdict {esc(status)}\">{esc(status)}</p>",
              _pre({k: v for k, v in verify.items() if k != "status"}, "doc"),
              "<h2>signed checkpoint</h2>",
              _pre(checkpoint, "doc") if checkpoint else "<p class=\"meta\">none signed yet</p>",
+             "<h2>what the record misses</h2>", _pre(recorder, "doc") if recorder else "<p class=\"meta\">no config or "
+             "coverage row in the store</p>",
              f"<h2>daemon</h2><p class=\"verdict {esc(health.get('status'))}\">{esc(health.get('status'))}</p>",
              _pre(health.get("detail"), "doc")]
     return page(nav, "store", "".join(parts))

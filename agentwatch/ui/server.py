@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 from urllib.parse import parse_qs, urlsplit
 
+from agentwatch.coverage import rows as coverage_rows
 from agentwatch.errors import AgentwatchError
 from agentwatch.readers import sessions as sessions_reader
 from agentwatch.store import db, schema_check
@@ -99,7 +100,8 @@ class Reader:
         finally:
             conn.close()
 
-    def session(self, harness: str, session_id: str) -> tuple[str, str, list, dict[int, dict], Optional[int]]:
+    def session(self, harness: str, session_id: str) -> tuple[str, str, list, dict[int, dict], Optional[int],
+                                                              Optional[dict]]:
         conn = self._open()
         try:
             harness, session_id = sessions_reader.resolve_session(conn, session_id, harness or None)
@@ -114,7 +116,8 @@ class Reader:
                             docs[seq] = doc
             head_ns = conn.execute("SELECT max(recorded_at_ns) FROM records WHERE session_id = ? AND harness = ?",
                                    (session_id, harness)).fetchone()[0]
-            return harness, session_id, items, docs, head_ns
+            coverage = coverage_rows.coverage_by_session(conn, harness, session_id).get((harness, session_id))
+            return harness, session_id, items, docs, head_ns, coverage
         finally:
             conn.close()
 
@@ -143,6 +146,13 @@ class Reader:
 
         self.check()
         return bundle.prove_inclusion(self.settings.store, seq, state_dir=self.settings.state_dir)
+
+    def recorder(self) -> dict[str, Any]:
+        conn = self._open()
+        try:
+            return coverage_rows.summary(conn)
+        finally:
+            conn.close()
 
     def store_status(self) -> tuple[dict[str, Any], Optional[dict], dict[str, Any]]:
         from agentwatch.daemon import health as health_client
@@ -238,6 +248,7 @@ class App:
         harness = q.get("harness", "")
         since = q.get("since", "")
         outcome = q.get("outcome", "") if q.get("outcome", "") in pages.OUTCOME_FILTERS else ""
+        coverage = q.get("coverage", "") if q.get("coverage", "") in pages.COVERAGE_FILTERS else ""
         sort = q.get("sort", "last") if q.get("sort", "last") in pages.SORTS else "last"
         order = "asc" if q.get("order") == "asc" else "desc"
         try:
@@ -246,15 +257,16 @@ class App:
             page_no = 1
         found = self.reader.sessions(harness or None, _since_ns(since))
         body = pages.sessions_page(self.nav, found, harness=harness, since=since, outcome=outcome, sort=sort,
-                                   order=order, page_no=page_no, harnesses=self.reader.harnesses())
+                                   order=order, page_no=page_no, harnesses=self.reader.harnesses(), coverage=coverage)
         return self._html(HTTPStatus.OK, body)
 
     def session_page(self, q: dict[str, str]) -> tuple[int, str, bytes, dict[str, str]]:
         session_id = q.get("id", "")
         if not session_id:
             raise NotFound("which session? (id= is missing)")
-        harness, session_id, items, docs, head_ns = self.reader.session(q.get("harness", ""), session_id)
-        return self._html(HTTPStatus.OK, pages.session_page(self.nav, harness, session_id, items, docs, head_ns))
+        harness, session_id, items, docs, head_ns, coverage = self.reader.session(q.get("harness", ""), session_id)
+        return self._html(HTTPStatus.OK, pages.session_page(self.nav, harness, session_id, items, docs, head_ns,
+                                                            coverage))
 
     def record_page(self, q: dict[str, str], seq: str) -> tuple[int, str, bytes, dict[str, str]]:
         fields, document = self.reader.record(int(seq))
@@ -268,7 +280,7 @@ class App:
 
     def store_page(self, q: dict[str, str]) -> tuple[int, str, bytes, dict[str, str]]:
         verify, checkpoint, health = self.reader.store_status()
-        return self._html(HTTPStatus.OK, pages.store_page(self.nav, verify, checkpoint, health))
+        return self._html(HTTPStatus.OK, pages.store_page(self.nav, verify, checkpoint, health, self.reader.recorder()))
 
     def sql_page(self, q: dict[str, str]) -> tuple[int, str, bytes, dict[str, str]]:
         query = q.get("q", "")

@@ -168,8 +168,16 @@ def collect(tmp: Path) -> dict[str, list[Any]]:
 
     run = Run(tmp)
     store = str(tmp / "store.db")
+    # The session's transcript where Claude Code writes it: toolu_1 as hooked, and toolu_2 whose
+    # hooks never ran, so `coverage` names one missing call.
+    transcript = Path(run.env["HOME"]) / ".claude" / "projects" / "-src-p" / "s1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("".join(json.dumps({
+        "type": "assistant", "uuid": f"a{n}", "sessionId": "s1", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {"command": "ls"}}]}}) + "\n"
+        for n in (1, 2)))
     source = tmp / "events.jsonl"
-    source.write_text("".join(json.dumps(e) + "\n" for e in EVENTS))
+    source.write_text("".join(json.dumps(dict(e, transcript_path=str(transcript))) + "\n" for e in EVENTS))
     run("import", "import", source.as_posix(), "--store", store, "--harness", "claude-code", "--json")
     run("init", "init", "--store", store, "--json")
     run("path", "path", "--store", store, "--json")
@@ -177,6 +185,7 @@ def collect(tmp: Path) -> dict[str, list[Any]]:
     run("tail", "tail", "--store", store, "--json", lines=True)
     run("sessions", "sessions", "--store", store, "--json")
     run("show", "show", "s1", "--store", store, "--json")
+    run("coverage", "coverage", "--store", store, "--json", ok=(1,))
     run("reconcile", "reconcile", "--store", store, "--json")
     run("processes", "processes", "--store", store, "--settle", "0", "--json")
     run("verify", "verify", "--store", store, "--json")
