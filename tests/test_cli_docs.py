@@ -91,3 +91,13 @@ def test_every_command_has_examples_that_parse_and_states_its_exit_codes():
                 command = command.commands[sub[0]]
                 sub = sub[1:]
             command.make_context(name, sub, parent=context)
+
+
+def test_arguments_have_one_spelling():
+    """NAME required, [NAME] optional, NAME... repeatable: no {NAME}, [[NAME]], {SEQ...}... or [seq]."""
+    usages = {name: text.splitlines()[0] for name, text in every_help().items() if "Commands:" not in text}
+    for name, usage in usages.items():
+        assert not re.search(r"[{}]|\[\[|\]\.\.\.|\[[a-z]+\]", usage), (name, usage)
+    assert usages["erase"] == "Usage: agentwatch erase [OPTIONS] SEQ..."
+    assert usages["prove"] == "Usage: agentwatch prove [OPTIONS] [SEQ]"
+    assert usages["import"] == "Usage: agentwatch import [OPTIONS] FILE|-"

@@ -20,6 +20,7 @@ from agentwatch.cli import helptext
 from agentwatch.errors import AgentwatchError
 
 helptext.install()
+helptext.install_argument_names()
 
 app = typer.Typer(
     name="agentwatch",

@@ -48,3 +48,26 @@ def install() -> None:
         cls.display_type_rich = _value_word  # type: ignore[method-assign,assignment]
     core.TyperArgument._get_number_range_help_str = _range  # type: ignore[method-assign,assignment]
     core.TyperOption._get_number_range_help_str = _range  # type: ignore[method-assign,assignment]
+
+
+def _argument_name(param: Any) -> str:
+    """An argument's one spelling: its metavar, its choices or its upper-case name; `...` when repeatable."""
+    choices = param.type_descriptor.choices if param.type_descriptor.is_choice else None
+    if param.metavar:
+        name = param.metavar.strip("[]{}").removesuffix("...")
+    elif choices:
+        name = "|".join(str(c) for c in choices)  # literal values keep their case
+    else:
+        name = (param.name or "arg").upper()
+    return name + ("..." if param.nargs != 1 else "")
+
+
+def _usage_name(param: Any) -> str:
+    """In the usage line: NAME when required, [NAME] when not."""
+    name = _argument_name(param)
+    return name if param.required else f"[{name}]"
+
+
+def install_argument_names() -> None:
+    core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign,assignment]
+    core.TyperArgument._rich_display_name = _argument_name  # type: ignore[method-assign,assignment]
