@@ -41,3 +41,35 @@ def test_an_empty_session_id_says_so(store):
                                                (2, 2, "2 rows in 2 commits")])  # fmt: skip
 def test_counts_of_one_are_singular(rows, commits, said):
     assert _writer({"state": "ok", "rows_committed": rows, "commits": commits, "queued": 0}).value == f"ok, {said}, 0 queued"
+
+
+def test_the_hook_typed_at_a_terminal_records_nothing_and_says_how_it_is_run(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "AGENTWATCH_SOCKET": str(tmp_path / "d.sock"), "AGENTWATCH_SPOOL": str(tmp_path / "spool")}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "agentwatch.hook", "claude-code"], stdin=follower,
+                              stdout=subprocess.PIPE, stderr=follower, env=env, timeout=30)  # fmt: skip
+        os.close(follower)
+        said = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert b"stdin is a terminal, so this is a person, not a harness: nothing recorded." in said
+    assert not (tmp_path / "spool").exists()  # no daemon, and nothing spooled either
+    # A harness's call, with its input piped, is recorded (spooled here, no daemon answering).
+    piped = subprocess.run([sys.executable, "-m", "agentwatch.hook", "claude-code"], input=b'{"session_id":"s"}',
+                           capture_output=True, env=env, timeout=30)  # fmt: skip
+    assert piped.returncode == 0 and len(list((tmp_path / "spool" / "new").iterdir())) == 1
