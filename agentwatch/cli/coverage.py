@@ -27,18 +27,24 @@ def coverage_cmd(
     **missing** from the record (with the transcript's file and line), the
     **extra** recorded calls the transcript lacks, and **mismatched** calls.
     A transcript the parser does not understand is `coverage_unknown_format`.
-    Exit 1 when a call is missing or a transcript could not be paired (a
-    harness that keeps no transcript is listed, and does not count).
+    Where the process witness ran (Linux, `serve --process-witness`), each
+    session also gets its `unrecorded_exec` and `phantom_call` findings
+    (docs/reliability.md). Exit 1 when a call is missing, a transcript could
+    not be paired (a harness that keeps no transcript is listed, and does
+    not count), or the witness names a finding.
     """
     from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.coverage import pairing
-    from agentwatch.readers import sessions
+    from agentwatch.readers import processes, sessions
 
     try:
         cfg = config.load({"store": store, "socket": socket_path})
         since_ns = sessions.parse_since(since) if since is not None else None
-        results = pairing.coverage(cfg.store, session=session, since_ns=since_ns)
+        # The process witness's trees (Linux, readers/processes.py) are a second source beside the
+        # transcript: a shell call no process ran, a process no call reported.
+        results = pairing.coverage(cfg.store, session=session, since_ns=since_ns,
+                                   sources=[processes.coverage_source()])
     except AgentwatchError as exc:
         fail(exc)
     render.emit_coverage(results, json_out)
@@ -56,4 +62,6 @@ def coverage_cmd(
                 fail(exc)
             if reply.get("ok") is not True:
                 fail(f"the daemon refused the coverage of {r.session_id}: {reply.get('message')}", 1)
-    raise typer.Exit(1 if any(r.status not in (pairing.COMPLETE, pairing.UNAVAILABLE) for r in results) else 0)
+    witnessed = any(f.source == "process_witness" for r in results for f in r.findings)
+    raise typer.Exit(1 if witnessed or any(r.status not in (pairing.COMPLETE, pairing.UNAVAILABLE) for r in results)
+                     else 0)

@@ -875,3 +875,5 @@ def emit_coverage(results, as_json: bool) -> None:
             if f.kind in ("missing", "extra", "mismatched"):
                 at = f" at {neutralize(str(f.file))}:{f.line}" if f.file else f" seq {f.seq}"
                 print(f"  {f.kind}: {neutralize(str(f.tool))} {neutralize(str(f.call_id or '-'))}{at}")
+            elif f.source == "process_witness":
+                print(f"  {f.kind} (process witness, seq {f.seq}): {neutralize(f.detail)}")

@@ -24,7 +24,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from agentwatch.store import db
 from agentwatch.store.packing import DOCUMENT_COLUMNS, Dictionaries
@@ -142,6 +142,27 @@ def reconcile(store: Path, session: Optional[str] = None, settle_s: float = SETT
         return _reconcile(conn, str(store), session, horizon)
     finally:
         conn.close()
+
+
+def coverage_source(settle_s: float = SETTLE_S, now_ns: Optional[int] = None) -> Callable[[Any, Any], None]:
+    """A source for `agentwatch coverage` (coverage.pairing.coverage's `sources`): each session's
+    `unrecorded_exec` and `phantom_call` findings, beside what its transcript says."""
+    from agentwatch.coverage.pairing import Finding as CoverageFinding
+
+    horizon = (now_ns if now_ns is not None else time.time_ns()) - int(settle_s * 1e9)
+    witnessed: dict[int, bool] = {}
+
+    def extend(conn: Any, result: Any) -> None:
+        if id(conn) not in witnessed:  # a store the witness never wrote to: nothing to pair, nothing read
+            witnessed[id(conn)] = conn.execute(
+                "SELECT 1 FROM records WHERE kind = 'attestation' AND json_valid(payload) "
+                "AND json_extract(payload, '$.type') = 'process_root' LIMIT 1").fetchone() is not None
+        if not witnessed[id(conn)]:
+            return
+        for f in _reconcile(conn, "", result.session_id, horizon).findings:
+            result.findings.append(CoverageFinding(f.kind, f.detail, seq=f.seq, source="process_witness"))
+
+    return extend
 
 
 def _reconcile(conn: Any, store: str, session: Optional[str], horizon: int) -> Report:
