@@ -152,3 +152,14 @@ def test_pragma_table_info_names_the_columns(store):
                                    "pragma user_version = 7", "pragma writable_schema(1)"])  # fmt: skip
 def test_pragmas_that_set_stay_refused(store, query):
     assert sql(store, query) == (2, "", "agentwatch: only reading is allowed: this statement would write or change the connection\n")
+
+
+def test_an_empty_result_keeps_its_header(store):
+    assert sql(store, "SELECT seq, kind FROM records WHERE 0") == (0, "seq\tkind\n", "")
+    assert sql(store, "--wide", "SELECT seq, kind FROM records WHERE 0") == (0, "seq  kind\n───  ────\n", "")
+    assert sql(store, "--csv", "SELECT seq FROM records WHERE 0") == (0, "seq\r\n", "")
+
+
+def test_the_table_shows_blobs_numbers_null_and_wide_characters_whole(store):
+    code, out, _ = sql(store, "--wide", "SELECT x'00ff' AS b, 1.5 AS f, NULL AS n, '雪雪' AS w")
+    assert (code, out.splitlines()) == (0, ["b     f    n     w", "────  ───  ────  ────", "00ff  1.5  NULL  雪雪"])

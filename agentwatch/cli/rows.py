@@ -38,6 +38,8 @@ def tsv_value(value: Any) -> str:
 
 
 def write_tsv(out: TextIO, columns: list[str], rows: Iterable[tuple], prepare: Callable[[Any], Any]) -> None:
+    if not columns:
+        return  # a statement with no result columns: no header, no rows
     out.write("\t".join(tsv_value(c) for c in columns) + "\n")
     for row in rows:
         out.write("\t".join(tsv_value(None if v is None else prepare(v)) for v in row) + "\n")
@@ -137,6 +139,8 @@ def write_grid(out: TextIO, columns: list[str], rows: Iterable[tuple], text: Cal
     widths: list[int] | None = None
     blocks = False
     header = [text(c) for c in columns]
+    if not header:
+        return sum(1 for _ in iterator)  # a statement with no result columns prints nothing
     while True:
         batch = []
         for row in iterator:

@@ -202,7 +202,8 @@ def run(
         try:
             columns = [d[0] for d in cursor.getdescription()]
         except apsw.ExecutionCompleteError:
-            columns = []
+            # No row: the columns come from the prepared statement, so an empty result keeps its header.
+            columns = [d[0] for d in (apsw.ext.query_info(conn, query).description or ())]
     except BaseException as exc:
         close()
         raise _translate(exc, query, guard) from None
