@@ -74,7 +74,7 @@ browser:
 
 ## Rewrite the golden screens of tests/goldens/ from the current output (review the diff before committing).
 goldens: $(STAMP) terminal-tools
-	AGENTWATCH_UPDATE_GOLDENS=1 $(BIN)/python -m pytest -q tests/test_views_tmux.py
+	AGENTWATCH_UPDATE_GOLDENS=1 $(BIN)/python -m pytest -q tests/test_views_tmux.py tests/test_cli_sql_output.py tests/test_cli_next_step.py tests/test_cli_tail_view.py
 
 ## Long soaks (minutes): soak/, and the soak profiles of properties in tests/.
 soak: $(STAMP) pg-binaries

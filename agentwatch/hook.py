@@ -25,6 +25,21 @@ JSON_REPLY = {"gemini-cli": b"{}", "cline": b'{"cancel":false}'}
 USAGE = b"agentwatch-hook: usage: agentwatch-hook HARNESS [--event NAME] [ARG...]  (hook input on stdin)\n"
 
 
+TYPED = (b"agentwatch-hook: stdin is a terminal, so this is a person, not a harness: nothing recorded.\n"
+         b"A harness runs it with the hook's JSON on stdin; try: agentwatch-hook HARNESS < payload.json\n")
+
+
+def _typed_at_a_terminal():
+    """stdin and stderr both a terminal: typed by hand. A harness pipes the hook's input (and most
+    capture stderr); one that passes its payload as an argument has more than the harness name."""
+    import posix
+
+    try:
+        return posix.isatty(0) and posix.isatty(2)
+    except OSError:
+        return False
+
+
 def _client():
     if __package__:
         from . import hookclient
@@ -76,6 +91,9 @@ def run(argv=None, t0_mono=None, t0_wall=None):
             _write(2, USAGE)
             return 0
         reply = JSON_REPLY.get(argv[0])
+        if len(argv) == 1 and _typed_at_a_terminal():
+            _write(2, TYPED)
+            return 0
         _client().record(list(argv), t0_mono, t0_wall)
     except BaseException as exc:  # noqa: BLE001 - a hook must never fail its harness
         _write(2, ("agentwatch-hook: internal error, record not captured: %r\n" % (exc,)).encode("utf-8", "replace"))

@@ -83,4 +83,4 @@ def test_ctrl_c_interrupts_a_running_statement(store):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert (proc.returncode, out, err) == (2, "", "agentwatch: query interrupted (Ctrl-C); the rows printed are incomplete\n")
+    assert (proc.returncode, out, err) == (130, "", "agentwatch: interrupted (Ctrl-C); the query only reads, and the rows printed are incomplete\n")

@@ -73,11 +73,15 @@ def test_the_ship_row_appears_only_when_the_daemon_reports_shipping():
         ("refused, 9 rows behind, refused at seq 41 (hash_mismatch)", "bad")]
 
 
-def test_an_unreachable_daemon_is_two_rows():
+def test_an_unreachable_daemon_is_its_reason_the_spool_and_the_next_step():
     status, rows = health_view.summary({"ok": False, "status": "stopped", "reasons": ["cannot connect to /x"],
-                                        "reachable": False, "socket": "/x"})
+                                        "reachable": False, "socket": "/x", "spool_dir": "/s",
+                                        "spool": {"backlog": 3, "backlog_bytes": 2048, "oldest_age_s": 90.0, "bad": 0},
+                                        "start": "agentwatch serve"})
     assert status == "stopped"
-    assert [(r.label, r.value) for r in rows] == [("reason", "cannot connect to /x"), ("daemon", "no answer on /x")]
+    assert [(r.label, r.value) for r in rows] == [("reason", "cannot connect to /x"),
+                                                  ("spool", "3 waiting (2.0 KiB), oldest 1 min 30 s"),
+                                                  ("start it", "agentwatch serve")]
 
 
 def test_verbose_groups_hold_every_field_of_the_document():

@@ -1,4 +1,4 @@
-"""The built wheel carries its migrations: a store is created from an installed wheel alone."""
+"""The built wheel carries its migrations and its documentation: a store is created from an installed wheel alone."""
 
 import json
 import os
@@ -59,6 +59,10 @@ def test_installed_wheel_creates_a_store(wheel, tmp_path):
         check=True,
     ).stdout.strip()
     assert Path(where).is_relative_to(venv)
+    # The pages help texts cite are installed too: `agentwatch docs NAME` reads them from the wheel.
+    page = subprocess.run([str(venv / "bin" / "agentwatch"), "docs", "chain", "--path"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert Path(page).is_relative_to(venv) and Path(page).read_text() == (ROOT / "docs" / "chain.md").read_text()
     assert json.loads(
         subprocess.run(
             [str(venv / "bin" / "agentwatch"), "sql", "--store", str(store), "--json",
@@ -78,5 +82,6 @@ def test_wheel_holds_only_what_users_run(wheel):
     expected = sorted(
         str(p.relative_to(ROOT)) for p in (ROOT / "agentwatch").rglob("*") if p.is_file() and "__pycache__" not in p.parts
     ) + sorted(f"agentwatch/migrations/{p.relative_to(ROOT / 'migrations')}"  # the store's, and the fleet's postgres/
-               for p in (ROOT / "migrations").rglob("*.sql"))
+               for p in (ROOT / "migrations").rglob("*.sql")) + sorted(
+        f"agentwatch/docs/{p.name}" for p in (ROOT / "docs").iterdir() if p.is_file())  # the pages `docs` prints
     assert package == sorted(expected)

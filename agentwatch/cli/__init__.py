@@ -9,6 +9,10 @@ one that imports rich). `python -m agentwatch.cli` runs it.
 from agentwatch.cli.app import app, main
 
 # Each group registers its commands on `app` when imported; `--help` lists them in this order.
-from agentwatch.cli import record, query, coverage, evidence, retention, fleet, setup, ui, processes  # noqa: F401
+from agentwatch.cli import record, query, coverage, evidence, retention, fleet, setup, ui, processes, docs  # noqa: F401
+
+from agentwatch.cli import examples  # noqa: E402
+
+examples.attach(app)
 
 __all__ = ["app", "main"]

@@ -4,7 +4,7 @@ Each command parses its options, resolves its settings with config.load, calls
 one library function, renders the result and maps errors to exit codes (0 ok,
 1 a check found a problem, 2 usage or config error, 3 store or daemon
 unreachable, 4-7 a store replaced, rolled back, truncated or with a changed
-schema; errors.py). Data goes to stdout,
+schema; errors.py; 130 interrupted by Ctrl-C, after one line saying what was committed). Data goes to stdout,
 diagnostics and progress to stderr. rich is imported only by `render`.
 """
 
@@ -16,14 +16,20 @@ from typing import NoReturn
 import typer
 
 from agentwatch import __version__
+from agentwatch.cli import helptext
 from agentwatch.errors import AgentwatchError
+
+helptext.install()
+helptext.install_argument_names()
 
 app = typer.Typer(
     name="agentwatch",
     help="Tamper-evident flight recorder for AI coding agents.",
+    epilog="A help's docs/NAME.md is installed with agentwatch: agentwatch docs NAME.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: wraps at the width, never cuts an option name (and needs no rich)
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -42,12 +48,26 @@ SocketOpt = typer.Option(
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
+_interrupt_said = False  # a command said what Ctrl-C left committed (main adds the line otherwise)
+
+
 def fail(error: AgentwatchError | str, code: int | None = None) -> NoReturn:
     """Print one clear line on stderr and exit with the error's code."""
+    global _interrupt_said
     message = str(error)
     exit_code = code if code is not None else getattr(error, "exit_code", 2)
+    _interrupt_said = _interrupt_said or exit_code == EXIT_INTERRUPTED
     print(f"agentwatch: {message}", file=sys.stderr)
     raise typer.Exit(exit_code)
+
+
+def interrupted(committed: str) -> NoReturn:
+    """Ctrl-C, the same in every command: one line on stderr saying what was committed, exit 130."""
+    global _interrupt_said
+    _interrupt_said = True
+    print(f"agentwatch: interrupted (Ctrl-C); {committed}", file=sys.stderr)
+    raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def version_callback(value: bool) -> None:
@@ -72,4 +92,12 @@ def _root(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except SystemExit as exc:
+        # typer ends a command that Ctrl-C stopped with exit 130; one that did not say what it had
+        # committed gets the line every command prints: each write is a transaction, whole or absent.
+        if exc.code == EXIT_INTERRUPTED and not _interrupt_said:
+            print("agentwatch: interrupted (Ctrl-C); what was committed before stays, nothing is half-written",
+                  file=sys.stderr)
+        raise

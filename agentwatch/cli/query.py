@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
+from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail, interrupted
 from agentwatch.errors import AgentwatchError
 
 
@@ -31,6 +31,8 @@ def sql_cmd(
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
     csv_out: bool = typer.Option(False, "--csv", help="CSV with a header row on stdout."),
+    tsv_out: bool = typer.Option(False, "--tsv", help="Tab-separated values (the default into a pipe or a file)."),
+    wide: bool = typer.Option(False, "--wide", help="A table whose lines are as long as their rows (no wrapping), also into a pipe."),
     timeout: float = typer.Option(
         30.0, "--timeout", min=0.001, metavar="SECONDS", help="Stop the query after this long (reading its rows included)."
     ),
@@ -43,9 +45,19 @@ def sql_cmd(
 
     Tables and views: `events` (one row per harness event), `chain` (hashes as
     sha256:hex), `records` (every row, with forensic columns). See docs/schema.md.
-    Exactly one statement: several are refused before any runs. A query that
-    passes --timeout or --max-memory, or that Ctrl-C interrupts, is stopped
-    and exits 2. Exit 3 when the store cannot be read.
+    Reading pragmas work, `pragma table_info(events)` and
+    `SELECT * FROM pragma_table_info('events')` included.
+
+    No value is ever cut. On a terminal, a table whose long values wrap in
+    their column (a row per block when the columns do not fit); --wide keeps
+    each row on one line. Into a pipe or a file, tab-separated values: a
+    header row, then a line per row, with backslash, tab, newline and carriage
+    return written \\\\, \\t, \\n, \\r and NULL as \\N (PostgreSQL's COPY text format).
+
+    Exactly one statement: several are refused before any runs. --timeout
+    bounds the whole command, the printing of the rows included. A query that
+    passes --timeout or --max-memory is stopped and exits 2; Ctrl-C exits 130.
+    Exit 3 when the store cannot be read.
     With --pg, the query runs on the fleet server, read-only by role: the login
     must be a reading one (a member of agentwatch_read), and `events`,
     `tool_calls`, `sources`, `findings` name the fleet's views (docs/fleet.md).
@@ -55,19 +67,21 @@ def sql_cmd(
     from agentwatch.readers import sql as sqlquery
     from agentwatch.store import db
 
-    if json_out and csv_out:
-        fail("choose one of --json and --csv", 2)
+    if json_out + csv_out + tsv_out + wide > 1:
+        fail("choose one of --json, --csv, --tsv and --wide", 2)
+    fmt = ("json" if json_out else "csv" if csv_out else "tsv" if tsv_out else
+           "table" if wide or render.is_terminal() else "tsv")  # fmt: skip
     try:
         if pg is not None:
             from agentwatch.fleet import sql as fleet_sql
 
             columns, rows = fleet_sql.run(pg, query)
-            render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+            render.emit_rows(columns, rows, fmt, wide=wide)
         else:
             resolved = config.load({"store": store}).store
             with db.store_errors(resolved):
                 columns, rows = sqlquery.run(resolved, query, timeout=timeout, max_memory_mb=max_memory)
-                render.emit_rows(columns, rows, fmt="json" if json_out else "csv" if csv_out else "table")
+                render.emit_rows(columns, rows, fmt, wide=wide)
     except AgentwatchError as exc:
         fail(exc)
 
@@ -78,25 +92,36 @@ def tail_cmd(
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep following new commits until Ctrl-C."),
     from_seq: Optional[int] = typer.Option(None, "--from", min=1, metavar="SEQ", help="Start at this seq (default: the last 10 rows, or the consumer's cursor)."),
     consumer: Optional[str] = typer.Option(None, "--consumer", metavar="NAME", help="Durable named consumer: resume after its acknowledged seq, and acknowledge what is printed."),
-    kind: Optional[list[str]] = typer.Option(None, "--kind", help="Only rows of this kind (event, attestation, gap); repeatable."),
+    kind: Optional[list[str]] = typer.Option(None, "--kind", metavar="KIND", help="Only rows of this kind (event, attestation, gap); repeatable."),
+    all_kinds: bool = typer.Option(False, "--all", help="Also the recorder's attestation rows (hidden by default when no --kind, --consumer or --json)."),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per record (seq, record_id, kind, hash, payload)."),
     socket_path: Optional[Path] = SocketOpt,
     limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="At most N rows, then stop (without --from: the last N); the next page is --from the last seq + 1."),
 ) -> None:
     """Print committed records in seq order, and follow new ones with -f.
 
+    One line per record, fitted to the terminal's width: time, seq, harness,
+    session, event and tool (the date and the row's hash too when there is
+    room). The recorder's own attestation rows are left out unless --all,
+    --kind, --consumer or --json is given: a consumer and a script see every row.
+
     Subscribes on the daemon's socket when a daemon answers there (records are
     pushed as they commit), else reads the store directly (read-only); either
     way never ahead of what is committed. With --consumer NAME, each printed batch is logged and acknowledged in the
     consumer's durable cursor, so a killed consumer resumes after its last
     acknowledged seq (at-least-once delivery, exactly-once accounting by seq;
-    see `agentwatch reconcile --consumer`). Ctrl-C exits cleanly (0).
+    see `agentwatch reconcile --consumer`). Ctrl-C exits 130 after a line
+    saying what the consumer acknowledged.
     """
     from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import tail
     from agentwatch.store import db
 
+    if all_kinds and kind:
+        fail("choose one of --all and --kind", 2)
+    if not (kind or all_kinds or consumer or json_out):
+        kind = ["event", "gap"]  # what a person follows; the recorder's attestations only with --all
     try:
         cfg = config.load({"store": store, "socket": socket_path})
         resolved = cfg.store
@@ -108,7 +133,10 @@ def tail_cmd(
                 kinds=kind, emit=render.tail_printer(json_out),
                 socket_path=cfg.socket, progress=update, limit=limit,
             )
-    except (KeyboardInterrupt, BrokenPipeError):
+    except KeyboardInterrupt:
+        interrupted(f"consumer {consumer}: acknowledged up to the last batch printed" if consumer
+                    else "tail only reads: nothing to commit")
+    except BrokenPipeError:
         raise typer.Exit(0) from None
     except AgentwatchError as exc:
         fail(exc)
@@ -186,6 +214,7 @@ def sessions_cmd(
     from agentwatch import config
     from agentwatch.cli import render
     from agentwatch.readers import sessions
+    from agentwatch.record.adapters import HARNESSES
 
     try:
         since_ns = sessions.parse_since(since) if since is not None else None
@@ -193,6 +222,8 @@ def sessions_cmd(
                                        limit=limit, before_seq=before)
     except AgentwatchError as exc:
         fail(exc)
+    if not found and harness is not None and harness not in HARNESSES:  # a misspelt name, not an empty result
+        fail(f"no sessions of harness {harness!r}, which agentwatch does not know (one of: {', '.join(HARNESSES)})", 2)
     render.emit_sessions(found, json_out)
 
 
@@ -234,7 +265,9 @@ def show_cmd(
         if follow:
             for batch in sessions.follow_timeline(resolved, harness, session_id, after_seq=head):
                 emit(batch)
-    except (KeyboardInterrupt, BrokenPipeError):
+    except KeyboardInterrupt:
+        interrupted("show only reads: nothing to commit")
+    except BrokenPipeError:
         raise typer.Exit(0) from None
     except AgentwatchError as exc:
         fail(exc)

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail
+from agentwatch.cli.app import JsonOpt, SocketOpt, StoreOpt, app, fail, interrupted
 from agentwatch.errors import AgentwatchError
 from agentwatch.record.adapters import HARNESSES
 
@@ -25,7 +25,9 @@ def import_cmd(
 
     A line is either a wire-protocol append envelope (has "record_id",
     "harness" and one of "payload"/"payload_text"/"payload_b64") or a bare
-    harness payload (wrapped with a fresh record_id and --harness). Malformed
+    harness payload (wrapped with --harness and a record_id derived from the
+    harness, the line number and the line, so importing the same input again
+    stores nothing twice: docs/protocol.md, "Record ids"). Malformed
     lines are reported with their line numbers on stderr and do not stop the
     good ones; the exit code is 1 when any line was rejected. Refused (exit 3)
     while a daemon serves the store: its writer is the store's only one. The
@@ -38,13 +40,17 @@ def import_cmd(
     from agentwatch.record import importer
     from agentwatch.store import db
 
+    report = None
     try:
         cfg = config.load({"store": store})
+        report = importer.ImportReport(store=cfg.store)
         with db.store_errors(cfg.store, "write"), Exclusive(cfg.store, "import") as writer, \
-                render.progress("importing", enabled=not json_out) as update:
-            report = importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size,
-                                           policy=cfg.policy(), progress=update, pack=cfg["packing"],
-                                           writer=writer)
+                render.import_progress(report, enabled=not json_out) as update:
+            importer.import_lines(cfg.store, source, harness=harness, batch_size=batch_size, policy=cfg.policy(),
+                                  progress=update, pack=cfg["packing"], writer=writer, report=report)
+    except KeyboardInterrupt:
+        done = report.stored if report is not None else 0
+        interrupted(f"{done} events committed; importing the same input again adds only the rest")
     except AgentwatchError as exc:
         fail(exc)
     if report.stored and cfg["checkpoint.enabled"]:
@@ -171,8 +177,11 @@ def health_cmd(
     try:
         report = health.query(sock, timeout, configured=cfg.sources["socket"] != "default")
     except health.DaemonUnreachable as exc:
-        report = health.unreachable(sock, str(exc))
-        print(f"agentwatch: {exc}", file=sys.stderr)
+        from agentwatch.readers import offline
+
+        report = offline.report(sock, str(exc), cfg.spool)
+        if json_out or not render.is_terminal():  # on a terminal the summary says it, once
+            print(f"agentwatch: {exc}", file=sys.stderr)
     status = health.status_of(report)
     if json_out:
         render.emit_document(report)

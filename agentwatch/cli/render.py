@@ -102,7 +102,13 @@ def bundle_text(doc: Any) -> str:
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str) -> None:
+def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str, *, wide: bool = False) -> None:
+    """Query results on stdout, every value whole: json, csv, tsv (COPY text format) or a grid.
+
+    The grid (`table`) wraps long values in their column at the terminal's width,
+    or with `wide` leaves every line as long as its row; see cli/rows.py."""
+    from agentwatch.cli import rows as rowtext
+
     if fmt == "json":
         # A JSON array written row by row, so a large result never sits in memory.
         out = sys.stdout
@@ -117,15 +123,28 @@ def emit_rows(columns: list[str], rows: Iterable[tuple], fmt: str) -> None:
         writer.writerow([cell(c) for c in columns])
         for row in rows:
             writer.writerow([cell(json_value(v)) if v is not None else v for v in row])
+    elif fmt == "tsv":
+        # Escaped by the format itself; on a terminal the other controls are made visible too.
+        prepare = (lambda v: _safe_value(json_value(v))) if sys.stdout.isatty() else json_value
+        rowtext.write_tsv(sys.stdout, columns, rows, prepare)
     else:
-        from rich.table import Table
+        import shutil
 
-        table = Table(*(neutralize(c, keep_lines=True) for c in columns), show_lines=False)
-        for row in rows:
-            table.add_row(*("NULL" if v is None
-                            else neutralize(json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list))
-                                            else str(json_value(v)), keep_lines=True) for v in row))
-        _console().print(table)
+        def text(v: Any) -> str:
+            if v is None:
+                return "NULL"
+            return neutralize(_plain_value(json_value(v)), keep_lines=True).replace("\t", "    ")
+
+        width = shutil.get_terminal_size((100, 24)).columns
+        rowtext.write_grid(sys.stdout, columns, rows, text, width, wide=wide)
+
+
+def _plain_value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+
+
+def _safe_value(value: Any) -> Any:
+    return neutralize(_plain_value(value), keep_lines=True) if isinstance(value, (str, dict, list)) else value
 
 
 def emit_import(report, as_json: bool) -> None:
@@ -162,6 +181,31 @@ def progress(label: str, enabled: bool) -> Iterator:
             bar.update(task, completed=done, total=total)
             if total is not None and done >= total:
                 bar.stop()
+
+        yield update
+
+
+@contextmanager
+def import_progress(report, enabled: bool) -> Iterator:
+    """import's bar on stderr: events read, their rate, and the time left (from the bytes read of the file)."""
+    if not enabled or not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    import time
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    started = time.monotonic()
+    with Progress(
+        TextColumn("importing"), BarColumn(), TextColumn("{task.fields[events]}"), TextColumn("ETA"),
+        TimeRemainingColumn(), console=_console(stderr=True), transient=True, redirect_stdout=False,
+        redirect_stderr=False,
+    ) as bar:
+        task = bar.add_task("importing", total=None, events="0 events")
+
+        def update(done: int, total: int | None) -> None:
+            rate = report.lines / max(time.monotonic() - started, 1e-3)
+            bar.update(task, completed=done, total=total, events=f"{report.lines:,} events, {rate:,.0f}/s")
 
         yield update
 
@@ -239,8 +283,14 @@ def _short(value, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def tail_line(record) -> str:
-    """time  #seq  kind/harness  session  event  tool  short hash"""
+_TAIL_FULL = 112  # the width of tail's whole line: date and time, seq, harness, session, event, tool, hash
+
+
+def tail_line(record, width: int | None = None) -> str:
+    """time  #seq  kind/harness  session  event  tool  short hash; narrower than the whole line, one line
+    of `width`: the time without its date, no hash, a shorter session, the tool taking what is left."""
+    if width is not None and width < _TAIL_FULL:
+        return _tail_narrow(record, width)
     import time as _time
 
     doc = json.loads(record.payload) or {"erased": True}  # an erased row's payload is null (docs/erasure.md)
@@ -261,6 +311,25 @@ def tail_line(record) -> str:
     return f"{stamp} #{record.seq:<7} {middle} {short_hash}"
 
 
+def _tail_narrow(record, width: int) -> str:
+    import time as _time
+
+    doc = json.loads(record.payload) or {"erased": True}
+    secs, ns = divmod(record.recorded_at_ns, 1_000_000_000)
+    stamp = _time.strftime("%H:%M:%S", _time.gmtime(secs)) + f".{ns // 1_000_000:03d}"
+    if record.kind == "event":
+        event = doc.get("event") or {}
+        cells = [_short(doc.get("harness"), 11), _short(doc.get("session_id"), 12),
+                 _short(event.get("name") or ("(erased)" if doc.get("erased") else None), 16)]
+        tool = (doc.get("tool") or {}).get("name")
+    else:
+        what = doc.get("type") or doc.get("reason") or ("(erased)" if doc.get("erased") else None)
+        cells, tool = [record.kind, "", _short(what, 16)], None
+    head = f"{stamp} #{record.seq:<6} {cells[0]:<11} {cells[1]:<12} {cells[2]:<16} "
+    room = width - len(head)
+    return (head + (_short(tool, room) if tool and room > 1 else "")).rstrip()[:width]
+
+
 def tail_printer(as_json: bool):
     """A function printing one batch of tail records and flushing, as JSON lines or readable lines."""
     out = sys.stdout
@@ -275,7 +344,8 @@ def tail_printer(as_json: bool):
         def emit_rich(batch) -> None:
             for r in batch:
                 style = {"attestation": "cyan", "gap": "bold red"}.get(r.kind)
-                console.print(tail_line(r), style=style, markup=False)
+                console.print(tail_line(r, console.width), style=style, markup=False, crop=True, overflow="crop",
+                              no_wrap=True)
         return emit_rich
 
     def emit(batch) -> None:
@@ -386,27 +456,47 @@ def emit_install(result, as_json: bool) -> None:
 
 
 def emit_install_list(rows, as_json: bool) -> None:
-    """install --list: per harness and scope, a rich table (or a JSON array)."""
+    """install --list: a JSON array, or one plain line per harness and scope that fits 80 columns.
+
+    Each line: harness, scope, state, the file (under the home directory as ~/...)
+    and how many events go to agentwatch; a config that cannot be read adds its
+    reason on the next line. Events and commands whole: --json."""
     if as_json:
         print_json([row.to_json() for row in rows])
         return
-    from rich.table import Table
+    import shutil
 
-    table = Table()
-    for column in ("harness", "scope", "state"):
-        table.add_column(column, no_wrap=True)
-    for column in ("file", "events", "command"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        detail = row.error or (row.commands[0] if row.commands else "")
-        if len(row.commands) > 1:
-            detail += f"  (+{len(row.commands) - 1} more)"
-        state = row.state
+    from agentwatch.cli import rows as rowtext
+
+    home, here = str(Path.home()), str(Path.cwd())
+
+    def where(path: str) -> str:
+        """A path as short as it reads: ./ under the current directory, ~/ under the home directory."""
+        for prefix, short in ((here, "."), (home, "~")):
+            if prefix not in ("", "/") and path.startswith(prefix + "/"):
+                return short + path[len(prefix):]
+        return path
+
+    cells = [(r.harness, r.scope, r.state.replace("_", " "), neutralize(where(r.path))
+              + (f" ({len(r.events)} event{'s' * (len(r.events) != 1)})" if r.events else "")) for r in rows]
+    widths = [max(len(c[i]) for c in cells + [("harness", "scope", "state", "")]) for i in range(3)]
+    width = shutil.get_terminal_size((80, 24)).columns if is_terminal() else 10_000
+    out = [rowtext.GAP.join(h.ljust(w) for h, w in zip(("harness", "scope", "state"), widths)) + rowtext.GAP + "file"]
+    indent = sum(widths) + 3 * len(rowtext.GAP)
+    for row, (harness, scope, state, file) in zip(rows, cells):
+        head = rowtext.GAP.join(v.ljust(w) for v, w in zip((harness, scope, state), widths)) + rowtext.GAP
+        lines = rowtext.wrap(file, max(20, width - indent))
+        out.append(head + lines[0])
+        out += [" " * len(head) + line for line in lines[1:]]
+        if row.error:
+            reason = neutralize(row.error.replace(row.path, where(row.path)))
+            out += ["    " + line for line in rowtext.wrap(reason, max(20, width - 4))]
         for finding in getattr(row, "findings", None) or []:
-            state += f"\n{finding['kind']}"
-            detail += f"\n{finding['detail']}"
-        table.add_row(row.harness, row.scope, state, row.path, ", ".join(row.events), detail)
-    _console().print(table)
+            said = neutralize(f"{finding['kind']}: {finding['detail']}")
+            out += ["    " + line for line in rowtext.wrap(said, max(20, width - 4))]
+    out.append("")
+    out.append("events and hook commands: agentwatch install --list --json")
+    sys.stdout.write("\n".join(out) + "\n")
 
 
 def is_terminal(stream=None) -> bool:
@@ -467,7 +557,7 @@ def emit_health(doc: dict, *, verbose: bool, as_json: bool) -> None:
     # (the store's path keeps its end). --verbose, --json and plain output carry it whole.
     value_width = max(20, console.width - max(len(r.label) for r in rows) - 7)
     for r in rows:
-        value = _fit(r.value, value_width, 2 if r.label == "reason" else 1, keep_end=r.label == "store")
+        value = _fit(r.value, value_width, 2 if r.label in ("reason", "start it") else 1, keep_end=r.label == "store")
         table.add_row(r.label, Text(value, style=_LEVEL_STYLE.get(r.level, "")))
     console.print(table)
     for group, items in groups:
@@ -671,6 +761,8 @@ def timeline_cells(item, millis: bool = True) -> tuple[str, str, str, str, str, 
     summary = neutralize(item.summary or "")
     if item.detail.get("unpaired"):
         summary = "(no start) " + summary
+    if item.detail.get("error"):  # why the call failed or was refused, as its end said
+        summary = f"{summary}; {item.outcome or 'error'}: {neutralize(str(item.detail['error']))}".lstrip("; ")
     outcome = item.outcome or ""
     if item.findings:
         outcome = (outcome + " " if outcome else "") + "!" + ",".join(f.get("kind", "?") for f in item.findings)
@@ -699,12 +791,14 @@ def timeline_printer(as_json: bool):
 
     def head(cells) -> str:
         t, s, w, o, d = cells
-        w = w if len(w) <= widths[2] else w[: widths[2] - 1] + "…"
+        w = w if len(w) <= widths[2] else w[: widths[2] - 1] + "…"  # whole at the summary's start (emit)
         return f"{t:<{widths[0]}}  {s:>{widths[1]}}  {w:<{widths[2]}}  {o:<{widths[3]}}  {d:>{widths[4]}}  "
 
     def emit(batch) -> None:
         for item in batch:
             *cells, summary = timeline_cells(item, millis=wide)
+            if console is not None and len(cells[2]) > widths[2]:
+                summary = f"{cells[2]}: {summary}" if summary else cells[2]  # the name the column cut, whole
             prefix = head(cells)
             if console is None:
                 out.write((prefix + summary).rstrip() + "\n")

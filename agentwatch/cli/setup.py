@@ -50,7 +50,8 @@ def install_cmd(
     removes one only with --narrow. A malformed config, or an install that would make
     one harness run agentwatch twice for each event, is refused and left
     unchanged (exit 2); an unwritable location exits 3. `--list` shows what is
-    installed where. See docs/install.md.
+    installed where, one line per harness and scope; it exits 1 when a config
+    cannot be read (the reason follows its line). See docs/install.md.
     """
     from agentwatch import install
     from agentwatch.cli import render
@@ -59,8 +60,13 @@ def install_cmd(
         if list_:
             if harness is not None or scope is not None or dry_run:
                 fail("--list takes no HARNESS, --scope or --dry-run", 2)
-            render.emit_install_list(install.list_installed(project_dir), json_out)
-            return
+            listed = install.list_installed(project_dir)
+            render.emit_install_list(listed, json_out)
+            broken = [row for row in listed if row.error]
+            if json_out or not render.is_terminal():  # on a terminal the listing already says why
+                for row in broken:
+                    print(f"agentwatch: {row.harness} ({row.scope}): {row.error}", file=sys.stderr)
+            raise typer.Exit(1 if broken else 0)
         if harness is None:
             fail(f"missing HARNESS (one of: {', '.join(install.HARNESSES)}), or use --list", 2)
         result = install.install(harness, scope, project_dir, dry_run=dry_run, narrow=narrow)

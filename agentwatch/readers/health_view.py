@@ -69,7 +69,13 @@ def summary(doc: dict) -> tuple[str, list[Row]]:
     if len(reasons) > MAX_REASONS:
         rows.append(Row("reason", f"… and {len(reasons) - MAX_REASONS} more (--verbose or --json)", level))
     if doc.get("reachable") is False:
-        rows.append(Row("daemon", f"no answer on {doc.get('socket')}", "bad"))
+        # The reason names the socket; what is left to say is what waits and what to run.
+        if doc.get("spool"):
+            rows.append(_spool(doc["spool"]))
+        elif "spool_dir" in doc:
+            rows.append(Row("spool", f"none at {doc['spool_dir']}", "info"))
+        if doc.get("start"):
+            rows.append(Row("start it", doc["start"], "info"))
         return status, rows
     rows.append(Row("daemon", f"pid {doc.get('pid')}, up {duration(doc.get('uptime_s'))}, "
                               f"agentwatch {doc.get('version')}", "info"))
@@ -101,10 +107,15 @@ def summary(doc: dict) -> tuple[str, list[Row]]:
     return status, rows
 
 
+def _plural(n, noun: str) -> str:
+    """`1 row`, `5 rows` (a missing count: `- rows`)."""
+    return f"{count(n)} {noun}{'' if n == 1 else 's'}"
+
+
 def _writer(w: dict) -> Row:
     if w.get("state", "ok") != "ok":
         return Row("writer", f"FAILING since {w.get('failing_since')}: {w.get('last_error')}", "bad")
-    return Row("writer", f"ok, {count(w.get('rows_committed'))} rows in {count(w.get('commits'))} commits, "
+    return Row("writer", f"ok, {_plural(w.get('rows_committed'), 'row')} in {_plural(w.get('commits'), 'commit')}, "
                          f"{count(w.get('queued'))} queued", "ok")
 
 

@@ -265,6 +265,8 @@ class Item:
 
 def resolve_session(conn: apsw.Connection, session: str, harness: Optional[str] = None) -> tuple[str, str]:
     """(harness, session_id) for a full id or an unambiguous prefix of one (of `harness`, when given)."""
+    if not session.strip():
+        raise UsageError("an empty session id: give a session id or a prefix of one (see `agentwatch sessions`)")
     rows: list[Any] = conn.execute(
         "SELECT DISTINCT harness, session_id FROM records WHERE session_id = ? AND kind = 'event'", (session,)
     ).fetchall()
@@ -544,6 +546,18 @@ def prompt_text(doc: dict) -> Optional[str]:
     return None
 
 
+def _raw_text(doc: dict, keys: tuple[str, ...]) -> str:
+    """The first of `keys` the harness sent as text (it is kept in `raw`, redacted like the rest)."""
+    raw = doc.get("raw")
+    if isinstance(raw, dict):
+        for holder in (raw, raw.get("data")):
+            if isinstance(holder, dict):
+                for key in keys:
+                    if isinstance(holder.get(key), str) and holder[key]:
+                        return holder[key]
+    return ""
+
+
 def _event_summary(kind: str, doc: dict) -> str:
     if kind == "prompt":
         text = prompt_text(doc)
@@ -555,7 +569,11 @@ def _event_summary(kind: str, doc: dict) -> str:
         decision = doc.get("decision") or {}
         tool = doc.get("tool") or {}
         parts = [decision.get("value") or "asks", tool_name(tool) or "", input_summary(tool)]
-        return " ".join(p for p in parts if p)
+        if decision.get("reason"):
+            parts.append(f"(reason: {decision['reason']})")  # why it was denied, as the harness said
+        return " ".join(str(p) for p in parts if p)
+    if kind == "notification":
+        return _raw_text(doc, ("message", "title", "notification_type", "notificationType"))
     if kind in ("subagent_start", "subagent_end"):
         agent = doc.get("agent") or {}
         return " ".join(str(v) for v in (agent.get("type"), agent.get("id")) if v)

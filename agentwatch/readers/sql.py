@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -35,16 +36,29 @@ _ALLOWED = {
     apsw.SQLITE_FUNCTION,
     apsw.SQLITE_RECURSIVE,
 }
+# Pragmas whose argument names what to read (a table, an index, a row limit), never a value to set:
+# `pragma table_info(events)` and the table-valued `pragma_table_info('events')` both reach the
+# authorizer with the argument where a setting pragma has its new value.
+_READING_PRAGMAS = frozenset({
+    "table_info", "table_xinfo", "table_list", "index_info", "index_xinfo", "index_list",
+    "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check",
+})
 
 
 class QueryStopped(UsageError):
     """The query ran past its time limit or memory cap, or was interrupted (Ctrl-C)."""
 
 
+class QueryInterrupted(QueryStopped):
+    """Ctrl-C stopped the query: exit 130, like every command Ctrl-C stops."""
+
+    exit_code = 130
+
+
 def _authorizer(op: int, arg1, arg2, _db, _source) -> int:
     if op in _ALLOWED:
         return apsw.SQLITE_OK
-    if op == apsw.SQLITE_PRAGMA and arg2 is None:
+    if op == apsw.SQLITE_PRAGMA and (arg2 is None or str(arg1).lower() in _READING_PRAGMAS):
         return apsw.SQLITE_OK  # reading a pragma; setting one is refused below
     return apsw.SQLITE_DENY
 
@@ -114,7 +128,7 @@ class _Guard:
             return QueryStopped(f"query stopped: it needs more than the {mb} MB memory cap (--max-memory)")
         if self.why == "timeout":
             return QueryStopped(f"query stopped: it ran longer than {self.timeout:g} s (--timeout)")
-        return QueryStopped("query interrupted (Ctrl-C); the rows printed are incomplete")
+        return QueryInterrupted("interrupted (Ctrl-C); the query only reads, and the rows printed are incomplete")
 
 
 # A packed row (docs/chain.md, "Packed payloads") stores its document deflated and, in `payload`,
@@ -179,20 +193,28 @@ def run(
             raise UsageError(
                 "one statement per query: results of several would be mixed" if statements else "no statement in the query"
             )
+        # The time limit covers the caller's work on the rows too (formatting, writing): a row is
+        # handed out only before the deadline, so a slow rendering stops there like a slow statement.
+        deadline = time.monotonic() + timeout
         guard.start()
         cursor = conn.cursor()
         rows = cursor.execute(query)
         try:
             columns = [d[0] for d in cursor.getdescription()]
         except apsw.ExecutionCompleteError:
-            columns = []
+            # No row: the columns come from the prepared statement, so an empty result keeps its header.
+            columns = [d[0] for d in (apsw.ext.query_info(conn, query).description or ())]
     except BaseException as exc:
         close()
         raise _translate(exc, query, guard) from None
 
     def stream() -> Iterator[tuple]:
         try:
-            yield from rows
+            for row in rows:
+                if time.monotonic() > deadline:
+                    guard.why = guard.why or "timeout"
+                    raise apsw.InterruptError("past the time limit")
+                yield row
         except (apsw.Error, KeyboardInterrupt) as exc:
             raise _translate(exc, query, guard) from None
         finally:

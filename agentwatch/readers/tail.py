@@ -60,6 +60,21 @@ def read_after(conn: apsw.Connection, after_seq: int, limit: int, kinds: Sequenc
             for seq, rid, kind, at, digest, payload, dict_id, z in conn.execute(sql, args)]
 
 
+def _before_last(path: Path, head: int, last: int, kinds: Sequence[str] | None) -> int:
+    """The seq after which the last `last` records of `kinds` begin (of any kind: head - last)."""
+    if not kinds:
+        return max(head - last, 0)
+    conn = schema_guard.open_reader(path)
+    try:
+        # Newest first, so only the rows it skips are read (the recorder's own rows can be most of an idle log).
+        row = next(iter(conn.execute(
+            f"SELECT seq FROM records WHERE kind IN ({','.join('?' * len(kinds))}) ORDER BY seq DESC LIMIT 1 OFFSET ?",
+            [*kinds, last])), None)
+    finally:
+        conn.close()
+    return row[0] if row else 0
+
+
 def head_seq(conn: apsw.Connection) -> int:
     return db.one(conn.execute("SELECT max(seq) FROM records"))[0] or 0
 
@@ -287,8 +302,10 @@ def run_tail(
         elif (cursor.kinds or None) != kinds:
             raise UsageError(f"consumer {consumer!r} consumes kinds {cursor.kinds or 'all'}; use the same --kind")
         after = cursor.acked_seq
+    elif from_seq is not None:
+        after = from_seq - 1
     else:
-        after = from_seq - 1 if from_seq is not None else max(head - (limit or last), 0)
+        after = _before_last(path, head, limit or last, kinds)
     try:
         source = follow_any(path, socket_path, after_seq=after, kinds=kinds, follow=follow, stop=stop,
                             store_id=store_id, on_source=on_source)

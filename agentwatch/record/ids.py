@@ -23,3 +23,22 @@ DAEMON_ID_PREFIXES = ("attest-", "gap-", "erasure-")
 def is_daemon_id(record_id: str) -> bool:
     """Whether `record_id` lies in the recorder's own namespace."""
     return record_id.startswith(DAEMON_ID_PREFIXES)
+
+
+def derived_record_id(*parts: bytes) -> str:
+    """A record id that is a function of `parts`: a UUIDv8 (RFC 9562, custom) over their SHA-256.
+
+    `import` gives a bare payload the id of (harness, line number, line bytes), so importing the
+    same input again is acknowledged as duplicates instead of stored twice (docs/protocol.md,
+    "Record ids"). Each part is length-prefixed, so no two lists of parts share an id."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    digest.update(b"agentwatch-derived-id-v1\0")
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big") + part)
+    value = int.from_bytes(digest.digest()[:16], "big")
+    value = value & ~(0xF << 76) | 0x8 << 76  # version 8
+    value = value & ~(0b11 << 62) | 0b10 << 62  # the RFC 9562 variant
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterator
 
 from agentwatch.errors import UsageError
-from agentwatch.record.ids import new_record_id
+from agentwatch.record.ids import derived_record_id
 from agentwatch.record.normalize import BadEnvelope, gap_append, to_append
 from agentwatch.store.append import Append, Store
 
@@ -63,8 +63,11 @@ def importer_client() -> dict:
     return {"delivery": "import", "uid": os.geteuid(), "pid": os.getpid(), "ts_observed_ns": time.time_ns()}
 
 
-def line_to_append(line: bytes, harness: str, policy=None) -> Append:
-    """One input line to the row it becomes. Raises ValueError with a clear reason."""
+def line_to_append(line: bytes, harness: str, policy=None, number: int = 0) -> Append:
+    """Input line `number` to the row it becomes. Raises ValueError with a clear reason.
+
+    A bare payload's record id is derived from the harness, the line number and the
+    line's bytes, so the same input imported twice is stored once."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -78,7 +81,8 @@ def line_to_append(line: bytes, harness: str, policy=None) -> Append:
     if is_envelope(obj):
         envelope = obj
     else:
-        envelope = {"record_id": new_record_id(), "harness": harness, "payload": obj}
+        record_id = derived_record_id(b"import", harness.encode("utf-8", "surrogateescape"), b"%d" % number, line)
+        envelope = {"record_id": record_id, "harness": harness, "payload": obj}
     try:
         return to_append(envelope, policy=policy, client=importer_client())
     except BadEnvelope as exc:
@@ -152,17 +156,19 @@ def _size(stream: IO[bytes]) -> int | None:
 def import_lines(
     store_path: Path, source: str, *, harness: str = "unknown", batch_size: int = 1000, policy=None,
     progress: Callable[[int, int | None], None] | None = None, pack: bool = True, writer=None,
+    report: ImportReport | None = None,
 ) -> ImportReport:
     """`policy` is the redaction policy (config.Config.policy()); None means the default mode.
 
     `progress(bytes_read, total_bytes)` runs after each batch (total None for a pipe); `pack`
     stores large event documents packed (config packing; store/packing.py). `writer` is the
     held writer lock (daemon/integrity.py, `Exclusive`): told when the store is opened and before
-    it is closed."""
+    it is closed. `report`, when given, is the one filled in as batches commit: a caller
+    reads it for a rate, or for what was committed when the import is interrupted."""
     if batch_size < 1:
         raise UsageError("batch size must be at least 1")
     stream = _open(source)
-    report = ImportReport(store=Path(store_path))
+    report = report if report is not None else ImportReport(store=Path(store_path))
     try:
         store = Store(store_path, pack=pack)
         if writer is not None:
@@ -187,7 +193,7 @@ def import_lines(
                 batch.append(_rejection(source, number, line.size, line.sha256, reason))
             else:
                 try:
-                    batch.append(line_to_append(line, harness, policy))
+                    batch.append(line_to_append(line, harness, policy, number))
                 except ValueError as exc:
                     report.rejected.append((number, str(exc)))
                     batch.append(_rejection(source, number, len(line), _sha256(line), str(exc)))
@@ -213,12 +219,19 @@ def _sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def _source_name(source: str) -> str:
+    return "-" if source == "-" else str(Path(source).name)
+
+
 def _rejection(source: str, number: int, size: int, digest: str, reason: str) -> Append:
     return gap_append(
-        f"gap-import-{new_record_id()}",  # the recorder's namespace: no input line can take it first
+        # The recorder's namespace (no input line can take it first), derived like a bare payload's id:
+        # the same rejected line imported again is a duplicate, not a second gap row.
+        "gap-import-" + derived_record_id(b"import-rejected", _source_name(source).encode("utf-8", "surrogateescape"),
+                                          b"%d" % number, digest.encode()),
         "import_rejected_line",
         {
-            "source": "-" if source == "-" else str(Path(source).name),
+            "source": _source_name(source),
             "line": number,
             "error": reason,
             "bytes": size,
