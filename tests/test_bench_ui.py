@@ -1,7 +1,7 @@
 """Benchmark of the review page (`make bench`): how long each page takes on a large store.
 
-A store of AGENTWATCH_BENCH_UI_SESSIONS sessions (200) of AGENTWATCH_BENCH_UI_CALLS paired
-tool calls each (2,500): about 1M events. Each page is fetched over HTTP from a running
+A store of AGENTWATCH_BENCH_UI_SESSIONS sessions (2,000) of AGENTWATCH_BENCH_UI_CALLS paired
+tool calls each (250): about 1M events. Each page is fetched over HTTP from a running
 `agentwatch ui` server, three times, and the median printed beside two same-run baselines:
 the stylesheet (the server's own floor: a request with no store work) and the library call
 the page rests on (`sessions.list_sessions`, `sessions.timeline`). Figures are printed, never
@@ -23,8 +23,8 @@ from agentwatch.record import normalize
 from agentwatch.store.append import Store
 from agentwatch.ui.server import Settings, UIServer
 
-SESSIONS = int(os.environ.get("AGENTWATCH_BENCH_UI_SESSIONS", "200"))
-CALLS = int(os.environ.get("AGENTWATCH_BENCH_UI_CALLS", "2500"))
+SESSIONS = int(os.environ.get("AGENTWATCH_BENCH_UI_SESSIONS", "2000"))
+CALLS = int(os.environ.get("AGENTWATCH_BENCH_UI_CALLS", "250"))
 
 
 def build(path) -> int:

@@ -358,3 +358,34 @@ def test_coverage_shows_on_the_sessions_and_session_pages(tmp_path):
         assert '&quot;sessions_missing_calls&quot;: 1' in store_page
     finally:
         srv.close()
+
+
+def test_the_newest_first_view_pages_back_from_the_head(tmp_path):
+    """60 sessions: the default view shows the 50 newest, its `older` link the other 10 (read back
+    from the head, a page at a time); the full-sort path pages the same 60 in 50s."""
+    from support.sessions import policy
+
+    from agentwatch.record import normalize
+
+    store = tmp_path / "store.db"
+    with Store(store) as s:
+        for i in range(60):
+            s.append([normalize.to_append(
+                {"record_id": f"r{i}", "harness": "claude-code", "ts_observed_ns": 10**18 + i, "pid": 1, "ppid": 2,
+                 "delivery": "socket",
+                 "payload": {"hook_event_name": "UserPromptSubmit", "session_id": f"s{i:03d}", "prompt": "go"}},
+                policy=policy())])
+    srv = UIServer(Settings(store=store))
+    srv.start_background()
+    try:
+        _, _, first = get(srv.url)
+        ids = re.findall(r'id=(s\d{3})"', first)
+        assert ids == [f"s{i:03d}" for i in range(59, 9, -1)]
+        older = re.search(r'<a rel="next" href="([^"]+)">older</a>', first).group(1).replace("&amp;", "&")
+        _, _, second = get(f"http://127.0.0.1:{srv.port}{older}")
+        assert re.findall(r'id=(s\d{3})"', second) == [f"s{i:03d}" for i in range(9, -1, -1)]
+        assert 'rel="next"' not in second
+        _, _, sorted_page = get(srv.url + "?sort=started&order=asc&page=2")
+        assert re.findall(r'id=(s\d{3})"', sorted_page) == [f"s{i:03d}" for i in range(50, 60)]
+    finally:
+        srv.close()

@@ -93,7 +93,10 @@ def filter_sessions(sessions: Iterable[SessionSummary], outcome: Optional[str],
 
 
 def sessions_page(nav: Nav, sessions: Sequence[SessionSummary], *, harness: str, since: str, outcome: str,
-                  sort: str, order: str, page_no: int, harnesses: Sequence[str], coverage: str = "") -> str:
+                  sort: str, order: str, page_no: int, harnesses: Sequence[str], coverage: str = "",
+                  paged: Optional[tuple[Optional[int], Optional[int]]] = None) -> str:
+    """The sessions table. `paged` (this page's `before` seq, the next older page's): the default
+    newest-first view read a page at a time from the head; otherwise every session, sorted here."""
     rows = filter_sessions(sessions, outcome or None, coverage or None)
     rows.sort(key=SORTS.get(sort, SORTS["last"]), reverse=order != "asc")
     pages = max(1, -(-len(rows) // PAGE_SIZE))
@@ -132,6 +135,15 @@ def sessions_page(nav: Nav, sessions: Sequence[SessionSummary], *, harness: str,
         f"<td class=\"coverage {coverage_state(s)}\">{esc(getattr(s, 'coverage', None) or '-')}</td></tr>"
         for s in shown
     )
+    if paged is not None:
+        before, older = paged
+        pager = f"<p class=\"pager\">{len(rows)} sessions, newest first "
+        if before is not None:
+            pager += f"<a rel=\"first\" href=\"{esc(nav.url('/', **keep))}\">newest</a> "
+        if older is not None:
+            pager += f"<a rel=\"next\" href=\"{esc(nav.url('/', **keep, before=older))}\">older</a>"
+        pager += "</p>"
+        return page(nav, "sessions", form + f"<table class=\"sessions\">{head}{body_rows}</table>" + pager)
     pager = f"<p class=\"pager\">{len(rows)} sessions · page {page_no} of {pages} "
     if page_no > 1:
         pager += f"<a rel=\"prev\" href=\"{esc(nav.url('/', **keep, sort=sort, order=order, page=page_no - 1))}\">newer</a> "

@@ -88,9 +88,11 @@ class Reader:
     def check(self) -> None:
         self._open().close()
 
-    def sessions(self, harness: Optional[str], since_ns: Optional[int]) -> list[sessions_reader.SessionSummary]:
+    def sessions(self, harness: Optional[str], since_ns: Optional[int], *, limit: Optional[int] = None,
+                 before_seq: Optional[int] = None) -> list[sessions_reader.SessionSummary]:
         self.check()
-        return sessions_reader.list_sessions(self.settings.store, since_ns=since_ns, harness=harness)
+        return sessions_reader.list_sessions(self.settings.store, since_ns=since_ns, harness=harness, limit=limit,
+                                             before_seq=before_seq)
 
     def harnesses(self) -> list[str]:
         conn = self._open()
@@ -255,6 +257,19 @@ class App:
             page_no = int(q.get("page", "1"))
         except ValueError:
             page_no = 1
+        if sort == "last" and order == "desc" and not outcome and not coverage:
+            # The default view, newest first: a page is read back from the head (the reader's
+            # paging), so it costs what its sessions hold, not what the store holds.
+            try:
+                before = int(q["before"]) if "before" in q else None
+            except ValueError:
+                before = None
+            found = self.reader.sessions(harness or None, _since_ns(since), limit=pages.PAGE_SIZE, before_seq=before)
+            older = min(s.last_seq for s in found) if len(found) == pages.PAGE_SIZE else None
+            body = pages.sessions_page(self.nav, found, harness=harness, since=since, outcome=outcome, sort=sort,
+                                       order=order, page_no=1, harnesses=self.reader.harnesses(), coverage=coverage,
+                                       paged=(before, older))
+            return self._html(HTTPStatus.OK, body)
         found = self.reader.sessions(harness or None, _since_ns(since))
         body = pages.sessions_page(self.nav, found, harness=harness, since=since, outcome=outcome, sort=sort,
                                    order=order, page_no=page_no, harnesses=self.reader.harnesses(), coverage=coverage)
