@@ -368,7 +368,7 @@ def test_the_erase_command(tmp_path, store_path):
     verified = runner.invoke(app, ["verify", "--store", str(store_path), "--json"])
     assert (verified.exit_code, json.loads(verified.stdout)["erased"]) == (
         0, [{"seq": 2, "erasure_seq": 6}, {"seq": 4, "erasure_seq": 7}])
-    tail = runner.invoke(app, ["tail", "--store", str(store_path), "--from", "2"])
+    tail = runner.invoke(app, ["tail", "--store", str(store_path), "--from", "2", "--all"])  # erasure rows too
     lines = tail.stdout.splitlines()
     assert tail.exit_code == 0 and "(erased)" in lines[0] and "(erased)" not in lines[1] and "erasure" in lines[4]
     missing = runner.invoke(app, ["erase", "9", "--reason", REASON, "--store", str(store_path)])

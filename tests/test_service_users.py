@@ -192,9 +192,9 @@ def test_the_developer_cannot_rewrite_the_evidence_but_is_recorded_and_verifies(
                               extra_groups=[], umask=0o027, env=svc_env, stdout=log, stderr=log, cwd="/")
     try:
         deadline = time.monotonic() + 30
-        while not sock.exists():
+        while not _answers_ping(sock):  # serving, not only bound: the normalizing workers start first
             assert daemon.poll() is None, (base / "daemon.log").read_text()
-            assert time.monotonic() < deadline, "the service daemon did not bind its socket"
+            assert time.monotonic() < deadline, "the service daemon did not answer ping"
             time.sleep(0.05)
         for i in range(3):
             hook = _as(users, "dev", [python, "-I", "-S", str(HOOK), "claude-code"], dev_env,
@@ -306,3 +306,19 @@ def test_every_reader_works_for_a_group_member_on_a_cleanly_stopped_store(deploy
         assert (args[0], done.returncode) == (args[0], 0), done.stdout + done.stderr
     # Nothing was left behind by the readers: the directory is the service's alone.
     assert not Path(f"{store}-wal").exists() and not Path(f"{store}-shm").exists()
+
+
+def _answers_ping(sock: Path) -> bool:
+    """A ping over the socket (as root: the client's own-user socket check is not what is tested here)."""
+    import socket as socketmod
+
+    if not sock.exists():
+        return False
+    try:
+        with socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM) as s:
+            s.settimeout(1.0)
+            s.connect(str(sock))
+            s.sendall(b'{"op": "ping"}\n')
+            return json.loads(s.recv(4096).split(b"\n", 1)[0]).get("ok") is True
+    except (OSError, ValueError):
+        return False

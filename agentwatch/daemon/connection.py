@@ -298,6 +298,9 @@ class Connection(asyncio.Protocol):
         """On the loop: a worker's answer. Rows go to the writer in request order."""
         if isinstance(outcome, Append):
             job.row = outcome
+            witness = getattr(self.server, "witness", None)  # the process witness learns its harness roots
+            if witness is not None:
+                witness.note(outcome, self.peer_uid, self.peer_pid)
         else:
             job.row = Refusal(outcome[1], outcome[2])  # type: ignore[assignment]
         queue = self.normalizing

@@ -243,13 +243,17 @@ class ProcessWitness:
 
         def observed(env: Any, *args: Any, **kw: Any) -> Append:
             row = normalize(env, *args, **kw)
-            peer = kw.get("peer_pid")
-            if peer and self.state == "running":
-                self._peers.put((peer, kw.get("uid"), row.payload))
-                self._wake()
+            self.note(row, kw.get("uid"), kw.get("peer_pid"))
             return row
 
         return observed
+
+    def note(self, row: Append, uid: Any, peer_pid: Any) -> None:
+        """A record a connected client sent, normalized (on the loop or in a worker process): its
+        peer pid names a harness process to follow."""
+        if peer_pid and self.state == "running":
+            self._peers.put((peer_pid, uid, row.payload))
+            self._wake()
 
     def health(self) -> dict:
         s = self.stats
