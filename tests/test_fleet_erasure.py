@@ -346,3 +346,7 @@ def test_rows_a_hold_kept_stay_on_the_server_when_the_rest_is_retained(fleet, tm
     assert [seq for seq, *_ in erased_on_server(fleet, store_id)] == [2, 4, 6]  # the held rows 1, 3, 5 stay
     assert verify_in_sql(fleet, store_id) == (8, None, None)
     assert findings(fleet) == []
+    from agentwatch.fleet.reconcile import reconcile
+
+    (source,) = [s for s in reconcile(fleet.read_url).sources if s.store_id == store_id]
+    assert (source.chain_ok, source.within_bounds) == (True, True)  # `reconcile --pg` on the retained copy
