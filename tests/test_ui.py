@@ -336,7 +336,9 @@ def test_coverage_shows_on_the_sessions_and_session_pages(tmp_path):
     body = {"harness": "claude-code", "session_id": CLAUDE, "status": "missing", "summary": "3/4 · 1 missing",
             "counts": {"transcript": 4, "recorded": 3, "both": 3, "missing": 1, "extra": 0},
             "missing": [{"kind": "missing", "call_id": "toolu_<b>dropped</b>", "tool": "Write",
-                         "file": "/home/dev/.claude/projects/p/8a1c2f0e.jsonl", "line": 17}]}
+                         "file": "/home/dev/.claude/projects/p/8a1c2f0e.jsonl", "line": 17}],
+            "findings": [{"kind": "extra", "detail": "recorded, not in the transcript", "call_id": "x", "seq": 7,
+                          "source": "transcript"}]}
     from agentwatch.store.chain import canonical_json
 
     with Store(store) as s:
@@ -354,6 +356,8 @@ def test_coverage_shows_on_the_sessions_and_session_pages(tmp_path):
         rows = re.findall(r'<tr class="missing-call"><td class="mono">([^<]*)</td><td>([^<]*)</td>'
                           r'<td class="mono">([^<]*)</td></tr>', page)
         assert rows == [("toolu_&lt;b&gt;dropped&lt;/b&gt;", "Write", "/home/dev/.claude/projects/p/8a1c2f0e.jsonl:17")]
+        # the recorded call the transcript lacks (seq 7, the open Grep) is drawn as named by a finding
+        assert re.findall(r'<rect class="bar [a-z]+( open)? finding" data-seq="(\d+)"', page) == [(" open", "7")]
         _, _, store_page = get(srv.url + "store")
         assert '&quot;sessions_missing_calls&quot;: 1' in store_page
     finally:

@@ -119,6 +119,7 @@ class Reader:
             head_ns = conn.execute("SELECT max(recorded_at_ns) FROM records WHERE session_id = ? AND harness = ?",
                                    (session_id, harness)).fetchone()[0]
             coverage = coverage_rows.coverage_by_session(conn, harness, session_id).get((harness, session_id))
+            _mark_coverage(items, coverage)
             return harness, session_id, items, docs, head_ns, coverage
         finally:
             conn.close()
@@ -196,6 +197,21 @@ class Reader:
                 else:
                     cut += 1
             return columns, rows, cut
+
+
+def _mark_coverage(items: list, coverage: Optional[dict]) -> None:
+    """Name, on the timeline, the recorded calls a coverage finding points at (extra or mismatched:
+    the transcript does not hold them as recorded); missing calls have no row and are listed apart."""
+    if not coverage:
+        return
+    by_seq: dict[int, list[dict]] = {}
+    for finding in coverage.get("findings") or []:
+        if isinstance(finding, dict) and isinstance(finding.get("seq"), int) and finding.get("kind") != "missing":
+            by_seq.setdefault(finding["seq"], []).append(
+                {"kind": f"coverage_{finding.get('kind')}", "detail": finding.get("detail")})
+    for item in items:
+        for seq in item.seqs:
+            item.findings.extend(by_seq.get(seq, []))
 
 
 def _since_ns(text: str) -> Optional[int]:
