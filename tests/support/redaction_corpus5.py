@@ -46,8 +46,8 @@ def load() -> dict:
 
 def payload(carrier: str, path: str, text: str) -> dict:
     """A Claude Code PostToolUse hook payload holding the text in one carrier."""
-    where = "/work/repo/" + path
-    base = {"session_id": "corpus5", "hook_event_name": "PostToolUse", "cwd": "/work/repo"}
+    where = "/home/dev/project/" + path
+    base = {"session_id": "corpus5", "hook_event_name": "PostToolUse", "cwd": "/home/dev/project"}
     if carrier == "command":
         return {**base, "tool_name": "Bash",
                 "tool_input": {"command": f"cat > {where} <<'EOF'\n{text}\nEOF", "description": "write the file"},
