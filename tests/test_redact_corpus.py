@@ -34,7 +34,7 @@ def test_corpus_figures_are_the_recorded_ones():
 def test_recorded_figures_meet_the_aims():
     totals = corpus.totals(json.loads(corpus.FIGURES.read_text()))
     assert totals["upstream-positive"] == (6162, 6216)  # recall 99.13%
-    assert totals["benign"] == (2966, 2976)  # benign intact 99.66%
+    assert totals["benign"] == (2968, 2976)  # benign intact 99.73%
     for ok, n in (totals["upstream-positive"], totals["benign"]):
         assert ok * 100 >= 99 * n
 

@@ -42,6 +42,8 @@ class RuleSet(Protocol):
 
     def code_benign(self, value: str, name: str, quoted: bool) -> bool: ...
 
+    def message(self, value: str) -> bool: ...
+
 # --- the value policy ---------------------------------------------------------------------------
 # References and placeholders stand for a secret kept elsewhere: their bytes name it, not hold it.
 _REFERENCE = re.compile(
@@ -79,6 +81,8 @@ def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
         return False  # `password = password`: the name, not a value
     if v.isdigit() and "token" in name.lower() and not re.search(r"(?i)pass|pwd|secret|pin", name):
         return False  # max_tokens: 4096
+    if ruleset.message(v):
+        return False  # a sentence for a person (a translation, a form's label), as in the line rules
     return not ruleset.placeholder(v)
 
 
@@ -177,15 +181,21 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
         return []
     out: list[Span] = []
     if not path and "<<" in s:
+        bodies: list[tuple[int, int]] = []
         for m in _HEREDOC.finditer(s):  # the file a command writes: read its body as that file
             body_path = m.group("path").strip("\"'")
             if by_path(body_path):
                 base = m.start("body")
                 out += [(a + base, b + base, k) for a, b, k in spans(ruleset, m.group("body"), body_path)]
+                bodies.append(m.span("body"))
+        for a, b in bodies:  # the rest of the command is read without them: their path told their format
+            s = s[:a] + re.sub(r"[^\n]", " ", s[a:b]) + s[b:]
     kind = by_path(path) if path else ""
     formats = sniff(s)
-    if "code" in formats and kind not in ("kv", "yaml"):
-        formats = tuple(f for f in formats if f not in ("kv", "yaml"))  # code: the line rules read its assignments
+    if ("code" in formats or kind == "code") and kind not in ("kv", "yaml"):
+        # Source code (by its path or its content): a dict entry or a keyword argument is not a
+        # configuration pair; the line rules read its assignments, `_code` its literals.
+        formats = tuple(f for f in formats if f not in ("kv", "yaml"))
     if kind in ("kv", "yaml", "json", "xml", "code") and kind not in formats:
         formats = (kind, *formats)
     config = kind in ("kv", "yaml") or _config_like(s)
@@ -296,12 +306,23 @@ _KV = re.compile(
 _QUOTED = re.compile(r"""^(?P<q>["'])(?P<v>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
 
 
-def _value_span(line_start: int, val: str, comment: bool = True) -> tuple[int, int] | None:
-    """The span of a value (quotes stripped; an inline comment after a blank dropped)."""
+def _value_span(line_start: int, val: str, comment: bool = True, member: bool = False) -> tuple[int, int] | None:
+    """The span of a value (quotes stripped; an inline comment after a blank dropped).
+
+    A quoted value closes its line in every configuration format read here (a comment may
+    follow): `'Slack Token': 'CKV_SECRET_14',` is an entry of a dict or an object in code,
+    `password="x", user=...` an argument list, and the line rules read those. A JSON member
+    (`member`: a double-quoted name and value) may close with a comma: a line of a JSON object.
+    """
     if not val:
         return None
     q = _QUOTED.match(val)
     if q:
+        rest = val[q.end():].strip()
+        if member and q.group("q") == '"' and rest == ",":
+            rest = ""
+        if rest and not rest.startswith(("#", ";", "//")):
+            return None
         return line_start + q.start("v"), line_start + q.end("v")
     if comment:
         cut = re.search(r"[ \t]+[#;]", val)
@@ -379,7 +400,7 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
                 yield from _continuation(ruleset, s, m.end(), len(m.group("ind")), name)
                 continue
             start = m.start("val") + (len(m.group("val")) - len(val))
-            span = _value_span(start, val)
+            span = _value_span(start, val, member=m.group("qn") == '"')
             if span is None:
                 continue
             value = s[span[0]:span[1]]

@@ -21,6 +21,7 @@ citing its upstream source); this module compiles them into:
 
 from __future__ import annotations
 
+import base64
 import bisect
 import math
 import re
@@ -293,6 +294,10 @@ class RuleSet:
     def placeholder(self, value: str) -> bool:
         """A stand-in for a secret (a reference, a template, filler): `_placeholder`."""
         return _placeholder(value)
+
+    def message(self, value: str) -> bool:
+        """A sentence or label written for a person: `message_text`."""
+        return message_text(value)
 
     def code_benign(self, value: str, name: str, quoted: bool) -> bool:
         """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`."""
@@ -628,7 +633,7 @@ class RuleSet:
             return False  # a checksum field (wheel RECORD, SRI)
         if "=" in run.rstrip("="):
             return any(part[:1] != "=" and self._run_masks(part) for part in _EQ_SPLIT.split(run))
-        return looks_random(run, self.entropy)
+        return looks_random(run, self.entropy) and not github_node_id(run)
 
     def _mask_run(self, run: str, mask: Masker, before: str = "") -> str:
         if "=" in run.rstrip("="):  # name=value inside one run: judge the parts, keep the names
@@ -796,15 +801,50 @@ def _placeholder(value: str) -> bool:
     return len(body) >= 8 and max(map(body.count, set(body))) >= 0.6 * len(body)  # 00000000, aaaaaaaa
 
 
+# A message written for a person: three or more words of letters (any script) or numbers, single
+# blanks between them, each word in lower case, capitalised or a short acronym, and a capital
+# first letter or a sentence's closing mark (`Passordet må ha minst 6 tegn.`, `Enter your password`).
+_MSG_WORD = r"[^\W_](?:[^\W_]|['\u2019-](?=[^\W_]))*"
+_MESSAGE = re.compile(rf"[(\"'\u201c\u00ab]?{_MSG_WORD}(?:[,;:.!?)\"'\u201d\u00bb]{{0,2}} [(\"'\u201c\u00ab]?{_MSG_WORD}){{2,}}"
+                      r"(?: ?[.!?:\u2026)\"'\u201d\u00bb]+)?")  # French sets `?`, `!` and `:` after a blank
+
+
+def message_text(value: str) -> bool:
+    """A sentence or a label written for a person (an error message, a form's label), not a secret.
+
+    Translation files and forms put such text under secret names (`"password_hint": "Enter
+    your password."`, `"password": "Mot de passe oublié ?"`). A random password has no blanks
+    and a passphrase generated from a word list is lower case without a closing mark, so
+    both stay secrets; a passphrase written as a capitalised sentence does not.
+    """
+    v = value.strip()
+    if len(v) < 12 or len(v) > 2048 or " " not in v or not _MESSAGE.fullmatch(v):
+        return False
+    words = [re.sub(r"['\u2019-]", "", w.strip("(\"'\u201c\u00ab,;:.!?)\u201d\u00bb\u2026")) for w in v.split(" ")]
+    if not all(w.isdigit() or w.isalpha() and (w.islower() or w.istitle() or w.isupper() and len(w) <= 5)
+               for w in words if w):
+        return False  # `Xk9 Qp2Z mm`: mixed case inside a word is not how people write
+    return v[0].isupper() or v[-1] in ".!?\u2026"
+
+
+# A lookup of the environment or of a secret store by name: where the secret is, not the secret
+# (`os.environ['X']`, `os.getenv("X")`, `process.env.X`, `ENV.fetch("X")`, `System.getenv("X")`).
+_ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\.meta\.env|ENV|System\.getenv"
+                         r"|Environment\.GetEnvironmentVariable|env|config|settings|secrets)(?:\.get|\.fetch)?"
+                         r"(?:\s*[\[(.][^\n]*)?", re.S)
+
+
 def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool = False) -> bool:
-    """Not a secret though next to a secret name: refs, placeholders, labels, code.
+    """Not a secret though next to a secret name: refs, placeholders, labels, messages, code.
 
     An unquoted value may be code (`password = getpass()`, `token = self.token`,
     `api_key: str`); after an upper-case (environment) name it is taken as a value.
     """
     value = value.strip()
-    if not value or _placeholder(value):
+    if not value or _placeholder(value) or message_text(value):
         return True
+    if not quoted and _ENV_LOOKUP.fullmatch(value):
+        return True  # `SECRET_KEY = os.environ['SECRET_KEY']`: a literal fallback after it is read by formats._code
     if quoted and _STRING_GLUE.search(value):
         return True  # `"Password: " + getPassword() + ","`: quotes that close and open strings around code
     if _ANNOTATION.fullmatch(value) and not quoted:
@@ -919,6 +959,27 @@ _SEQUENCES = re.compile(r"(?i)(?:a(?=b)|b(?=c)|c(?=d)|d(?=e)|e(?=f)|f(?=g)|g(?=h
                         r"m(?=n)|n(?=o)|o(?=p)|p(?=q)|q(?=r)|r(?=s)|s(?=t)|t(?=u)|u(?=v)|v(?=w)|w(?=x)|x(?=y)|y(?=z)|"
                         r"0(?=1)|1(?=2)|2(?=3)|3(?=4)|4(?=5)|5(?=6)|6(?=7)|7(?=8)|8(?=9)){3,}.")  # 4+ in order
 _NOT_HEX = frozenset("ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ")
+
+
+_NODE_ID = re.compile(rb"0(\d{1,2}):([A-Z][A-Za-z]{1,40})\d{1,20}")
+
+
+def github_node_id(run: str) -> bool:
+    """A GitHub global node id in its legacy form: base64 of `0<n>:<Type><number>`, n the type's length.
+
+    `MDQ6VXNlcjU4MzIzMQ==` is `04:User583231` (GitHub docs, "Using global node IDs"). It names
+    a public object (a user, a repository, an organization) in the GraphQL and REST APIs'
+    output; base64 makes it look random to the entropy rule, nothing more.
+    """
+    body = run.rstrip("=")
+    if not 12 <= len(body) <= 80 or not body.startswith("MD"):
+        return False
+    try:
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+    except ValueError:
+        return False
+    m = _NODE_ID.fullmatch(raw)
+    return m is not None and int(m.group(1)) == len(m.group(2))
 
 
 def _single_case_random(tok: str, rule: EntropyRule) -> bool:
