@@ -59,15 +59,19 @@ def test_recorded_figures_before_and_after_the_rules_changed_without_this_corpus
     after = json.loads(corpus4.FIGURES.read_text())
     assert corpus4.totals(before) == {"upstream-positive": (56, 86), "upstream-negative": (28, 50),
                                       "not-secret": (3, 3)}
-    assert corpus4.totals(after) == {"upstream-positive": (57, 86), "upstream-negative": (27, 50),
+    assert corpus4.totals(after) == {"upstream-positive": (66, 86), "upstream-negative": (27, 50),
                                      "not-secret": (3, 3)}
     assert [corpus4.totals(before, p + ":")["upstream-positive"] for p in corpus4.SOURCES] == [(22, 32), (34, 54)]
-    assert [corpus4.totals(after, p + ":")["upstream-positive"] for p in corpus4.SOURCES] == [(22, 32), (35, 54)]
+    assert [corpus4.totals(after, p + ":")["upstream-positive"] for p in corpus4.SOURCES] == [(24, 32), (42, 54)]
     # Sample by sample: secretlint's Stripe keys written as repeated letters (`sk_live_AAAA...`)
     # are caught now, and its Stripe `ok.valid` case, the same format filled with `x`, is masked.
     was, now = set(before["failures"]), set(after["failures"])
     assert len(was) == len(before["failures"]) and len(now) == len(after["failures"])
-    assert [f.split(" ")[:2] for f in sorted(was - now)] == [["upstream-positive", "secretlint:stripe"]]
+    # #33's second round adds token formats the misses named: Tailscale (6 of 7; `tskey-future-` is
+    # no documented type), Vercel and Private Packagist (trivy's two).
+    assert [f.split(" ")[:2] for f in sorted(was - now)] == [["upstream-positive", "secretlint:stripe"]] + [
+        ["upstream-positive", "secretlint:tailscale"]] * 6 + [["upstream-positive", "secretlint:vercel"]] + [
+        ["upstream-positive", "trivy:private-packagist-token"]] * 2
     assert [f.split(" ")[:2] for f in sorted(now - was)] == [["upstream-negative", "secretlint:stripe"]]
 
 
@@ -76,7 +80,8 @@ def test_recorded_figures_before_and_after_the_rules_changed_without_this_corpus
 def test_which_prefixes_are_distinctive_is_decided_by_the_stated_criterion():
     ruleset = rules.builtin()
     chosen = {r.id: r.distinctive for r in ruleset.rules if r.distinctive}
-    assert len(chosen) == 59 and sum(map(len, chosen.values())) == 145  # with Braintree's two (#33)
+    # with Braintree's two (#33), and Tailscale's, Vercel's and Private Packagist's 15 (#33's second round)
+    assert len(chosen) == 62 and sum(map(len, chosen.values())) == 160
     assert chosen["github-token"] == ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
     assert chosen["aws-access-key-id"][:2] == ("AKIA", "ASIA")
     assert chosen["shippo-api-token"] == ("shippo_live_", "shippo_test_")

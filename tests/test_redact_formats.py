@@ -420,3 +420,83 @@ def test_forty_characters_after_a_key_id_that_are_not_a_secret_stay():
                   "arn:aws:iam::123456789012:user/deploy-robot"):
         out = POLICY.redact_text(f"{key_id} {other}")
         assert other in out
+
+
+# --- `pass` as a JSON member name (RFC 8259 object members), not as a word of text ---------------
+def test_pass_as_a_json_member_over_a_string_is_a_password():
+    text = json.dumps({"user": "app", "pass": W, "host": "db"}, indent=2)
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "conf.json", text)}
+        assert W.encode() not in stored(doc), carrier
+    assert W.encode() not in stored({"raw": {"tool_input": {"user": "app", "pass": W}}})
+
+
+@pytest.mark.parametrize("text", ["--- PASS: TestParse (0.00s)\nPASS\nok  \texample.com/p\t0.01s",
+                                  "def f():\n    pass\n", json.dumps({"pass": True, "fail": 0})])
+def test_pass_as_a_test_result_or_a_statement_stays(text):
+    assert stored({"raw": {"text": text}}) == canonical_json({"raw": {"text": text}})
+
+
+# --- npm's per-registry auth settings (docs.npmjs.com, "npmrc": `//registry/:_authToken=`, `:_password=`)
+@pytest.mark.parametrize("line", [f"//npm.example.invalid/repo/:_password={W}Pass",
+                                  f"//npm.example.invalid:4873/:_authToken={W}-tok"])
+def test_registry_scoped_npmrc_credentials(line):
+    assert W not in POLICY.redact_text(line)
+    assert W not in POLICY.redact_text("registry=https://npm.example.invalid/\n" + line + "\n", "/home/u/.npmrc")
+    assert POLICY.redact_text("//npm.example.invalid/:always-auth=true") == "//npm.example.invalid/:always-auth=true"
+
+
+# --- `pass` and `pwd` as the name of a configuration pair ----------------------------------------
+@pytest.mark.parametrize(("path", "text"), [
+    ("mail.yml", f"smtp:\n  user: a\n  pass: {W}\n"),
+    ("db.ini", f"[db]\nuser = a\npass = {W}\n"),
+    ("app.json", json.dumps({"db": {"user": "a", "pwd": W}}, indent=2)),
+    ("conn.ini", f"[odbc]\nuid = a\npwd = {W}\n"),
+])
+def test_pass_and_pwd_naming_a_configuration_pair_are_passwords(path, text):
+    for carrier in corpus5.CARRIERS:
+        assert W.encode() not in stored({"schema": 1, "raw": corpus5.payload(carrier, path, text)}), carrier
+
+
+@pytest.mark.parametrize("text", ["PWD=/home/dev/project\nOLDPWD=/home/dev\nSHELL=/bin/bash\n",
+                                  json.dumps({"pwd": "/srv/app", "cwd": "/srv/app"}),
+                                  "pwd: C:\\Users\\dev\\project\nuser: dev\n"])
+def test_pwd_over_a_path_is_the_working_directory(text):
+    assert stored({"raw": {"text": text}}) == canonical_json({"raw": {"text": text}})
+
+
+# --- credential arguments of well-known calls (each row of formats.CALLS cites the API's docs) ----
+def test_every_call_row_cites_its_documentation():
+    assert all(re.match(r"https://", source) and index >= 0 for _, index, source in formats.CALLS)
+
+
+@pytest.mark.parametrize("text", [
+    f'Connection c = DriverManager.getConnection("jdbc:postgresql://db/app", "app", "{W}");',
+    f"$pdo = new PDO('mysql:host=db;dbname=app', 'app', '{W}');",
+    f"$link = mysqli_connect('db', 'app', '{W}', 'app');",
+    f"smtp.login('robot@example.invalid', '{W}')",
+    f"r = requests.get(url, auth=HTTPBasicAuth('robot', '{W}'))",
+    f"r = requests.get(url, auth=('robot', '{W}'))",
+    f'auth := smtp.PlainAuth("", "robot@example.invalid", "{W}", "smtp.example.invalid")',
+    f'u := url.UserPassword("robot", "{W}")',
+    f'req.SetBasicAuth("robot", "{W}")',
+    f"const sequelize = new Sequelize('app', 'robot', '{W}', {{ dialect: 'postgres' }});",
+    f'return new PasswordAuthentication("robot", "{W}".toCharArray());',
+    f'session.setPassword("{W}");',
+    f"keyring.set_password('svc', 'robot', '{W}')",
+])
+def test_password_arguments_of_well_known_calls(text):
+    for carrier in corpus5.CARRIERS:
+        assert W.encode() not in stored({"schema": 1, "raw": corpus5.payload(carrier, "src/app.code", text)}), carrier
+
+
+@pytest.mark.parametrize("text", [
+    "c = DriverManager.getConnection(url, user, password);",
+    "smtp.login(user, os.environ['SMTP_PASSWORD'])",
+    'req.SetBasicAuth("robot", os.Getenv("ROBOT_PASSWORD"))',
+    'user.setName("robot"); user.setEmail("robot@example.invalid");',
+    "session.setPassword(password);",
+    "client.login('robot', '${ROBOT_PASSWORD}')",
+])
+def test_calls_without_a_literal_password_stay(text):
+    assert stored({"raw": {"text": text}}) == canonical_json({"raw": {"text": text}})

@@ -99,6 +99,7 @@ class Policy:
         # Strings seen to need no masking (keys, event names, paths recur in every record).
         # Only clean strings are kept, so the cache never holds a secret.
         object.__setattr__(self, "_clean", set())
+        object.__setattr__(self, "_plain_keys", set())  # object keys with nothing to judge (clean, not secret names)
 
     # -- the masks ---------------------------------------------------------------------------
     def keyed(self, data: str | bytes, hex_chars: int = HASH_HEX) -> str:
@@ -188,9 +189,20 @@ class Policy:
                 if isinstance(value, dict):
                     done = {}
                     pair = _secret_pair_values(value)
+                    plain = self._plain_keys
                     for k, v in value.items():
+                        if k in plain and not pair:
+                            # a key seen before: clean, no secret name, no key name (every record repeats them)
+                            done[k] = self._walk(v, False, seen, path) if isinstance(v, (str, dict, list)) else v
+                            continue
                         name = self.redact_text(k) if len(k) >= _MIN_LEN else k
-                        done[name] = self._walk(v, k in pair or _sensitive_key(k) or _key_value(k, v), seen, path)
+                        if name == k and not _sensitive_key(k) and not rules.builtin().key_name(k) and (
+                                k.lower() not in rules.PAIR_PASSWORD_NAMES):
+                            if len(plain) >= 8192:
+                                plain.clear()
+                            plain.add(k)
+                        secret = k in pair or _sensitive_key(k) or _key_value(k, v) or rules.pair_password(k, v)
+                        done[name] = self._walk(v, secret, seen, path)
                         if done[name] is v and _NUMERIC_NAME.search(k) and type(v) in (int, float) and (
                                 k in pair or _sensitive_key(k)):
                             done[name] = self._walk(v, _NUMERIC, seen)

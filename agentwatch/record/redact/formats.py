@@ -44,6 +44,8 @@ class RuleSet(Protocol):
 
     def message(self, value: str) -> bool: ...
 
+    def pair_password(self, name: str, value: str) -> bool: ...
+
 # --- the value policy ---------------------------------------------------------------------------
 # References and placeholders stand for a secret kept elsewhere: their bytes name it, not hold it.
 _REFERENCE = re.compile(
@@ -113,7 +115,9 @@ def by_path(path: str) -> str:
 
 
 _YAML_LINE = re.compile(r"^[ \t]*(?:- )?[\"']?[A-Za-z_][\w.\-/ ]*[\"']?:(?:[ \t]|$)", re.M)
-_KV_LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?[A-Za-z_][\w.\-/]*[ \t]*=", re.M)
+# `.npmrc` scopes a setting to a registry: `//registry.example/:_authToken=...` (npm docs, npmrc, "Auth related configuration")
+_NPM_SCOPE = r"(?://[^\s=]*:(?=[A-Za-z_]))?"
+_KV_LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?" + _NPM_SCOPE + r"[A-Za-z_][\w.\-/]*[ \t]*=", re.M)
 _CODE_HINT = re.compile(r"<\?php|^\s*(?:def|class|import|from|package|func|function|const|var|let)\b|define\(|\$\w+\[",
                         re.M)
 
@@ -145,6 +149,7 @@ MAX_JSON_TRIES = 64  # places in one text where a JSON value is tried
 
 
 PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
+PAIR_PASSWORD_NAMES = ("pass", "pwd")  # names of a password only as a pair's name (rules.pair_password)
 
 
 def heredoc_path_spans(s: str) -> list[Span]:
@@ -200,6 +205,8 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
         formats = (kind, *formats)
     config = kind in ("kv", "yaml") or _config_like(s)
     out += _code(ruleset, s)  # calls and declarations with literals: specific enough for any text
+    if "(" in s:
+        out += _calls(ruleset, s)  # setters named for a secret (the table of calls runs by its own keywords)
     for fmt in formats:
         if fmt == "json":
             out += _json(ruleset, s, whole=True)
@@ -291,7 +298,8 @@ def _json_values(ruleset: RuleSet, node: object, secret: bool, out: set[str], de
     # A secret bundle (Azure Key Vault's `secret show`: an `id` of .../secrets/<name>/<version> beside its `value`)
     named = named or isinstance(node.get("id"), str) and "/secrets/" in node["id"] and "value" in node
     for k, v in node.items():
-        sub = secret or ruleset.secret_name(k) or (named and k.lower() in _PAIR_VALUES)
+        sub = secret or ruleset.secret_name(k) or (named and k.lower() in _PAIR_VALUES) or (
+            isinstance(v, str) and ruleset.pair_password(k, v))
         if sub and isinstance(v, (int, float)) and not isinstance(v, bool):
             continue  # numbers are left to the structure walk of the document
         _json_values(ruleset, v, bool(sub), out, depth + 1)
@@ -299,7 +307,8 @@ def _json_values(ruleset: RuleSet, node: object, secret: bool, out: set[str], de
 
 # -- key = value: .env, INI, properties, TOML, HCL, shell --------------------------------------------
 _KV = re.compile(
-    r"^(?P<ind>[ \t]*)(?:export[ \t]+|set[ \t]+|ENV[ \t]+|ARG[ \t]+)?(?P<name>[A-Za-z_][\w.\-/]{0,120})[ \t]*(?:=|:(?!//))[ \t]*"
+    r"^(?P<ind>[ \t]*)(?:export[ \t]+|set[ \t]+|ENV[ \t]+|ARG[ \t]+)?" + _NPM_SCOPE +
+    r"(?P<name>[A-Za-z_][\w.\-/]{0,120})[ \t]*(?:=|:(?!//))[ \t]*"
     r"(?P<val>[^\n]*?)[ \t]*$",
     re.M,
 )
@@ -337,7 +346,8 @@ def _value_span(line_start: int, val: str, comment: bool = True, member: bool = 
 def _kv(ruleset: RuleSet, s: str, config: bool) -> Iterator[Span]:
     for m in _KV.finditer(s):
         name = m.group("name")
-        if not ruleset.secret_name(name):
+        named = ruleset.secret_name(name)
+        if not named and not (config and name.lower() in PAIR_PASSWORD_NAMES):
             continue
         val = m.group("val")
         if not val:
@@ -348,8 +358,11 @@ def _kv(ruleset: RuleSet, s: str, config: bool) -> Iterator[Span]:
             continue
         value = s[span[0]:span[1]]
         quoted = span[0] != m.start("val")
-        if (quoted or _unquoted_ok(value, config, config)) and secret_value(ruleset, value, name) and (
-                config or not ruleset.code_benign(value, name, quoted)):
+        conf = config or s.startswith("//", m.end("ind"))  # a registry-scoped npmrc line is configuration
+        if not named and not ruleset.pair_password(name, value):
+            continue  # `pwd = /srv/app`: a directory
+        if (quoted or _unquoted_ok(value, conf, conf)) and secret_value(ruleset, value, name) and (
+                conf or not ruleset.code_benign(value, name, quoted)):
             yield span[0], span[1], KIND
 
 
@@ -392,8 +405,8 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
             pending = None
         if " " in name and not m.group("qn"):
             continue  # `if not token:` is code; a YAML name with blanks is quoted
-        if ruleset.secret_name(name) or (
-                pending and name.lower() in _PAIR_VALUES and indent == pending[0]):
+        named = ruleset.secret_name(name) or (prose_ok and name.lower() in PAIR_PASSWORD_NAMES)
+        if named or (pending and name.lower() in _PAIR_VALUES and indent == pending[0]):
             if not val or val in ("|", ">", "|-", ">-", "|+", ">+"):
                 if not prose_ok:
                     continue  # a block under the name: only in a text that is configuration
@@ -405,6 +418,8 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
                 continue
             value = s[span[0]:span[1]]
             quoted = span[0] != start
+            if name.lower() in PAIR_PASSWORD_NAMES and not ruleset.pair_password(name, value):
+                continue  # `pwd: /srv/app`: a directory
             if (quoted or _unquoted_ok(value, True, prose_ok)) and secret_value(ruleset, value, name) and (
                     prose_ok or not ruleset.code_benign(value, name, quoted)):
                 yield span[0], span[1], KIND
@@ -475,6 +490,97 @@ def _code(ruleset: RuleSet, s: str) -> Iterator[Span]:
             if ruleset.secret_name(name) and secret_value(ruleset, v.group(1), name):
                 base = m.start("vals")
                 yield base + v.start(1), base + v.end(1), KIND
+
+
+# -- credential arguments by position in well-known APIs --------------------------------------------
+# (a call's name, the index of its password argument, where the API's documentation says so)
+CALLS: tuple[tuple[str, int, str], ...] = (
+    (r"DriverManager\.getConnection", 2, "https://docs.oracle.com/en/java/javase/21/docs/api/java.sql/java/sql/"
+     "DriverManager.html#getConnection(java.lang.String,java.lang.String,java.lang.String) (url, user, password)"),
+    (r"new\s+PDO", 2, "https://www.php.net/manual/en/pdo.construct.php (dsn, username, password)"),
+    (r"(?:mysqli_connect|new\s+mysqli|mysqli_real_connect|mysql_connect)", 2,
+     "https://www.php.net/manual/en/mysqli.construct.php (hostname, username, password, database)"),
+    (r"\.login", 1, "https://docs.python.org/3/library/smtplib.html#smtplib.SMTP.login (user, password); "
+     "ftplib.FTP.login and imaplib.IMAP4.login take the same two"),
+    (r"(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth)", 1,
+     "https://requests.readthedocs.io/en/latest/user/authentication/ (username, password)"),
+    (r"\bauth\s*=\s*", 1, "https://requests.readthedocs.io/en/latest/user/authentication/ (auth=('user', 'pass'))"),
+    (r"(?:aiohttp\.)?BasicAuth", 1, "https://docs.aiohttp.org/en/stable/client_reference.html#aiohttp.BasicAuth "
+     "(login, password)"),
+    (r"new\s+UsernamePasswordCredentials", 1, "https://hc.apache.org/httpcomponents-client-4.5.x/current/httpclient/"
+     "apidocs/org/apache/http/auth/UsernamePasswordCredentials.html (userName, password)"),
+    (r"new\s+PasswordAuthentication", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/net/"
+     "PasswordAuthentication.html (userName, char[] password)"),
+    (r"smtp\.PlainAuth", 2, "https://pkg.go.dev/net/smtp#PlainAuth (identity, username, password, host)"),
+    (r"url\.UserPassword", 1, "https://pkg.go.dev/net/url#UserPassword (username, password)"),
+    (r"\.SetBasicAuth", 1, "https://pkg.go.dev/net/http#Request.SetBasicAuth (username, password)"),
+    (r"new\s+Sequelize", 2, "https://sequelize.org/docs/v6/getting-started/ (database, username, password, options)"),
+)
+_CALL_START = re.compile(r"(?:" + "|".join(f"(?P<c{i}>{rx})" for i, (rx, _, _) in enumerate(CALLS)) + r")\s*\(")
+# Words one of which every call of CALLS holds (lower case: the keyword index matches them in any case).
+CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "basicauth", "digestauth", "proxyauth",
+                 "auth", "usernamepasswordcredentials", "passwordauthentication", "plainauth", "userpassword",
+                 "sequelize")
+
+
+def call_verify_pattern() -> bytes:
+    """The fast path's test near a keyword: the start of one of the calls (the walk reads its arguments)."""
+    return _CALL_START.pattern.encode("ascii")
+# A setter named for a secret: `setPassword("...")`, `set_api_key("...")`, `withToken("...")`,
+# keyring's `set_password(service, user, "...")`: the last argument.
+_SETTER = re.compile(r"\b(?:set|with|use)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
+_ARG_LITERAL = re.compile(r"""\s*(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)\s*(?:\.toCharArray\(\)\s*)?$""")
+
+
+def _arguments(s: str, pos: int) -> list[tuple[int, int]]:
+    """The top-level arguments of the call whose `(` ends at pos: spans, strings and brackets respected."""
+    out: list[tuple[int, int]] = []
+    depth, start, i, end = 0, pos, pos, min(len(s), pos + 2048)
+    while i < end:
+        c = s[i]
+        if c in "\"'`":
+            j = i + 1
+            while j < end and s[j] != c and s[j] != "\n":
+                j += 2 if s[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                out.append((start, i))
+                return out
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append((start, i))
+            start = i + 1
+        i += 1
+    return []  # not closed within reach: not read
+
+
+def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
+    """The password arguments of the calls of CALLS in s (found by CALL_KEYWORDS)."""
+    found = [(m.end(), CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])][1])
+             for m in _CALL_START.finditer(s)]
+    return list(_arguments_spans(ruleset, s, found))
+
+
+def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
+    """Setters named for a secret (`setPassword("...")`): the last argument."""
+    found = [(m.end(), -1) for m in _SETTER.finditer(s) if ruleset.secret_name(m.group("name"))]
+    yield from _arguments_spans(ruleset, s, found)
+
+
+def _arguments_spans(ruleset: RuleSet, s: str, found: list[tuple[int, int]]) -> Iterator[Span]:
+    """The literal at each (position after `(`, argument index; -1 the last) when it is a value."""
+    for pos, index in found:
+        args = _arguments(s, pos)
+        if not args or index >= len(args):
+            continue
+        a, b = args[index]
+        lit = _ARG_LITERAL.match(s, a, b)
+        if lit and secret_value(ruleset, lit.group("v"), "password"):
+            yield lit.start("v"), lit.end("v"), KIND
 
 
 # -- credential files ------------------------------------------------------------------------------

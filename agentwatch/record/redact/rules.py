@@ -238,6 +238,9 @@ class RuleSet:
                      compiled(spec.get("allow", ())), spec["source"], False, spec.get("neighbours", "")),
                 spec["keywords"])
         # Credential-bearing flags of known tools (commands.toml): found by the tool's name.
+        # Credential arguments of well-known calls (formats.CALLS): found by the calls' words.
+        add(Rule(CALLS_ID, formats.KIND, re.compile(r"(?!)"), _verify(formats.call_verify_pattern().decode()), None, (),
+                 "formats.CALLS", False), formats.CALL_KEYWORDS)
         add(Rule(COMMANDS_ID, commands.KIND, re.compile(r"(?!)"), re.compile(commands.verify_pattern()), None, (),
                  "commands.toml", False), commands.tools())
         self.rules: tuple[Rule, ...] = tuple(rules)
@@ -263,6 +266,7 @@ class RuleSet:
                                    e.get("single_case_min_len", 0), e.get("single_case_bits", 0.0))
         self.index = KeywordIndex(table, backend=backend)
         self._clean_runs: set[bytes] = set()  # runs seen not to mask (never a secret)
+        self._secret_name = lru_cache(maxsize=8192)(self._secret_name_uncached)  # a record's keys recur
         self._secret_chunk = lru_cache(maxsize=8192)(self._secret_chunk_uncached)
         self._key_chunk = lru_cache(maxsize=8192)(self._key_chunk_uncached)
         self._key_name = lru_cache(maxsize=8192)(self._key_name_uncached)
@@ -270,6 +274,9 @@ class RuleSet:
     # -- names ------------------------------------------------------------------------------------
     def secret_name(self, name: str) -> bool:
         """A name (key, variable, parameter path) that says its value is a secret."""
+        return self._secret_name(name)
+
+    def _secret_name_uncached(self, name: str) -> bool:
         if len(name) > 256:
             return False
         return any(self._secret_chunk(chunk) for chunk in _IDENT_RUN.findall(name))
@@ -298,6 +305,10 @@ class RuleSet:
     def message(self, value: str) -> bool:
         """A sentence or label written for a person: `message_text`."""
         return message_text(value)
+
+    def pair_password(self, name: str, value: str) -> bool:
+        """`pass` or `pwd` naming a pair in structured or configuration text: `pair_password`."""
+        return pair_password(name, value)
 
     def code_benign(self, value: str, name: str, quoted: bool) -> bool:
         """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`."""
@@ -411,6 +422,8 @@ class RuleSet:
         while hi < len(data) and data[hi] in _IDENT_BYTES:
             hi += 1
         chunk = data[lo:hi].decode("ascii")
+        if chunk.lower() in PAIR_PASSWORD_NAMES and _PAIR_OPERATOR_B.match(data, hi):
+            return True  # `"pass": "..."`, `pwd: x`: a pair whose name is `pass` or `pwd` (pair_password)
         return self._secret_chunk(chunk) or bool(self._key_chunk(chunk)) and self._key_value_after(data, hi)
 
     def _entropy_hit(self, data: bytes) -> bool:
@@ -473,6 +486,9 @@ class RuleSet:
                 spans.extend(formats.spans(self, s, path))  # the format-aware layer: pairs by format
                 continue
             rule = self.rules[rid]
+            if rule.id == CALLS_ID:
+                spans.extend(formats.call_spans(self, s))
+                continue
             if rule.id == COMMANDS_ID:
                 spans.extend(commands.spans(s))
                 continue
@@ -647,6 +663,7 @@ class RuleSet:
 
 
 COMMANDS_ID = "command-flags"
+CALLS_ID = "call-arguments"
 KEY_VALUE_MIN = 16  # the shortest value a key name's rule takes (rules.toml may ask for more)
 KEY_VALUE_MAX = 256  # longer runs are data, not a key under a name
 KEY_VALUE_REACH = 40  # characters from a key name's end to its value's start (quotes, blanks, operator)
@@ -832,6 +849,26 @@ def message_text(value: str) -> bool:
 _ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\.meta\.env|ENV|System\.getenv"
                          r"|Environment\.GetEnvironmentVariable|env|config|settings|secrets)(?:\.get|\.fetch)?"
                          r"(?:\s*[\[(.][^\n]*)?", re.S)
+
+
+# `pass` or `pwd` naming a pair, in canonical JSON, in JSON text inside a string (whose escaped
+# quotes the fast path reads as blanks) or in a configuration text: `"pass": "`, `pwd: `, `pass =`.
+PAIR_PASSWORD_NAMES = ("pass", "pwd")
+_PAIR_OPERATOR_B = re.compile(rb'["\s]{0,64}[:=]')
+
+
+def pair_password(name: str, value: object) -> bool:
+    """`{"user": "u", "pass": "p"}`, `pwd: p` in a configuration text: the name of a pair, over a string.
+
+    As words of text `pass` is a test result (`--- PASS: TestX`) or Python's statement and `pwd`
+    the working directory, so `[names].not_secret` keeps them out of the line rules. As the
+    name of a JSON member or of a configuration pair over a string, `pass` is a password, and so
+    is `pwd` unless its value is a path (`"pwd": "/home/u"`, `PWD=C:\\Users\\u`: a directory).
+    """
+    if not isinstance(value, str) or name.lower() not in PAIR_PASSWORD_NAMES:
+        return False
+    v = value.strip().strip("\"'")
+    return name.lower() == "pass" or not (v[:1] in "/~.$%" or "/" in v or "\\" in v)
 
 
 def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool = False) -> bool:
