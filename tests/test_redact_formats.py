@@ -215,13 +215,15 @@ def test_the_self_test_fails_when_the_format_layer_or_the_flag_table_is_broken(m
     assert redact.self_test(POLICY).ok
     monkeypatch.setattr(formats, "spans", lambda ruleset, s, path="": [])
     monkeypatch.setattr(commands, "spans", lambda s: [])
+    monkeypatch.setattr(formats, "call_spans", lambda ruleset, s: [])
     failures = redact.self_test(POLICY).failures
     # every format only the layer reads, and every flag only the table knows, is reported by name
     # (.htpasswd and .pgpass are read by their path, formats.path_spans, which stays)
     assert sorted(f.split(":")[0] for f in failures) == [
-        "format curl", "format env", "format go", "format ini", "format json-output", "format keytool",
-        "format kubectl", "format php", "format plist", "format properties", "format python", "format redis-cli",
-        "format sqlcmd", "format wget", "format yaml", "format yaml-pairs"]
+        "format curl", "format env", "format go", "format ini", "format jdbc-call", "format json-output",
+        "format keytool", "format kubectl", "format npmrc", "format pass-pair", "format php", "format plist",
+        "format properties", "format python", "format redis-cli", "format setter", "format sqlcmd", "format wget",
+        "format yaml", "format yaml-pairs"]
     assert all("correcthorse" not in f for f in failures)  # a report never echoes a secret
 
 
@@ -500,3 +502,23 @@ def test_password_arguments_of_well_known_calls(text):
 ])
 def test_calls_without_a_literal_password_stay(text):
     assert stored({"raw": {"text": text}}) == canonical_json({"raw": {"text": text}})
+
+
+@pytest.mark.parametrize("text", ['builder.withAuth("oauth2")', 'client.setCredentials("staging-profile")',
+                                  'const { user } = useAuth("session");'])
+def test_setters_of_modes_and_names_stay(text):
+    assert POLICY.redact_text(text) == text
+
+
+# --- package manifests (npm's package.json semver ranges, PEP 440 specifiers) and opening brackets
+@pytest.mark.parametrize("text", [
+    json.dumps({"dependencies": {"jsonwebtoken": "^9.0.2", "passport-jwt": "~4.0.1", "keytar": ">=7.9.0 <8"}},
+               indent=2),
+    "[tool.poetry.dependencies]\npython-jose = \">=3.3,<4.0\"\nkeyring = \"24.3.1\"\n",
+    "AUTH_PASSWORD_VALIDATORS = [\n    {'NAME': 'MinimumLengthValidator'},\n]\n",
+    "SECRET_KEYS = {\n    'primary': os.environ['PRIMARY'],\n}\n",
+])
+def test_versions_and_opening_brackets_under_secret_names_stay(text):
+    for path in ("package.json", "pyproject.toml", "settings.py"):
+        doc = {"schema": 1, "raw": corpus5.payload("file-read", path, text)}
+        assert stored(doc) == canonical_json(doc), path

@@ -289,6 +289,10 @@ def format_samples() -> tuple[tuple[str, str, str, str], ...]:
         ("keytool", "", w, f"keytool -importkeystore -srcstorepass {w} -srckeystore a.p12"),
         ("sqlcmd", "", w, f"sqlcmd -S db -U sa -P {w} -Q 'select 1'"),
         ("redis-cli", "", w, f"redis-cli -h cache -a {w} ping"),
+        ("jdbc-call", "/srv/app/Db.java", w, f'c = DriverManager.getConnection("jdbc:postgresql://db/app", "app", "{w}");'),
+        ("setter", "/srv/app/Mail.java", w, f'session.setPassword("{w}");'),
+        ("pass-pair", "/etc/app/mail.yml", w, f"smtp:\n  user: app\n  pass: {w}\n"),
+        ("npmrc", "/home/u/.npmrc", w, f"//npm.example.invalid/:_password={w}\n"),
     )
 
 
@@ -301,4 +305,10 @@ FORMAT_BENIGN = (
     "auth: _t.AuthType = None",
     "openssl rsa -in k.pem -passin env:KEY_PASS -out k2.pem",
     "curl -u \"$USER:$PASS\" https://example.invalid/",
+    '{\n  "password": "Enter your password",\n  "password_hint": "Use at least 8 characters."\n}\n',
+    "SECRET_KEY = os.environ['SECRET_KEY']",
+    "CHECKS = {\n    'Slack Token': 'CHECK_A_14',\n}\n",
+    '{"dependencies": {"jsonwebtoken": "^9.0.2"}}',
+    '{"data": {"viewer": {"id": "MDQ6VXNlcjU4MzIzMQ=="}}}',
+    "PWD=/home/dev/project\nOLDPWD=/home/dev\n",
 )

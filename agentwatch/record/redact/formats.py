@@ -44,6 +44,8 @@ class RuleSet(Protocol):
 
     def message(self, value: str) -> bool: ...
 
+    def structural(self, value: str) -> bool: ...
+
     def pair_password(self, name: str, value: str) -> bool: ...
 
 # --- the value policy ---------------------------------------------------------------------------
@@ -83,6 +85,8 @@ def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
         return False  # `password = password`: the name, not a value
     if v.isdigit() and "token" in name.lower() and not re.search(r"(?i)pass|pwd|secret|pin", name):
         return False  # max_tokens: 4096
+    if ruleset.structural(v):
+        return False  # an opening bracket, a version range (rules.structural_value)
     if ruleset.message(v):
         return False  # a sentence for a person (a translation, a form's label), as in the line rules
     return not ruleset.placeholder(v)
@@ -528,7 +532,9 @@ def call_verify_pattern() -> bytes:
     return _CALL_START.pattern.encode("ascii")
 # A setter named for a secret: `setPassword("...")`, `set_api_key("...")`, `withToken("...")`,
 # keyring's `set_password(service, user, "...")`: the last argument.
-_SETTER = re.compile(r"\b(?:set|with|use)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
+_SETTER = re.compile(r"\b(?:set|with)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
+# ... whose last word holds a secret (`withAuth("oauth2")`, `setCredentials("profile")` take a mode or a name)
+_SETTER_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|secret|token|key)s?$")
 _ARG_LITERAL = re.compile(r"""\s*(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)\s*(?:\.toCharArray\(\)\s*)?$""")
 
 
@@ -567,7 +573,8 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
 
 def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
     """Setters named for a secret (`setPassword("...")`): the last argument."""
-    found = [(m.end(), -1) for m in _SETTER.finditer(s) if ruleset.secret_name(m.group("name"))]
+    found = [(m.end(), -1) for m in _SETTER.finditer(s)
+             if _SETTER_LAST.search(m.group("name")) and ruleset.secret_name(m.group("name"))]
     yield from _arguments_spans(ruleset, s, found)
 
 

@@ -302,6 +302,10 @@ class RuleSet:
         """A stand-in for a secret (a reference, a template, filler): `_placeholder`."""
         return _placeholder(value)
 
+    def structural(self, value: str) -> bool:
+        """An opening bracket or a version range: `structural_value`."""
+        return structural_value(value)
+
     def message(self, value: str) -> bool:
         """A sentence or label written for a person: `message_text`."""
         return message_text(value)
@@ -871,6 +875,19 @@ def pair_password(name: str, value: object) -> bool:
     return name.lower() == "pass" or not (v[:1] in "/~.$%" or "/" in v or "\\" in v)
 
 
+# A version or a version range as package manifests write them (semver's `1.2.3-rc.1`, npm's `^1.2`,
+# `~1.2.x`, PEP 440's `>=1.0`, `~=2.1`): an operator, or two dots or more.
+_VERSION = re.compile(r"(?:(?:\^|~|[<>]=?|[=!~]=|=)\s*v?\d+(?:\.(?:\d+|x|\*)){0,3}|v?\d+(?:\.(?:\d+|x|\*)){2,3})"
+                      r"(?:[-+][0-9A-Za-z.-]+)?(?:\s*(?:,|\|\|)\s*(?:\^|~|[<>]=?|[=!~]=)?\s*v?\d+(?:\.(?:\d+|x|\*)){0,3})*")
+
+
+def structural_value(value: str) -> bool:
+    """An opening bracket (`AUTH_PASSWORD_VALIDATORS = [`: the items are judged on their own lines)
+    or a version range (`"jsonwebtoken": "^9.0.0"`: a package manifest names a package, not a secret)."""
+    v = value.strip().strip("\"'")
+    return v in ("[", "{", "(", "[]", "{}", "()", "[{", "({") or bool(_VERSION.fullmatch(v))
+
+
 def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool = False) -> bool:
     """Not a secret though next to a secret name: refs, placeholders, labels, messages, code.
 
@@ -879,6 +896,8 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     """
     value = value.strip()
     if not value or _placeholder(value) or message_text(value):
+        return True
+    if structural_value(value):
         return True
     if not quoted and _ENV_LOOKUP.fullmatch(value):
         return True  # `SECRET_KEY = os.environ['SECRET_KEY']`: a literal fallback after it is read by formats._code
