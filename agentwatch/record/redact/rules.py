@@ -809,7 +809,8 @@ _CODE_RE = re.compile(
 )
 
 
-_FILLER = re.compile(r"(?i)x{4,}|\*{4,}|\.{3}|_here\b|your[_-]|(?:fake|example|sample|dummy|placeholder|changeme|redacted)")
+_FILLER = re.compile(r"(?i)x{4,}|\*{4,}|\.{3}|_here\b|your[_-]|(?:fake|example|sample|dummy|placeholder|change[_-]?me|redacted)"
+                     r"|^change[_-]?it$")  # `changeit`: the documented default a keystore's user is told to change
 
 
 def _placeholder(value: str) -> bool:
