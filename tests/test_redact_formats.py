@@ -544,3 +544,28 @@ def test_names_of_holders_and_syntax_tokens_are_not_secret_names(name):
 def test_documented_defaults_to_change_are_placeholders(value):
     text = f"SECRET_KEY={value}\nDEBUG=1\n"
     assert POLICY.redact_text(text, "/srv/app/.env") == text
+
+
+# --- more documented carriers of a secret ---------------------------------------------------------
+@pytest.mark.parametrize(("line", "secret"), [
+    (f"gh secret set DEPLOY_TOKEN --body {W}9 --repo o/r", f"{W}9"),            # gh secret set -b, --body
+    (f"$pw = ConvertTo-SecureString '{W}9' -AsPlainText -Force", f"{W}9"),      # PowerShell -AsPlainText
+    (f'ConvertTo-SecureString -String "{W}9" -AsPlainText -Force', f"{W}9"),
+])
+def test_documented_plain_text_secret_arguments(line, secret):
+    assert secret not in POLICY.redact_text(line)
+    assert secret.encode() not in stored({"raw": {"tool_input": {"command": line}}})
+
+
+@pytest.mark.parametrize("line", ["gh secret list", "$s = Read-Host -AsSecureString",
+                                  "ConvertTo-SecureString $plain -AsPlainText -Force"])
+def test_secret_commands_without_a_literal_stay(line):
+    assert POLICY.redact_text(line) == line
+
+
+def test_a_vault_table_masks_the_values_of_secret_keys():
+    # `vault kv get` prints its default table format: `Key  Value`, `---  -----`, a row per key
+    text = ("====== Data ======\nKey         Value\n---         -----\n"
+            f"password    {W}\napi_token   {W}-2\nusername    robot\n")
+    out = stored({"raw": {"tool_response": {"stdout": text}}}).decode()
+    assert W not in out and "robot" in out and "Key         Value" in out

@@ -209,6 +209,8 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
         formats = (kind, *formats)
     config = kind in ("kv", "yaml") or _config_like(s)
     out += _code(ruleset, s)  # calls and declarations with literals: specific enough for any text
+    if "Key " in s and "-----" in s:
+        out += _vault_table(ruleset, s)
     if "(" in s:
         out += _calls(ruleset, s)  # setters named for a secret (the table of calls runs by its own keywords)
     for fmt in formats:
@@ -588,6 +590,21 @@ def _arguments_spans(ruleset: RuleSet, s: str, found: list[tuple[int, int]]) -> 
         lit = _ARG_LITERAL.match(s, a, b)
         if lit and secret_value(ruleset, lit.group("v"), "password"):
             yield lit.start("v"), lit.end("v"), KIND
+
+
+# -- Vault's tables: `vault kv get`, `vault read` print `Key  Value` / `---  -----` and a row per key
+_KV_TABLE = re.compile(r"(?m)^Key[ \t]{2,}Value[ \t]*\n-{3}[ \t]+-{5}[ \t]*\n(?P<rows>(?:[^\s=][^\n]*\n?)+)")
+_KV_ROW = re.compile(r"(?m)^(?P<name>\S+)[ \t]{2,}(?P<v>\S[^\n]*?)[ \t]*$")
+
+
+def _vault_table(ruleset: RuleSet, s: str) -> Iterator[Span]:
+    """Rows of a Vault CLI table (https://developer.hashicorp.com/vault/docs/commands/kv/get: the
+    default `-format=table` prints each key of the secret and its value)."""
+    for t in _KV_TABLE.finditer(s):
+        for m in _KV_ROW.finditer(s, t.start("rows"), t.end("rows")):
+            name, v = m.group("name"), m.group("v")
+            if ruleset.secret_name(name) and secret_value(ruleset, v, name):
+                yield m.start("v"), m.end("v"), KIND
 
 
 # -- credential files ------------------------------------------------------------------------------
