@@ -569,3 +569,36 @@ def test_a_vault_table_masks_the_values_of_secret_keys():
             f"password    {W}\napi_token   {W}-2\nusername    robot\n")
     out = stored({"raw": {"tool_response": {"stdout": text}}}).decode()
     assert W not in out and "robot" in out and "Key         Value" in out
+
+
+# --- calls that set a named value (formats.NAMED_CALLS): the value counts under a secret name ----
+def test_every_named_call_row_cites_its_documentation():
+    assert all(re.match(r"https://", source) for *_, source in formats.NAMED_CALLS)
+
+
+@pytest.mark.parametrize("text", [
+    f'android {{\n  defaultConfig {{\n    buildConfigField "String", "MAPS_API_KEY", "\\"{W}-9\\""\n  }}\n}}',
+    f'buildConfigField("String", "API_TOKEN", "\\"{W}-9\\"")',
+    f'System.setProperty("javax.net.ssl.keyStorePassword", "{W}-9");',
+    f'os.Setenv("DB_PASSWORD", "{W}-9")',
+    f"parser.set('database', 'password', '{W}-9')",
+])
+def test_named_values_set_by_well_known_calls(text):
+    for carrier in corpus5.CARRIERS:
+        assert W.encode() not in stored({"schema": 1, "raw": corpus5.payload(carrier, "src/app.code", text)}), carrier
+
+
+@pytest.mark.parametrize("text", [
+    'buildConfigField "String", "BASE_URL", "\\"https://api.example.invalid\\""',
+    'System.setProperty("java.awt.headless", "true");',
+    'os.Setenv("TOKEN_FILE", "/run/secrets/token")',
+    "parser.set('server', 'port', '8080')",
+])
+def test_named_values_that_are_not_secrets_stay(text):
+    assert stored({"raw": {"text": text}}) == canonical_json({"raw": {"text": text}})
+
+
+def test_kubeadm_join_tokens():
+    # kubeadm's bootstrap token format is [a-z0-9]{6}.[a-z0-9]{16} (kubeadm docs, "kubeadm token")
+    line = "kubeadm join 10.0.0.1:6443 --token k8a2x1.q0w9e8r7t6y5u4i3 --discovery-token-ca-cert-hash sha256:0f"
+    assert "q0w9e8r7t6y5u4i3" not in POLICY.redact_text(line)

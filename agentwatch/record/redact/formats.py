@@ -522,16 +522,30 @@ CALLS: tuple[tuple[str, int, str], ...] = (
     (r"\.SetBasicAuth", 1, "https://pkg.go.dev/net/http#Request.SetBasicAuth (username, password)"),
     (r"new\s+Sequelize", 2, "https://sequelize.org/docs/v6/getting-started/ (database, username, password, options)"),
 )
+# Calls that set a named value: (a call's name, the index of the name, the index of the value, the docs).
+# The value counts when the name is a secret name.
+NAMED_CALLS: tuple[tuple[str, int, int, str], ...] = (
+    (r"buildConfigField", 1, 2, "https://developer.android.com/build/gradle-tips#share-custom-fields-and-resource-"
+     "values-with-your-app-code (buildConfigField(type, name, value))"),
+    (r"(?:System\.)?setProperty", 0, 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/util/"
+     "Properties.html#setProperty(java.lang.String,java.lang.String) (key, value)"),
+    (r"os\.Setenv", 0, 1, "https://pkg.go.dev/os#Setenv (key, value)"),
+    (r"\.set", 1, 2, "https://docs.python.org/3/library/configparser.html#configparser.ConfigParser.set "
+     "(section, option, value)"),
+)
 _CALL_START = re.compile(r"(?:" + "|".join(f"(?P<c{i}>{rx})" for i, (rx, _, _) in enumerate(CALLS)) + r")\s*\(")
+_NAMED_CALL_START = re.compile(
+    r"(?:" + "|".join(f"(?P<n{i}>{rx})" for i, (rx, _, _, _) in enumerate(NAMED_CALLS)) + r")(?:\s*\(|[ \t]+(?=['\"]))")
+# (Groovy, and so Gradle, lets a call with arguments leave out its parentheses: `buildConfigField 'String', ...`)
 # Words one of which every call of CALLS holds (lower case: the keyword index matches them in any case).
 CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "basicauth", "digestauth", "proxyauth",
                  "auth", "usernamepasswordcredentials", "passwordauthentication", "plainauth", "userpassword",
-                 "sequelize")
+                 "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(")
 
 
 def call_verify_pattern() -> bytes:
     """The fast path's test near a keyword: the start of one of the calls (the walk reads its arguments)."""
-    return _CALL_START.pattern.encode("ascii")
+    return (_CALL_START.pattern + "|" + _NAMED_CALL_START.pattern).encode("ascii")
 # A setter named for a secret: `setPassword("...")`, `set_api_key("...")`, `withToken("...")`,
 # keyring's `set_password(service, user, "...")`: the last argument.
 _SETTER = re.compile(r"\b(?:set|with)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
@@ -540,11 +554,15 @@ _SETTER_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|secret|token|key)s
 _ARG_LITERAL = re.compile(r"""\s*(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)\s*(?:\.toCharArray\(\)\s*)?$""")
 
 
-def _arguments(s: str, pos: int) -> list[tuple[int, int]]:
-    """The top-level arguments of the call whose `(` ends at pos: spans, strings and brackets respected."""
+def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
+    """The top-level arguments of the call whose `(` ends at pos (with `eol`, a call without
+    parentheses: its arguments run to the end of the line): spans, strings and brackets respected."""
     out: list[tuple[int, int]] = []
     depth, start, i, end = 0, pos, pos, min(len(s), pos + 2048)
     while i < end:
+        if eol and depth == 0 and s[i] in "\n;":
+            out.append((start, i))
+            return out
         c = s[i]
         if c in "\"'`":
             j = i + 1
@@ -563,6 +581,9 @@ def _arguments(s: str, pos: int) -> list[tuple[int, int]]:
             out.append((start, i))
             start = i + 1
         i += 1
+    if eol and i == len(s):
+        out.append((start, i))
+        return out
     return []  # not closed within reach: not read
 
 
@@ -570,7 +591,16 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
     """The password arguments of the calls of CALLS in s (found by CALL_KEYWORDS)."""
     found = [(m.end(), CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])][1])
              for m in _CALL_START.finditer(s)]
-    return list(_arguments_spans(ruleset, s, found))
+    out = list(_arguments_spans(ruleset, s, found))
+    for m in _NAMED_CALL_START.finditer(s):
+        _, name_at, value_at, _ = NAMED_CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])]
+        args = _arguments(s, m.end(), eol=not m.group().rstrip().endswith("("))
+        if len(args) <= max(name_at, value_at):
+            continue
+        name = _ARG_LITERAL.match(s, *args[name_at])
+        if name and ruleset.secret_name(name.group("v")):
+            out += _arguments_spans(ruleset, s, [(m.end(), value_at)], name.group("v"), args)
+    return out
 
 
 def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
@@ -580,16 +610,24 @@ def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
     yield from _arguments_spans(ruleset, s, found)
 
 
-def _arguments_spans(ruleset: RuleSet, s: str, found: list[tuple[int, int]]) -> Iterator[Span]:
+def _arguments_spans(ruleset: RuleSet, s: str, found: list[tuple[int, int]], name: str = "password",
+                     known: list[tuple[int, int]] | None = None) -> Iterator[Span]:
     """The literal at each (position after `(`, argument index; -1 the last) when it is a value."""
     for pos, index in found:
-        args = _arguments(s, pos)
+        args = known if known is not None else _arguments(s, pos)
         if not args or index >= len(args):
             continue
         a, b = args[index]
         lit = _ARG_LITERAL.match(s, a, b)
-        if lit and secret_value(ruleset, lit.group("v"), "password"):
-            yield lit.start("v"), lit.end("v"), KIND
+        if not lit:
+            continue
+        start, end = lit.span("v")
+        for q in ('\\"', '"', "'"):  # Gradle's buildConfigField writes a Java literal inside the string
+            if end - start > 2 * len(q) and s.startswith(q, start) and s.endswith(q, start, end):
+                start, end = start + len(q), end - len(q)
+                break
+        if secret_value(ruleset, s[start:end], name):
+            yield start, end, KIND
 
 
 # -- Vault's tables: `vault kv get`, `vault read` print `Key  Value` / `---  -----` and a row per key
