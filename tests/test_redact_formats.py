@@ -602,3 +602,12 @@ def test_kubeadm_join_tokens():
     # kubeadm's bootstrap token format is [a-z0-9]{6}.[a-z0-9]{16} (kubeadm docs, "kubeadm token")
     line = "kubeadm join 10.0.0.1:6443 --token k8a2x1.q0w9e8r7t6y5u4i3 --discovery-token-ca-cert-hash sha256:0f"
     assert "q0w9e8r7t6y5u4i3" not in POLICY.redact_text(line)
+
+
+def test_plain_yaml_names_with_blanks_in_a_configuration_text():
+    # YAML 1.2, plain scalars: a mapping key may hold blanks without quotes (`admin password: ...`)
+    text = f"database settings:\n  admin password: {W}-9\n  host name: db.internal\n"
+    out = POLICY.redact_text(text, "/srv/app/config.yml")
+    assert W not in out and "host name: db.internal" in out and "admin password: [REDACTED:" in out
+    code = "if not token:\n    raise ValueError('a token is required')\n"
+    assert POLICY.redact_text(code, "/srv/app/app.py") == code

@@ -382,7 +382,7 @@ def _continuation(ruleset: RuleSet, s: str, pos: int, indent: int, name: str) ->
             if len(ind) <= indent:
                 return
             continue
-        if re.match(r"[\"']?[A-Za-z_][\w.\-]*[\"']?:(?:\s|$)", body):
+        if re.match(r"[\"']?[A-Za-z_][\w.\- ]{0,120}[\"']?:(?:\s|$)", body):
             return  # a nested mapping: its own names decide
         start = pos + m.start(2)
         span = _value_span(start, body)
@@ -397,6 +397,9 @@ _YAML = re.compile(
 )
 
 
+_CODE_WORD = re.compile(r"(?:if|elif|else|while|for|return|not|and|or|assert|except|case|when|def|class|with|raise)\b")
+
+
 def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
     pending: tuple[int, bool] | None = None  # (indent of a `- name: SECRET` item, seen)
     for m in _YAML.finditer(s):
@@ -409,8 +412,8 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
             pending = (indent, True)
         elif m.group("dash"):
             pending = None
-        if " " in name and not m.group("qn"):
-            continue  # `if not token:` is code; a YAML name with blanks is quoted
+        if " " in name and not m.group("qn") and (not prose_ok or _CODE_WORD.match(name)):
+            continue  # `if not token:` is code; a plain YAML name may hold blanks in a configuration text
         named = ruleset.secret_name(name) or (prose_ok and name.lower() in PAIR_PASSWORD_NAMES)
         if named or (pending and name.lower() in _PAIR_VALUES and indent == pending[0]):
             if not val or val in ("|", ">", "|-", ">-", "|+", ">+"):
