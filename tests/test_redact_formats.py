@@ -115,7 +115,7 @@ def test_every_row_of_the_flag_table_cites_the_tools_documentation():
     assert {r.tool for r in rows} >= {"curl", "wget", "mysql", "psql", "sqlcmd", "kubectl", "docker", "helm",
                                        "keytool", "openssl", "sshpass", "redis-cli", "az", "aws", "gcloud", "git"}
     assert all(re.match(r"https://", r.source) for r in rows)
-    assert all(r.value in ("whole", "after-colon", "after-eq", "pass-arg", "auth-header", "next", "last") for r in rows)
+    assert all(r.value in ("whole", "after-colon", "after-eq", "after-percent", "pass-arg", "auth-header", "next", "last") for r in rows)
 
 
 @pytest.mark.parametrize(("line", "secret"), [
@@ -611,3 +611,61 @@ def test_plain_yaml_names_with_blanks_in_a_configuration_text():
     assert W not in out and "host name: db.internal" in out and "admin password: [REDACTED:" in out
     code = "if not token:\n    raise ValueError('a token is required')\n"
     assert POLICY.redact_text(code, "/srv/app/app.py") == code
+
+
+# --- more rows of the flag table, each from the tool's manual --------------------------------------
+@pytest.mark.parametrize("line", [
+    f"ldapsearch -x -D cn=admin,dc=example,dc=invalid -w {W}9 -b dc=example,dc=invalid",
+    f"smbclient //files/share -U DOMAIN\\\\robot%{W}9",
+    f"htpasswd -b -c /etc/nginx/.htpasswd robot {W}9",
+    f"htpasswd -bB .htpasswd robot {W}9",
+    f"zip -P {W}9 out.zip notes.txt",
+    f"7z a -p{W}9 out.7z notes.txt",
+    f"mysqladmin -u root password {W}9",
+    f"useradd -m -p {W}9 robot",
+    f"rabbitmqctl add_user robot {W}9",
+    f"echo '{W}9' | docker login -u robot --password-stdin registry.invalid",
+    f"echo 'robot:{W}9' | chpasswd",
+])
+def test_credentials_in_more_tools_command_lines(line):
+    assert f"{W}9" not in POLICY.redact_text(line)
+    assert f"{W}9".encode() not in stored({"raw": {"tool_input": {"command": line}}})
+
+
+@pytest.mark.parametrize("line", ["echo hello | docker run -i alpine cat", "cat token.txt | docker login --password-stdin",
+                                  "ldapsearch -x -W -b dc=example,dc=invalid", "htpasswd -c .htpasswd robot",
+                                  "zip -r out.zip dir", "7z x out.7z"])
+def test_those_tools_without_a_literal_stay(line):
+    assert POLICY.redact_text(line) == line
+
+
+# --- SQL: MySQL's CREATE USER ... IDENTIFIED BY, PostgreSQL's CREATE/ALTER ROLE ... PASSWORD -----------
+@pytest.mark.parametrize("text", [
+    f"CREATE USER 'app'@'%' IDENTIFIED BY '{W}9';",
+    f"ALTER USER app IDENTIFIED WITH caching_sha2_password BY '{W}9';",
+    f"CREATE ROLE app WITH LOGIN ENCRYPTED PASSWORD '{W}9';",
+    f"ALTER USER app WITH PASSWORD '{W}9';",
+    f"CREATE LOGIN app WITH PASSWORD = '{W}9';",
+])
+def test_passwords_in_sql_user_statements(text):
+    for carrier in corpus5.CARRIERS:
+        assert W.encode() not in stored({"schema": 1, "raw": corpus5.payload(carrier, "db/init.sql", text)}), carrier
+
+
+@pytest.mark.parametrize("text", ["ALTER USER app WITH PASSWORD NULL;", "CREATE USER app IDENTIFIED BY :pw;",
+                                  "SELECT password_hash FROM users WHERE id = 1;"])
+def test_sql_without_a_literal_password_stays(text):
+    assert POLICY.redact_text(text) == text
+
+
+# --- typed declarations with a literal (TypeScript, Rust, Kotlin, Go) ------------------------------
+@pytest.mark.parametrize("text", [f'const apiKey: string = "{W}9";', f'const API_KEY: &str = "{W}9";',
+                                  f'private val token: String = "{W}9"', f'var password string = "{W}9"'])
+def test_typed_declarations_with_a_literal(text):
+    assert W not in POLICY.redact_text(text)
+
+
+@pytest.mark.parametrize("text", ['const tokenType: string = "Bearer";', "token: Optional[str] = None",
+                                  'def f(password: str = ""): pass'])
+def test_typed_declarations_without_a_secret_stay(text):
+    assert POLICY.redact_text(text) == text

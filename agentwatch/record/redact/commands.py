@@ -78,8 +78,8 @@ def _value_spans(row: Row, s: str, start: int, end: int) -> list[tuple[int, int]
         start, end, value = start + 1, end - 1, value[1:-1]
     if not value or _REFERENCE.fullmatch(value) or value.startswith(("$(", "${")):
         return []
-    if row.value == "after-colon":
-        i = value.find(":")
+    if row.value in ("after-colon", "after-percent"):
+        i = value.find(":" if row.value == "after-colon" else "%")
         if i < 0 or i == len(value) - 1:
             return []
         start += i + 1
@@ -131,12 +131,14 @@ def spans(s: str) -> list[tuple[int, int, str]]:
         if not mine:
             continue
         args = words[i + 1:]
+        plain = [w for w, _ in args]
         for row in mine:
+            if row.piped_from and row.flags and not any(f in plain for f in row.flags):
+                continue  # `echo x | docker login --password-stdin`: only with the flag that reads stdin
             if row.piped_from and came_piped and before[0] in row.piped_from:
                 for word, start in before[1]:
                     if not word.startswith("-"):
                         out += [(a, b, KIND) for a, b in _value_spans(row, s, start, start + len(word))]
-        plain = [w for w, _ in args]
         for row in mine:
             if row.piped_from or row.subcommand and not _has_sequence(plain, row.subcommand):
                 continue

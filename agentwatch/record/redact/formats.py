@@ -475,9 +475,14 @@ _CODE = (
     # SECRET_KEY = os.environ.get("X") or '...';  const token = process.env.T || "..." ; x ?? "..."
     re.compile(r"(?m)^[ \t]*(?:(?:export|const|let|var|final|static|public|private)[ \t]+)*(?P<name>[A-Za-z_][\w.]{0,80})"
                r"[ \t]*[:=][ \t]*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?)[ \t]*" + _STR.format(n=2)),
+    # A typed declaration with a literal: TypeScript `const apiKey: string = "..."`, Rust `const API_KEY:
+    # &str = "..."`, Kotlin `val token: String = "..."`, Python `API_KEY: str = "..."`; Go `var password string = "..."`
+    re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,80})[ \t]*:[ \t]*&?'?[A-Za-z_][\w.:<>\[\]|?, ]{0,60}?[ \t]*=[ \t]*"
+               + _STR.format(n=2) + r"(?![\w(])"),
+    re.compile(r"\bvar[ \t]+(?P<name>[A-Za-z_]\w{0,80})[ \t]+\*?[A-Za-z_][\w.\[\]]{0,40}[ \t]*=[ \t]*" + _STR.format(n=2)),
 )
 # A substring each pattern of _CODE needs: the pattern is tried only on a text that holds it.
-_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??"))
+_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??"), (":",), ("var",))
 _GO_MULTI = re.compile(r"\b(?:const|var)\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*(?:[A-Za-z_][\w.]*)?\s*=\s*"
                        r"(?P<vals>\"[^\"\n]*\"(?:\s*,\s*\"[^\"\n]*\")+)")
 
