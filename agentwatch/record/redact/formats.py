@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from itertools import islice
 from typing import Iterator, Protocol
 
 Span = tuple[int, int, str]
@@ -150,6 +151,7 @@ def sniff(text: str) -> tuple[str, ...]:
 # --- the layer ------------------------------------------------------------------------------------
 MAX_TEXT = 1 << 20  # longer texts are left to the line rules (the per-event bound keeps work linear)
 MAX_JSON_TRIES = 64  # places in one text where a JSON value is tried
+MAX_CALLS = 256  # calls of one kind whose arguments are read in one text (each read may go 2 KiB far)
 
 
 PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
@@ -598,9 +600,9 @@ def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
 def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
     """The password arguments of the calls of CALLS in s (found by CALL_KEYWORDS)."""
     found = [(m.end(), CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])][1])
-             for m in _CALL_START.finditer(s)]
+             for m in islice(_CALL_START.finditer(s), MAX_CALLS)]
     out = list(_arguments_spans(ruleset, s, found))
-    for m in _NAMED_CALL_START.finditer(s):
+    for m in islice(_NAMED_CALL_START.finditer(s), MAX_CALLS):
         _, name_at, value_at, _ = NAMED_CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])]
         args = _arguments(s, m.end(), eol=not m.group().rstrip().endswith("("))
         if len(args) <= max(name_at, value_at):
@@ -613,8 +615,8 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
 
 def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
     """Setters named for a secret (`setPassword("...")`): the last argument."""
-    found = [(m.end(), -1) for m in _SETTER.finditer(s)
-             if _SETTER_LAST.search(m.group("name")) and ruleset.secret_name(m.group("name"))]
+    found = [(m.end(), -1) for m in islice(_SETTER.finditer(s), MAX_CALLS * 4)
+             if _SETTER_LAST.search(m.group("name")) and ruleset.secret_name(m.group("name"))][:MAX_CALLS]
     yield from _arguments_spans(ruleset, s, found)
 
 
