@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 
 from agentwatch.daemon.writer import Chore, Job
 from agentwatch.store import db
+from agentwatch.store.actors import check_reason
 from agentwatch.store.append import Append, Store
 from agentwatch.store.retention import (
     MAX_ROWS,
@@ -27,7 +28,6 @@ from agentwatch.store.retention import (
     Policy,
     Step,
     archived_row,
-    check_reason,
     find_hold,
     frontier,
     hold_row,
@@ -216,7 +216,8 @@ def retain_offline(store_path, policy: Policy, *, max_rows: int = MAX_ROWS, by: 
     """A retention pass on a store no daemon serves (the daemon runs its own on a schedule)."""
     from agentwatch.daemon import runfiles
     from agentwatch.errors import StoreUnreachable
-    from agentwatch.store.retention import actor, retain
+    from agentwatch.store.actors import actor
+    from agentwatch.store.retention import retain
 
     lock = runfiles.LockFile(runfiles.lock_path(store_path), f"store {store_path}")
     try:

@@ -29,6 +29,7 @@ import apsw
 from agentwatch import __version__
 from agentwatch.errors import UsageError
 from agentwatch.store import packing
+from agentwatch.store.actors import actor, check_reason
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 
@@ -38,7 +39,6 @@ RELEASE_TYPE = "hold_release"
 RETAINABLE_KINDS = ("event", "gap")
 MAX_ROWS = 200  # rows one retention transaction retains at most: the writer is held that long
 NS_PER_DAY = 86_400 * 1_000_000_000
-MAX_REASON_CHARS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,32 +96,6 @@ class Hold:
         return {"hold_id": self.hold_id, "seq": self.seq, "scope": self.scope, "reason": self.reason,
                 "actor": self.actor, "active": self.active, "released_by_seq": self.released_by_seq,
                 **({"release": self.release} if self.release else {})}
-
-
-def actor(by: str | None = None) -> dict[str, Any]:
-    """Who acts: the kernel's uid, its login name, this pid, and `by` when given."""
-    import pwd
-
-    uid = os.getuid()
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    who: dict[str, Any] = {"uid": uid, "user": user, "pid": os.getpid()}
-    if by is not None:
-        if not by.strip() or len(by) > 200:
-            raise UsageError("--by must be 1 to 200 characters")
-        who["by"] = by
-    return who
-
-
-def check_reason(reason: str) -> str:
-    reason = reason.strip()
-    if not reason:
-        raise UsageError("--reason must say why")
-    if len(reason) > MAX_REASON_CHARS:
-        raise UsageError(f"--reason is longer than {MAX_REASON_CHARS} characters")
-    return reason
 
 
 def check_scope(scope: dict[str, Any]) -> dict[str, Any]:
