@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import socket
@@ -202,6 +203,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("store", _path, lambda: paths.data_dir() / "store.db", "the store (SQLite database)"),
     Key("socket", _path, lambda: paths.runtime_dir() / "agentwatch.sock", "the daemon's Unix socket"),
     Key("spool", _path, lambda: paths.data_dir() / "spool", "where hooks spool records the daemon did not ack"),
+    Key("state_dir", _path, paths.state_dir,
+        "what agentwatch keeps about a store outside it: the checkpoint key (keys/), the signed checkpoints "
+        "(checkpoints/), durable consumers' cursors and delivery logs (consumers/)", flag="--state-dir"),
     Key("privacy", _choice(lambda: _redact().MODES), lambda: _redact().REDACTED,
         "full | redacted | hashed | metadata-only (docs/redaction.md)", project="tighten"),
     Key("durability", _durability, lambda: "full", "only 'full': the commit before an ack is durable",
@@ -248,8 +252,6 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         flag="--process-witness"),
     Key("serve.process_witness_buffer", _number(4096, 1 << 30, integer=True), lambda: 8 << 20,
         "bytes of the process witness's kernel receive buffer (a burst beyond it is a gap row)"),
-    Key("checkpoint.dir", _path, paths.state_dir,
-        "where the checkpoint key (keys/) and the signed checkpoints (checkpoints/) live"),
     Key("checkpoint.enabled", _switch, lambda: True,
         "sign checkpoints of the store's Merkle tree while serving and at stop (docs/chain.md)",
         flag="--checkpoints/--no-checkpoints"),
@@ -269,6 +271,19 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("checkpoint.witness_dirs", _dirs, lambda: (str(paths.state_dir() / "witness"),),
         "witness directories that keep each signed checkpoint (docs/chain.md, \"Witnesses\")"),
 )}
+
+
+# Keys renamed: the old name still works (file, environment, flag) and warns once per load.
+DEPRECATED: dict[str, str] = {"checkpoint.dir": "state_dir"}
+
+
+def _deprecated_env(old: str) -> str:
+    return "AGENTWATCH_" + old.replace(".", "_").upper()
+
+
+def _warn_deprecated(old: str, where: str) -> None:
+    logging.getLogger("agentwatch.config").warning(
+        f"{where}: {old!r} is deprecated; it is now {DEPRECATED[old]!r} (it still works, for now)")
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> tuple[Path, bool]:
@@ -300,7 +315,7 @@ class Config:
     files: tuple[str, ...] = field(default=())
 
     def __getitem__(self, key: str) -> Any:
-        return self.values[key]
+        return self.values[DEPRECATED.get(key, key)]
 
     @property
     def store(self) -> Path:
@@ -375,6 +390,11 @@ def load(
             values[name] = _parse(name, raw, "file", str(path))
             sources[name] = f"file:{path}"
         files.append(str(path))
+    for old, new in DEPRECATED.items():
+        if env.get(_deprecated_env(old)) and not env.get(KEYS[new].env):
+            _warn_deprecated(old, f"environment variable {_deprecated_env(old)}")
+            values[new] = _parse(new, env[_deprecated_env(old)], "env", f"environment variable {_deprecated_env(old)}")
+            sources[new] = f"env:{_deprecated_env(old)}"
     for name, key in KEYS.items():
         if env.get(key.env):
             values[name] = _parse(name, env[key.env], "env", f"environment variable {key.env}")
@@ -382,6 +402,8 @@ def load(
     for name, raw in (flags or {}).items():
         if raw is None:
             continue
+        if name in DEPRECATED:
+            name = DEPRECATED[name]
         if name not in KEYS:
             raise ConfigError(f"unknown configuration key {name!r} given as a flag")
         flag = KEYS[name].option
@@ -447,6 +469,9 @@ def _flatten(table: dict, prefix: str, out: dict, path: Path) -> None:
             _flatten(value, name + ".", out, path)
         elif name in KEYS:
             out[name] = value
+        elif name in DEPRECATED:
+            _warn_deprecated(name, str(path))
+            out.setdefault(DEPRECATED[name], value)
         else:
             known = ", ".join(KEYS)
             raise ConfigError(f"{path}: unknown key {name!r} (known keys: {known})")

@@ -284,6 +284,7 @@ def export_cmd(
     resend_uncertain: bool = typer.Option(False, "--resend-uncertain", help="Send again a batch whose answer was never logged (same span ids)."),
     skip_uncertain: bool = typer.Option(False, "--skip-uncertain", help="Acknowledge such a batch without sending it."),
     json_out: bool = typer.Option(False, "--json", help="otlp: a JSON report on stdout (jsonl writes records there)."),
+    state_dir: Optional[Path] = typer.Option(None, "--state-dir", metavar="DIR", show_default=False, help="Where the consumer's cursor and delivery log live, under consumers/ (config state_dir)."),
 ) -> None:
     """Export committed records, up to the head at the start, as JSON lines or OTLP traces.
 
@@ -303,12 +304,13 @@ def export_cmd(
     if fmt == "jsonl" and json_out:
         fail("--json is for --format otlp (jsonl already writes JSON lines)", 2)
     try:
-        resolved = config.load({"store": store}).store
+        cfg = config.load({"store": store, "state_dir": state_dir})
+        resolved = cfg.store
         with render.progress("exporting", enabled=not json_out and fmt == "otlp") as update:
             report = export.export(
                 resolved, fmt=fmt, out=sys.stdout.buffer, endpoint=endpoint or export.default_endpoint(),
                 from_seq=from_seq, consumer=consumer, content=content, resend_uncertain=resend_uncertain,
-                skip_uncertain=skip_uncertain, progress=update,
+                skip_uncertain=skip_uncertain, progress=update, state_dir=cfg["state_dir"],
             )
     except BrokenPipeError:
         raise typer.Exit(0) from None

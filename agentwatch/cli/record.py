@@ -87,7 +87,7 @@ def _sign_imported(cfg) -> None:
     from agentwatch.evidence import checkpoints
 
     try:
-        signed = checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
+        signed = checkpoints.sign_store(cfg.store, state_dir=cfg["state_dir"],
                                         witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except Exception as exc:  # the rows are stored; verify will name them `unsigned`
         print(f"agentwatch: imported rows are not covered by a signed checkpoint: {exc}", file=sys.stderr)
@@ -247,7 +247,7 @@ def erase_cmd(
     try:
         cfg = config.load({"store": store})
         result = erase.erase_store(cfg.store, seqs, reason, by=by, override_hold=override_hold,
-                                   state_dir=cfg["checkpoint.dir"],
+                                   state_dir=cfg["state_dir"],
                                    witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]],
                                    sign=cfg["checkpoint.enabled"])
     except AgentwatchError as exc:

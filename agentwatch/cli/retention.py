@@ -28,7 +28,7 @@ def _sign(cfg) -> None:
     if not cfg["checkpoint.enabled"] or compare.daemon_serving(cfg.store):
         return
     try:
-        checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
+        checkpoints.sign_store(cfg.store, state_dir=cfg["state_dir"],
                                witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except Exception as exc:  # the rows are stored; verify will name them `unsigned`
         print(f"agentwatch: the new rows are not covered by a signed checkpoint: {exc}", file=sys.stderr)
@@ -212,7 +212,7 @@ def archive_cmd(
     try:
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store):
-            result = write_archive(cfg.store, parse_since(before), out, state_dir=cfg["checkpoint.dir"])
+            result = write_archive(cfg.store, parse_since(before), out, state_dir=cfg["state_dir"])
     except AgentwatchError as exc:
         fail(exc)
     try:

@@ -143,7 +143,7 @@ class Server:
         known_findings = identity.check_serving(cfg.store, store.conn)
         self.erased = erasure.summary(store.conn)  # erase never runs beside the daemon: counted once
         store.foreign_gap = foreign_gap_row
-        integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.checkpoint_dir)  # written while none ran
+        integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.state_dir)  # written while none ran
         try:
             store.append([self._attestation("start", store.head(), start=True)])
         except Exception as exc:
@@ -194,7 +194,7 @@ class Server:
         if cfg.ship_url:
             self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
                                            batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq,
-                                           state_dir=cfg.checkpoint_dir)
+                                           state_dir=cfg.state_dir)
             self.shipping.start()
             # Released before the writer: after the stop attestation, which the shipper ships before it exits.
             res.callback(self.shipping.stop)
@@ -478,7 +478,7 @@ class Server:
                     raise CheckpointError("the writer has no tree head yet")
                 return writer.tree_head
 
-            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.checkpoint_dir, witnesses=witnesses)
+            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.state_dir, witnesses=witnesses)
             for witness in witnesses:
                 witness.trust(notary.verifier, os.path.abspath(cfg.store))
             notary.on_finding = self._signer_finding

@@ -53,7 +53,7 @@ class ServeConfig:
     checkpoint_rows: int = _default("checkpoint.rows")
     # Defaults that depend on the environment (XDG directories) are taken when one is built.
     witness_dirs: tuple[str, ...] = field(default_factory=lambda: tuple(_default("checkpoint.witness_dirs")))
-    checkpoint_dir: Path = field(default_factory=lambda: _default("checkpoint.dir"))  # keys/ and checkpoints/
+    state_dir: Path = field(default_factory=lambda: _default("state_dir"))  # keys/ and checkpoints/
     # The service deployment: members of this group may connect (socket 0660, its dir 0750), the
     # store is group-readable (0640) so they can verify it, and every peer's uid is recorded.
     socket_group: str = _default("serve.socket_group")
@@ -113,7 +113,7 @@ FIELD_KEYS = {
     "full_verify_interval": "serve.full_verify_interval_s", "log_level": "serve.log_level",
     "log_format": "serve.log_format", "durability": "durability", "packing": "packing",
     "checkpoints": "checkpoint.enabled", "checkpoint_interval": "checkpoint.interval_s",
-    "checkpoint_rows": "checkpoint.rows", "witness_dirs": "checkpoint.witness_dirs", "checkpoint_dir": "checkpoint.dir",
+    "checkpoint_rows": "checkpoint.rows", "witness_dirs": "checkpoint.witness_dirs", "state_dir": "state_dir",
     "socket_group": "serve.socket_group", "ship_url": "ship.url", "ship_batch_rows": "ship.batch_rows",
     "retention_days": "retention.payload_days", "retention_interval": "retention.interval_s",
     "retention_max_rows": "retention.max_rows", "hook_watch_interval": "serve.hook_watch_interval_s",
