@@ -322,11 +322,11 @@ class Server:
     async def _finish_reading(self) -> None:
         """Read what connections already sent, commit and answer it, then close them."""
         cfg = self.config
-        give_up = time.monotonic() + cfg.drain_max
+        give_up = time.monotonic() + cfg.stop_max
         self.last_data = max(self.last_data, time.monotonic())
         while time.monotonic() < give_up:
             await asyncio.sleep(0.02)
-            quiet = time.monotonic() - self.last_data >= cfg.drain_quiet
+            quiet = time.monotonic() - self.last_data >= cfg.stop_quiet
             if quiet and not any(c.paused for c in self.conns):
                 break
         for conn in list(self.conns):
@@ -506,6 +506,7 @@ class Server:
         writer.check_store()  # a deleted or swapped store file shows before any commit does
         outage = writer.outage
         stats = writer.stats
+        wal_checkpoints = writer.checkpointer.stats.as_dict() if writer.checkpointer else None
         cfg = self.config
         doc = {
             "ok": True,
@@ -536,7 +537,9 @@ class Server:
                 "last_commit_ns": stats.last_commit_ns,
                 "longest_commit_ms": round(stats.commit_max_ns / 1e6, 3),
                 "longest_queue_wait_ms": round(stats.queue_wait_max_ns / 1e6, 3),
-                "checkpoints": writer.checkpointer.stats.as_dict() if writer.checkpointer else None,
+                # SQLite's WAL checkpoints, off the commit path (store/wal.py); not the signed checkpoints.
+                "wal_checkpoints": wal_checkpoints,
+                "checkpoints": wal_checkpoints,  # its old name, kept for --json readers
                 "queued": writer.queued(),
                 "foreign_rows": list(stats.foreign_rows),
             },
@@ -546,7 +549,8 @@ class Server:
             "connections_open": len(self.conns),
             "normalizing": self.pool.health() if self.pool is not None else {"workers": 0},
             "subscriptions": self.subscriptions.health(),
-            "draining": self.stopping,
+            "stopping": self.stopping,
+            "draining": self.stopping,  # its old name, kept for --json readers; "drain" is the spool's replay
             "spool": self.drainer.stats(),
             "signed_checkpoints": self._checkpoint_health(),
             "erased": self.erased,

@@ -44,8 +44,8 @@ class ServeConfig:
     subscriber_buffer: int = DEFAULT_MAX_BUFFER  # unsent bytes a live-tail subscriber may hold before catch-up
     max_line: int = MAX_LINE
     spool_poll: float = 0.5  # seconds between looks at spool/new
-    drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
-    drain_max: float = 10.0  # ... or this long at most
+    stop_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
+    stop_max: float = 10.0  # ... or this long at most
     # Signed checkpoints of the Merkle tree (docs/chain.md): every checkpoint_interval seconds
     # or checkpoint_rows rows (0: not by that trigger) and at stop, kept by each witness dir.
     checkpoints: bool = _default("checkpoint.enabled")
