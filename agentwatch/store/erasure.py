@@ -31,7 +31,7 @@ from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
 from agentwatch.store import db, packing
 from agentwatch.store.actors import actor, check_reason
 from agentwatch.store.append import Append, Store
-from agentwatch.store.chain import DOMAIN_TAG, canonical_json, format_hash, framed_identity, row_hash_framed
+from agentwatch.store.chain import DOMAIN_TAG, canonical_json, format_hash, framed_kind_id, row_hash_framed
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")  # exactly the display form: lowercase, as docs/chain.md says
 ERASED_PAYLOAD = b"null"  # an erased row's payload: valid JSON, so the generated columns read NULL
@@ -270,7 +270,7 @@ def _plan(store: Store, seq: int, reason: str) -> _Plan | Erasure:
     if z is not None:  # a packed row: the chain covers its document (store/packing.py)
         payload = packing.unpacked(payload, packing.Dictionaries(store.conn).get(dict_id), z) or payload
     digest = hashlib.sha256(payload).digest()
-    recomputed = row_hash_framed(DOMAIN_TAG + store.store_id, seq, at, framed_identity(kind, record_id), prev, digest)
+    recomputed = row_hash_framed(DOMAIN_TAG + store.store_id, seq, at, framed_kind_id(kind, record_id), prev, digest)
     if recomputed != stored:
         raise EraseRefused(
             f"seq {seq} does not match its stored hash: erasing it would hide that; run agentwatch verify"
