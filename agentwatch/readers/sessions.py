@@ -389,14 +389,15 @@ def items(conn: apsw.Connection, harness: str, session_id: str, *, after_seq: in
 
 
 def erasures(conn: apsw.Connection) -> list[dict[str, Any]]:
-    """Every erasure the store records (its erasure rows, read through their partial index), oldest
+    """Every erasure the store records (its erasure rows, read through their partial index: the `+`
+    keeps SQLite from scanning the whole table in seq order instead), oldest
     first: the erased seq, when that record was recorded, what it was (harness, session, event, tool),
     the erasure row's seq and time, who erased it and why."""
     out = []
     try:
         rows = conn.execute(
             "SELECT e.seq, e.recorded_at_ns, CAST(e.payload AS BLOB), r.recorded_at_ns FROM records AS e "
-            "LEFT JOIN records AS r ON r.seq = e.erased_seq WHERE e.erased_seq IS NOT NULL ORDER BY e.seq").fetchall()
+            "LEFT JOIN records AS r ON r.seq = e.erased_seq WHERE e.erased_seq IS NOT NULL ORDER BY +e.seq").fetchall()
     except apsw.SQLError:
         return []  # a store from before erasure
     for erasure_seq, erased_at_ns, payload, at_ns in cast(Any, rows):
