@@ -205,7 +205,7 @@ def sessions_cmd(
     since: Optional[str] = typer.Option(None, "--since", metavar="AGE|TIME", help="Only sessions active since then: an age (30m, 2h, 7d) or an ISO 8601 time (UTC unless it names a zone)."),
     harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="Only sessions of this harness (claude-code, codex, ...)."),
     json_out: bool = JsonOpt,
-    limit: Optional[int] = typer.Option(None, "--limit", min=0, metavar="N", help="Only the N sessions whose last event is newest (a page: read back from the head, fast on any store)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=0, metavar="N", help="Only the N sessions whose last event is newest (default: every session; a page: read back from the head, fast on any store)."),
     before: Optional[int] = typer.Option(None, "--before", min=1, metavar="SEQ", help="Only sessions whose last event is before this seq: the next page is --before the smallest last_seq of this one."),
 ) -> None:
     """List recorded sessions: one row per session, oldest first.
