@@ -140,7 +140,7 @@ class Store:
     """
 
     def __init__(self, path: Path | str, *, vfs: str | None = None, create: bool = True,
-                 group_readable: bool = False, pack: bool = True):
+                 group_readable: bool | None = None, pack: bool = True):
         self.path = Path(path)
         self.conn = db.open_writer(self.path, vfs=vfs, create=create, group_readable=group_readable)
         try:
