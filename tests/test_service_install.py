@@ -380,3 +380,25 @@ def test_the_per_user_layout_keeps_everything_owner_only(tmp_path):
     done = _cli(python, pyenv, ["import", "--harness", "claude-code", str(lines)], env=env, umask=0o022)
     assert done.returncode == 0, done.stderr
     assert _evidence_modes(base, store) == {k: ("0700" if v == "0750" else "0600") for k, v in SERVICE_MODES.items()}
+
+
+def test_an_interpreter_the_service_user_cannot_run_stops_the_install_and_a_rerun_finishes_it(site):
+    svc, dev, root = site
+    python, pyenv = python_for_others()
+    private = root / "root-only"
+    private.mkdir(mode=0o700)
+    hidden = private / "python3"
+    shutil.copy(python[0], hidden)
+    base, run, unit = root / "srv", root / "run", root / "agentwatch.service"
+    where = ["--user", svc, "--base", str(base), "--runtime-dir", str(run), "--unit-path", str(unit), "--no-start"]
+    failed = _cli(python, pyenv, ["service", "install", "--system", *where, "--python", str(hidden)])
+    assert failed.returncode == 3, failed.stdout + failed.stderr
+    assert failed.stderr == (f"agentwatch: as {svc}: {svc} cannot run {hidden}: install agentwatch where the service "
+                             "user can run it (docs/deployment.md, step 1) or name it with --python\n")
+    # What came before the failed step is done; nothing was created as the service user, no unit written.
+    assert pwd.getpwnam(svc).pw_dir == str(base) and base.is_dir() and run.is_dir()
+    assert list(base.iterdir()) == [] and not unit.exists()
+    done = _cli(python, pyenv, ["service", "install", "--system", *where, "--python", python[0], "--json"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [s["action"] for s in json.loads(done.stdout)["steps"]] == [
+        "unchanged", "unchanged", "unchanged", "unchanged", "create", "create", "skip"]
