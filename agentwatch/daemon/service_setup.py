@@ -662,8 +662,12 @@ def uninstall(opts: Options, *, purge: bool = False) -> Outcome:
     else:
         steps.append(Step(f"unit {opts.unit}", "unchanged", "not installed"))
     if layout.runtime != layout.base and os.path.lexists(layout.runtime):
-        steps.append(Step(f"directory {layout.runtime}", "remove", "the socket directory",
-                          [["rm", "-r", str(layout.runtime)]], lambda: shutil.rmtree(layout.runtime)))
+        if _served(layout) and not manager_here:  # stopped by hand later; its socket stays until then
+            steps.append(Step(f"directory {layout.runtime}", "keep", "a daemon still serves the store: stop it, "
+                              "then run uninstall again"))
+        else:
+            steps.append(Step(f"directory {layout.runtime}", "remove", "the socket directory",
+                              [["rm", "-r", str(layout.runtime)]], lambda: shutil.rmtree(layout.runtime)))
     if purge:
         steps.extend(_purge_steps(opts))
     else:
@@ -707,18 +711,27 @@ def _purge_steps(opts: Options) -> list[Step]:
     return steps
 
 
-def _refuse_while_served(layout: service.SystemLayout) -> None:
+def _served(layout: service.SystemLayout) -> bool:
+    """A writer (the daemon) holds the service's store now."""
     from agentwatch.store.writerlock import AlreadyServing, WriterLock
 
     store = _evidence_paths(layout)[0]
     if not store.exists():
-        return
+        return False
     lock = WriterLock(store)
     try:
         lock.acquire()
-    except AlreadyServing as exc:
-        raise SetupFailed(f"{exc}: stop the service before --purge") from None
+    except AlreadyServing:
+        return True
+    except AgentwatchError:
+        return False
     lock.release()
+    return False
+
+
+def _refuse_while_served(layout: service.SystemLayout) -> None:
+    if _served(layout):
+        raise SetupFailed(f"a daemon serves {_evidence_paths(layout)[0]}: stop the service before --purge")
 
 
 def run_as_service(layout: service.SystemLayout, args: list[str]) -> int:
