@@ -291,7 +291,8 @@ def service_uninstall_cmd(
     _service_emit(outcome, json_out)
 
 
-@service_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@service_app.command("run", options_metavar="[OPTIONS] COMMAND...",
+                     context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def service_run_cmd(
     ctx: typer.Context,
     system: bool = SystemOpt,
