@@ -46,3 +46,19 @@ def test_a_hook_sent_the_moment_the_socket_appears_is_acknowledged_not_spooled(t
     assert len(events) == 2
     assert events[1]["payload"]["client"]["delivery"] == "socket", events[1]["payload"]
     assert not list((d.spool / "new").glob("*"))
+
+
+def test_sigterm_the_moment_the_socket_appears_stops_the_daemon_cleanly(tmp_path):
+    """The signal handlers are in place before the socket exists: a stop asked for at once is a
+    clean stop (exit 0, the stop attestation written), not a process killed mid-start."""
+    d = Daemon(tmp_path, verify_interval=0)
+    d.spawn()
+    deadline = time.monotonic() + 60
+    while not d.socket.exists():
+        assert d.proc.poll() is None, d.output()
+        assert time.monotonic() < deadline, "the socket never appeared"
+        time.sleep(0.0005)
+    assert d.stop() == 0, d.output()
+    assert [r["payload"]["type"] for r in d.rows("attestation")] == ["start", "stop"]
+    assert not d.socket.exists()
+    assert [p.name for p in d.socket.parent.iterdir() if p.name.startswith(".aw")] == []

@@ -97,6 +97,13 @@ class Server:
         self._runner = res.enter_context(asyncio.Runner(loop_factory=uvloop.new_event_loop if uvloop else None))
         self.loop = self._runner.get_loop()
         self._stop = asyncio.Event()
+        # From here on SIGTERM/SIGINT ask for a clean stop: the socket appears at the end of this
+        # startup, and a client may stop the daemon at once. Noted here, acted on once the loop
+        # runs (its own handlers can miss a signal that comes while it is not running).
+        self._stop_asked = False
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._ask_stop)
+        res.callback(self._remove_signal_handlers)
         gid = _socket_gid(cfg.socket_group)
         try:
             # A directory another user owns or can write is refused as unsafe (exit 2); one
@@ -276,10 +283,21 @@ class Server:
         log.info("stopped; %d accepted", self.counters.accepted)
         return 0
 
+    def _ask_stop(self, signum: int, frame: object) -> None:
+        self._stop_asked = True
+
+    def _remove_signal_handlers(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            if not self.loop.is_closed():
+                self.loop.remove_signal_handler(sig)
+            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+
     async def _serve(self) -> None:
         loop = self.loop
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
+        if self._stop_asked:  # a signal came during the startup
+            self._stop.set()
         self.writer.start()
         if self.witness is not None:
             self.witness.start(lambda jobs: loop.call_soon_threadsafe(self.admission.submit, jobs))
