@@ -16,7 +16,7 @@ from typing import NoReturn
 import typer
 
 from agentwatch import __version__
-from agentwatch.cli import helptext
+from agentwatch.cli import helptext, jsonerror
 from agentwatch.errors import AgentwatchError
 
 helptext.install()
@@ -29,6 +29,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=jsonerror.Group,  # with --json, a usage error is a JSON document on stdout too
     rich_markup_mode=None,  # plain help: wraps at the width, never cuts an option name (and needs no rich)
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -45,20 +46,27 @@ SocketOpt = typer.Option(
     "--socket",
     help="Daemon socket (else AGENTWATCH_SOCKET, config `socket`, $XDG_RUNTIME_DIR/agentwatch/agentwatch.sock).",
 )
-JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
+JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout (a failure: an error document).")
 
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
 _interrupt_said = False  # a command said what Ctrl-C left committed (main adds the line otherwise)
 
 
-def fail(error: AgentwatchError | str, code: int | None = None) -> NoReturn:
-    """Print one clear line on stderr and exit with the error's code."""
+def fail(error: AgentwatchError | str, code: int | None = None, next_step: str | None = None) -> NoReturn:
+    """Print one clear line on stderr (and the next step, when there is one) and exit with the error's code.
+
+    With --json, stdout gets the same as one JSON error document (jsonerror).
+    """
     global _interrupt_said
     message = str(error)
     exit_code = code if code is not None else getattr(error, "exit_code", 2)
+    next_step = next_step or getattr(error, "next_step", None)
     _interrupt_said = _interrupt_said or exit_code == EXIT_INTERRUPTED
     print(f"agentwatch: {message}", file=sys.stderr)
+    if next_step:
+        print(f"agentwatch: next: {next_step}", file=sys.stderr)
+    jsonerror.failed(exit_code, message, next_step)
     raise typer.Exit(exit_code)
 
 
@@ -67,6 +75,7 @@ def interrupted(committed: str) -> NoReturn:
     global _interrupt_said
     _interrupt_said = True
     print(f"agentwatch: interrupted (Ctrl-C); {committed}", file=sys.stderr)
+    jsonerror.failed(EXIT_INTERRUPTED, f"interrupted (Ctrl-C); {committed}", None)
     raise typer.Exit(EXIT_INTERRUPTED)
 
 
@@ -98,6 +107,5 @@ def main() -> None:
         # typer ends a command that Ctrl-C stopped with exit 130; one that did not say what it had
         # committed gets the line every command prints: each write is a transaction, whole or absent.
         if exc.code == EXIT_INTERRUPTED and not _interrupt_said:
-            print("agentwatch: interrupted (Ctrl-C); what was committed before stays, nothing is half-written",
-                  file=sys.stderr)
+            print(f"agentwatch: {jsonerror.INTERRUPTED}", file=sys.stderr)
         raise

@@ -170,9 +170,12 @@ def _supersede_anchor(store: Path, store_id: bytes, head_seq: int, state_dir: Pa
 def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | None = None) -> InitResult:
     """`agentwatch init` under the store's writer lock: refused (exit 3) while a daemon or any
     other writer holds the store, its lock file deleted or not (store/writerlock.py)."""
+    from agentwatch import safefs
     from agentwatch.store.writerlock import AlreadyServing, WriterLock
 
-    lock = WriterLock(Path(os.path.abspath(store)))
+    path = Path(os.path.abspath(store))
+    safefs.private_dir(path.parent, "store directory")  # a new store's directory, as `serve` makes it
+    lock = WriterLock(path)
     try:
         lock.acquire()
     except AlreadyServing as exc:

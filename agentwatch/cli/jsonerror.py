@@ -1,0 +1,102 @@
+"""With `--json`, a command that fails prints one JSON error document on stdout.
+
+    {"error": {"code": 3, "kind": "unreachable", "message": "...", "next": "..."}}
+
+`code` is the exit code, `kind` its name (KINDS), `message` the line stderr carries (without
+the `agentwatch: ` prefix), `next` the step to take (a command, or null when there is none to
+name). The person's line stays on stderr; the exit code is the one the command has without
+--json. A script reading stdout so always gets a document: the command's own, or this one.
+A command whose failure is itself its document (`health` with no daemon: `status: stopped`)
+prints that one. Usage errors the command line itself finds (a bad option value, a missing
+argument) get the document too when `--json` was among the arguments. docs/json.md, "Errors".
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from typer import core
+from typer._click import exceptions as click_exceptions
+from typer._click.globals import get_current_context
+
+# Each exit code's name in the document (errors.py, app.EXIT_INTERRUPTED).
+KINDS = {1: "problem", 2: "usage", 3: "unreachable", 4: "replaced", 5: "rolled_back", 6: "truncated",
+         7: "schema_changed", 130: "interrupted"}
+
+
+# What Ctrl-C leaves when the command did not say more (app.main prints it on stderr).
+INTERRUPTED = "interrupted (Ctrl-C); what was committed before stays, nothing is half-written"
+
+
+def document(code: int, message: str, next_step: str | None) -> dict[str, Any]:
+    return {"error": {"code": code, "kind": KINDS.get(code, "error"), "message": message, "next": next_step}}
+
+
+def _json_param(command: Any) -> str | None:
+    """The name of the command's `--json` parameter, or None when it has none."""
+    for param in getattr(command, "params", ()):
+        if "--json" in getattr(param, "opts", ()):
+            return param.name
+    return None
+
+
+def failed(code: int, message: str, next_step: str | None) -> None:
+    """A running command failed: print the document when it was given --json."""
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return
+    name = _json_param(ctx.command)
+    if name is None or not ctx.params.get(name):
+        return
+    if next_step is None and code == 2:
+        next_step = f"{ctx.command_path} --help"
+    _print(document(code, message, next_step))
+
+
+def _print(doc: dict[str, Any]) -> None:
+    try:
+        print(json.dumps(doc), flush=True)
+    except BrokenPipeError:
+        pass  # nobody reads stdout any more; stderr still says it
+
+
+def _leaf(group: Any, args: list[str]) -> tuple[Any, str]:
+    """The command the arguments name under the root group and its path (None when they name none)."""
+    command, path = group, [group.name or "agentwatch"]
+    for token in args:
+        commands = getattr(command, "commands", None)
+        if commands is None:
+            break
+        command = commands.get(token)
+        if command is None:
+            return None, ""
+        path.append(token)
+    return (None, "") if hasattr(command, "commands") else (command, " ".join(path))
+
+
+class Group(core.TyperGroup):
+    """The root command: a usage error in a command given `--json` is a document on stdout too,
+    and so is a Ctrl-C the command did not handle itself (it said nothing on stdout then)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        args = [*ctx._protected_args, *ctx.args]
+        given = args[:args.index("--")] if "--" in args else args
+        try:
+            return super().invoke(ctx)
+        except click_exceptions.ClickException as exc:
+            command, path = _leaf(self, args)  # the error's ctx is missing for some parser errors
+            if "--json" in given and _json_param(command) is not None:
+                _print(document(exc.exit_code, exc.format_message(), f"{path} --help"))
+            raise
+        except KeyboardInterrupt:
+            if "--json" in given and _json_param(_leaf(self, args)[0]) is not None:
+                _print(document(130, INTERRUPTED, None))
+            raise
+
+
+def attach(app: Any) -> None:
+    app.info.cls = Group
+
+
+__all__ = ["KINDS", "Group", "attach", "document", "failed"]
