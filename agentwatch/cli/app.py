@@ -108,4 +108,5 @@ def main() -> None:
         # committed gets the line every command prints: each write is a transaction, whole or absent.
         if exc.code == EXIT_INTERRUPTED and not _interrupt_said:
             print(f"agentwatch: {jsonerror.INTERRUPTED}", file=sys.stderr)
+        jsonerror.flush_stdout()  # with the command's exit code, not Python's complaint about a closed pipe
         raise

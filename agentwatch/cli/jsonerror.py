@@ -9,14 +9,19 @@ name). The person's line stays on stderr; the exit code is the one the command h
 A command whose failure is itself its document (`health` with no daemon: `status: stopped`)
 prints that one. Usage errors the command line itself finds (a bad option value, a missing
 argument) get the document too when `--json` was among the arguments. docs/json.md, "Errors".
+
+The root group (Group) also turns what no command handles into these: click's usage errors,
+Ctrl-C, and a number too large for a store or a clock (OverflowError: exit 2, one line); and a
+stdout whose reader went away (`| head`) into exit 0, for every command alike.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
-from typer import core
+from typer import Exit, core
 from typer._click import exceptions as click_exceptions
 from typer._click.globals import get_current_context
 
@@ -75,6 +80,25 @@ def _leaf(group: Any, args: list[str]) -> tuple[Any, str]:
     return (None, "") if hasattr(command, "commands") else (command, " ".join(path))
 
 
+def flush_stdout() -> None:
+    """Flush stdout before the process exits; a reader gone (`| head`) is no error to report."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_nowhere()
+
+
+def _stdout_to_nowhere() -> None:
+    import os
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a file descriptor (a test's capture): nothing is flushed into a closed pipe there
+
+
 class Group(core.TyperGroup):
     """The root command: a usage error in a command given `--json` is a document on stdout too,
     and so is a Ctrl-C the command did not handle itself (it said nothing on stdout then)."""
@@ -83,12 +107,28 @@ class Group(core.TyperGroup):
         args = [*ctx._protected_args, *ctx.args]
         given = args[:args.index("--")] if "--" in args else args
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a reader gone by now is the case below, not an error at exit
+            return result
+        except BrokenPipeError:
+            # Whoever read stdout stopped (`| head`) and has what it wanted: exit 0, as `tail` and
+            # `export` do, with nothing more said (the rest of stdout goes nowhere).
+            _stdout_to_nowhere()
+            raise Exit(0) from None
         except click_exceptions.ClickException as exc:
             command, path = _leaf(self, args)  # the error's ctx is missing for some parser errors
             if "--json" in given and _json_param(command) is not None:
                 _print(document(exc.exit_code, exc.format_message(), f"{path} --help"))
             raise
+        except OverflowError as exc:
+            # A number past what a store, a clock or SQLite holds (a seq of 30 digits, an age of
+            # 10^11 days, --settle 1e400): a usage error, said in one line, not a traceback.
+            command, path = _leaf(self, args)
+            message = f"a value given is out of range ({exc})"
+            print(f"agentwatch: {message}", file=sys.stderr)
+            if "--json" in given and _json_param(command) is not None:
+                _print(document(2, message, f"{path} --help"))
+            raise Exit(2) from None
         except KeyboardInterrupt:
             if "--json" in given and _json_param(_leaf(self, args)[0]) is not None:
                 _print(document(130, INTERRUPTED, None))
