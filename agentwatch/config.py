@@ -396,6 +396,10 @@ def load(
     if project_path is not None:
         _apply_project(project_path, values, sources)
         files.append(str(project_path))
+    if values.get("serve.socket_group"):
+        # The service layout (docs/deployment.md): whatever any command run with it creates (a store
+        # by `import`, the key, the witness) is the socket group's to read, as the daemon's own is.
+        safefs.share_with_group()
     return Config(values, sources, tuple(files))
 
 

@@ -64,7 +64,7 @@ ON_A_STORE = {
 # Those that need no store, create one, or only name where it is: their failure is another one
 # (the bad argument below), and `health` with no daemon prints its own document (test_cli_next_step).
 NO_STORE_TO_MISS = {"config show", "fleet init", "fleet purge", "health", "import", "init", "install", "path",
-                    "uninstall", "verify-bundle"}
+                    "service install", "service uninstall", "uninstall", "verify-bundle"}
 
 
 def json_commands() -> set[str]:
@@ -118,6 +118,9 @@ BAD = {
     "sessions": (["sessions", "--since", "yesterdayish"],
                  "--since 'yesterdayish': expected an age (30m, 2h, 7d) or an ISO 8601 time"),
     "ship": (["ship", "--batch-rows", "0"], "Invalid value for '--batch-rows': Input should be greater than or equal to 1"),
+    "service install": (["service", "install", "--dry-run"], "service install installs the system service only: "
+                        "add --system (for the login service, `agentwatch service print systemd|launchd`)"),
+    "service uninstall": (["service", "uninstall", "--bogus"], "No such option: --bogus (Possible options: --base, --user)"),
     "show": (["show", ""], "an empty session id: give a session id or a prefix of one (see `agentwatch sessions`)"),
     "sql": (["sql", "DELETE FROM records"], "only reading is allowed: this statement would write or change the connection"),
     "tail": (["tail", "--from", "0"], "Invalid value for '--from': Input should be greater than or equal to 1"),

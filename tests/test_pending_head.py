@@ -9,6 +9,8 @@ is foreign (docs/reliability.md, "Rows written while the daemon was stopped").
 
 from __future__ import annotations
 
+import time
+
 from agentwatch.daemon import integrity
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
@@ -46,3 +48,20 @@ def test_a_pending_head_whose_commit_never_landed_is_not_trusted(tmp_path):
         store.append(rows(4, 2))  # another process: its row 4 is not the one the writer was committing
     with Store(path) as store:
         assert integrity.adopt_stop_head(store, path, state) == (4, 5)
+
+
+def test_a_retention_chore_names_its_pending_head_like_a_group_commit(tmp_path):
+    # Every append through the writer's store names its head before COMMIT, not only group commits:
+    # a retention row committed just before a SIGKILL is the writer's own at the next start.
+    from agentwatch.store.retention import Policy, retain_once
+
+    pending: list[tuple[int, bytes]] = []
+    with Store(tmp_path / "store.db") as store:
+        store.pending_hook = lambda seq, digest: pending.append((seq, digest))
+        store.append(rows(1, 3))
+        assert pending == [store.head()]
+        step = retain_once(store, Policy(payload_days=1.0), now_ns=time.time_ns() + 2 * 86_400 * 10**9)
+        assert step.done is not None and step.done.rows == 3
+        assert len(pending) == 2 and pending[-1] == store.head() and pending[-1][0] == step.done.retention_seq == 4
+        store.append([rows(1, 1)[0]])  # a duplicate only: nothing to commit, no pending head
+        assert len(pending) == 2

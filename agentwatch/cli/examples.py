@@ -55,6 +55,11 @@ EXAMPLES: dict[str, list[str]] = {
                            "    --reason \"host gone\""],
     "config show": ["agentwatch config show", "agentwatch config show --json"],
     "service print": ["agentwatch service print systemd > ~/.config/systemd/user/agentwatch.service"],
+    "service install": ["agentwatch service install --system --member alice --member bob   # as root",
+                        "agentwatch service install --system --dry-run   # the plan and its commands"],
+    "service uninstall": ["agentwatch service uninstall --system   # as root; keeps the evidence",
+                          "agentwatch service uninstall --system --purge   # and deletes it"],
+    "service run": ["agentwatch service run --system import s.jsonl   # as root, service stopped"],
 }
 
 GENERAL_EXITS = ("Exit codes: 0 done, 2 usage or configuration, 3 store or daemon unreachable, "

@@ -176,6 +176,11 @@ def health_cmd(
     sock = cfg.socket
     try:
         report = health.query(sock, timeout, configured=cfg.sources["socket"] != "default")
+        if "evidence_trust" in report:  # judged by the daemon's uid; the asker's is what counts here
+            from agentwatch.evidence import trust
+
+            report["evidence_trust"] = trust.as_seen_here(
+                report["evidence_trust"], [Path(d) for d in cfg["checkpoint.witness_dirs"]], cfg["checkpoint.dir"])
     except health.DaemonUnreachable as exc:
         from agentwatch.readers import offline
 

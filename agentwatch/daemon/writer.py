@@ -179,6 +179,7 @@ class Writer:
         self._on_foreign = on_foreign
         self.probe_interval = probe_interval
         store.foreign_gap = foreign_gap_row
+        store.pending_hook = on_pending
         self.halted: Optional[str] = None  # why the writer stopped for good
         # Called once, on the thread that owns the store, when its files at the path were deleted or
         # replaced: the connection still holds them, and what it committed there can be copied out.
@@ -353,11 +354,6 @@ class Writer:
         self.tree_head = self.store.tree_head
         return (job, stored[-1][1] if stored else None, None)
 
-    def _pending(self, conn, results: list[Appended]) -> None:
-        fresh = [r for r in results if not r.duplicate]
-        if fresh and self._on_pending is not None:
-            self._on_pending(fresh[-1].seq, fresh[-1].hash)
-
     def _commit(self, jobs: list[Job]) -> list:
         try:
             rows = [job.row if isinstance(job.row, Append) else job.row(self) for job in jobs
@@ -380,12 +376,11 @@ class Writer:
                     self.halt(f"the store at {self.store.path} is not the one this daemon opened")
                     return self._stopped(jobs)
                 self.store.foreign_gap = foreign_gap_row
+                self.store.pending_hook = self._on_pending
                 if self.checkpointer is not None:
                     self.checkpointer.attach(self.store.conn)
             gaps = [self.outage.gap_row()] if self.outage is not None else []
             options: dict = {"probe": True} if probe else {}
-            if self._on_pending is not None:
-                options["before_commit"] = self._pending
             results = self.store.append([*gaps, *rows], **options)
         except HeadMoved as exc:
             if exc.kind != "truncated" or retried:

@@ -140,7 +140,7 @@ class Store:
     """
 
     def __init__(self, path: Path | str, *, vfs: str | None = None, create: bool = True,
-                 group_readable: bool = False, pack: bool = True):
+                 group_readable: bool | None = None, pack: bool = True):
         self.path = Path(path)
         self.conn = db.open_writer(self.path, vfs=vfs, create=create, group_readable=group_readable)
         try:
@@ -164,6 +164,11 @@ class Store:
         # at the front of the same transaction that first extends its chain and tree over the
         # range, so no commit (and so no checkpoint signed from it) covers the range unnamed.
         self.foreign_gap: Callable[[int, int], Append] | None = None
+        # Called inside every append's transaction, just before COMMIT, with the head it will
+        # leave (seq, hash), whoever asked for the append: the daemon's writer remembers it as its
+        # pending head, so a crash after COMMIT cannot make its own rows look foreign
+        # (daemon/integrity.py), for group commits, retention chores and gap rows alike.
+        self.pending_hook: Callable[[int, bytes], None] | None = None
         # The rows foreign_gap built and this store committed: ((first, last), row, result).
         self.foreign_committed: list[tuple[tuple[int, int], Append, Appended]] = []
 
@@ -338,6 +343,8 @@ class Store:
                     "(a trigger or another schema change acts on inserts); nothing was committed")
             if before_commit is not None:
                 before_commit(conn, results[1:] if foreign is not None and self.foreign_gap is not None else results)
+            if self.pending_hook is not None and leaves:
+                self.pending_hook(seq, prev)
             root = store_tree.save(conn, tree, tree.extend(leaves, TILE_HEIGHT))
             conn.execute("COMMIT")
         except BaseException:

@@ -84,13 +84,15 @@ def sync_settings(conn: apsw.Connection) -> dict[str, int]:
 
 
 def open_writer(path: Path, *, create: bool = True, vfs: str | None = None,
-                group_readable: bool = False) -> apsw.Connection:
+                group_readable: bool | None = None) -> apsw.Connection:
     """The write connection: WAL, synchronous=FULL, schema migrated to the latest.
 
     `vfs` names a registered SQLite VFS to open through (fault-injection tests
     use support.faultvfs); None is SQLite's default. `group_readable` makes the
     store, its WAL and shm files 0640 (the service deployment: the recorded
-    developers' group verifies, read-only); otherwise they are owner-only.
+    developers' group verifies, read-only); otherwise they are owner-only. None
+    follows the layout this process runs in: group-readable once the configuration
+    names a socket group (config.load calls safefs.share_with_group).
     """
     path = Path(path)
     _refuse_symlink(path)
@@ -101,6 +103,8 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None,
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
     if create:
         flags |= apsw.SQLITE_OPEN_CREATE
+    if group_readable is None:  # the layout this process runs in (safefs.share_with_group)
+        group_readable = safefs.shared_file_mode() == 0o640
     old_umask = os.umask(0o027 if group_readable else 0o077)  # store, WAL and shm: owner (and group) only
     new = not path.exists() or path.stat().st_size == 0
     try:

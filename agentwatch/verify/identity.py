@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 import apsw
 
+from agentwatch import safefs
 from agentwatch.errors import AgentwatchError, UsageError, exit_for_findings
 from agentwatch.store import db, schema_check
 from agentwatch.store import tree as store_tree
@@ -170,12 +171,10 @@ def _supersede_anchor(store: Path, store_id: bytes, head_seq: int, state_dir: Pa
 def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | None = None) -> InitResult:
     """`agentwatch init` under the store's writer lock: refused (exit 3) while a daemon or any
     other writer holds the store, its lock file deleted or not (store/writerlock.py)."""
-    from agentwatch import safefs
     from agentwatch.store.writerlock import AlreadyServing, WriterLock
 
-    path = Path(os.path.abspath(store))
-    safefs.private_dir(path.parent, "store directory")  # a new store's directory, as `serve` makes it
-    lock = WriterLock(path)
+    lock = WriterLock(Path(os.path.abspath(store)))
+    safefs.private_dir(lock.store.parent, "store directory")  # the lock file lives beside the store
     try:
         lock.acquire()
     except AlreadyServing as exc:

@@ -200,6 +200,11 @@ def collect(tmp: Path) -> dict[str, list[Any]]:
     run("config show", "config", "show", "--store", store, "--json")
     run("install", "install", "claude-code", "--json")
     run("uninstall", "uninstall", "claude-code", "--json")
+    # The system service's plans (--dry-run changes nothing; the paths are the test's own).
+    where = ["--user", "awref", "--base", str(tmp / "svc"), "--runtime-dir", str(tmp / "svc-run"),
+             "--unit-path", str(tmp / "agentwatch.service")]
+    run("service install", "service", "install", "--system", "--kind", "systemd", "--dry-run", *where, "--json")
+    run("service uninstall", "service", "uninstall", "--system", "--kind", "systemd", "--dry-run", *where, "--json")
     with Receiver() as receiver:
         run("export", "export", "--format", "otlp", "--store", store, "--endpoint", receiver.endpoint, "--json")
     hold = run("hold add", "hold", "add", "--session", "s1", "--reason", "an example", "--store", store, "--json")
