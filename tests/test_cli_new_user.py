@@ -184,3 +184,40 @@ def test_path_does_not_import_the_redaction_rules(tmp_path):
             "print('agentwatch.record.redact' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "False\n", done.stderr
+
+
+def test_an_unwritable_bundle_path_is_a_usage_error_not_a_traceback(home, tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"hook_event_name": "Stop", "session_id": "s1"}) + "\n")
+    store = str(tmp_path / "store.db")
+    assert run("import", str(source), "--store", store, "--harness", "claude-code")[0] == 0  # signs a checkpoint
+    out = tmp_path / "absent" / "proof.bundle"
+    assert run("prove", "1", "--store", store, "-o", str(out)) == (
+        2, "", f"agentwatch: {out}: cannot write the bundle (No such file or directory)\n")
+
+
+def test_an_archive_into_a_directory_is_refused_by_name(home, tmp_path):
+    assert run("archive", "--before", "1d", "-o", str(tmp_path)) == (
+        2, "", f"agentwatch: {tmp_path}: is a directory; give the archive's file name (-o DIR/NAME)\n")
+
+
+@pytest.mark.parametrize("endpoint,said", [
+    ("notaurl", "expected http://HOST:PORT or https://HOST (OTLP/HTTP)"),
+    ("http://[::1", "not a URL (Invalid IPv6 URL)"),
+    ("http://collector:99999", "not a URL (Port out of range 0-65535)"),
+])  # fmt: skip
+def test_a_malformed_otlp_endpoint_is_a_usage_error_not_a_traceback(home, session_store, endpoint, said):
+    assert run("export", "--format", "otlp", "--endpoint", endpoint, "--store", str(session_store / "store.db")) == (
+        2, "", f"agentwatch: OTLP endpoint {endpoint!r}: {said}\n")
+
+
+def test_import_refuses_a_harness_name_no_reader_knows(home, tmp_path):
+    """`import --harness claude` stored rows under a name `sessions --harness claude` calls unknown."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"hook_event_name": "Stop", "session_id": "s1"}) + "\n")
+    store = tmp_path / "store.db"
+    assert run("import", str(source), "--store", str(store), "--harness", "claude") == (
+        2, "", "agentwatch: unknown harness 'claude' (one of: claude-code, codex, gemini-cli, cursor, copilot, vscode, "
+               "cline, openhands, or unknown)\n")
+    assert not store.exists()
+    assert run("import", str(source), "--store", str(store), "--harness", "unknown")[0] == 0

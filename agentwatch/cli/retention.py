@@ -212,6 +212,8 @@ def archive_cmd(
     from agentwatch.readers.sessions import parse_since
     from agentwatch.store import db
 
+    if out.is_dir():
+        fail(f"{out}: is a directory; give the archive's file name (-o DIR/NAME)", 2)
     try:
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store):
