@@ -221,3 +221,10 @@ def test_import_refuses_a_harness_name_no_reader_knows(home, tmp_path):
                "cline, openhands, or unknown)\n")
     assert not store.exists()
     assert run("import", str(source), "--store", str(store), "--harness", "unknown")[0] == 0
+
+
+def test_a_missing_argument_is_named_as_the_usage_line_spells_it():
+    """`sql` without a query said "Missing argument 'query'." under a usage line naming QUERY."""
+    code, _, err = run("sql")
+    assert (code, err.splitlines()[0], err.splitlines()[-1]) == (
+        2, "Usage: agentwatch sql [OPTIONS] QUERY", "Error: Missing argument 'QUERY'.")

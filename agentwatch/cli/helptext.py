@@ -79,6 +79,12 @@ def _usage_name(param: Any) -> str:
     return name if param.required else f"[{name}]"
 
 
+def _error_hint(param: Any) -> str:
+    """An argument as an error names it ("Missing argument 'QUERY'."), spelt as its usage line does."""
+    return f"'{_argument_name(param)}'"
+
+
 def install_argument_names() -> None:
     core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign,assignment]
     core.TyperArgument._rich_display_name = _argument_name  # type: ignore[method-assign,assignment]
+    core.TyperArgument.get_error_hint = _error_hint  # type: ignore[method-assign,assignment]
