@@ -187,3 +187,18 @@ def test_ctrl_c_a_command_does_not_handle_is_a_document_too(home, monkeypatch):
     monkeypatch.setattr(sessions, "list_sessions", interrupted)  # Ctrl-C while the sessions are read
     code, out, _ = run("sessions")
     assert (code, out) == (130, error(130, "interrupted", jsonerror.INTERRUPTED, None))
+
+
+def test_ctrl_c_ends_tail_json_lines_with_the_document(tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(payload_lines(0, 2)))
+    store = tmp_path / "store.db"
+    assert CliRunner().invoke(app, ["import", str(source), "--store", str(store), "--harness", "codex"]).exit_code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "agentwatch.cli", "tail", "-f", "--json", "--store", str(store)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = [proc.stdout.readline(), proc.stdout.readline()]  # the two events: tail is following now
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    said = "interrupted (Ctrl-C); tail only reads: nothing to commit"
+    assert [json.loads(line)["kind"] for line in lines] == ["event", "event"]
+    assert (proc.returncode, out, err) == (130, error(130, "interrupted", said, None), f"agentwatch: {said}\n")
