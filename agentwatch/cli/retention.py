@@ -119,6 +119,8 @@ def hold_list_cmd(
     all_: bool = typer.Option(False, "--all", help="Released holds too."),
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Only the N newest holds (default: every hold); the next page is --before the smallest seq of this one."),
+    before: Optional[int] = typer.Option(None, "--before", min=1, metavar="SEQ", help="Only holds placed before this seq (the next page of --limit)."),
 ) -> None:
     """List the legal holds in force (with --all, released ones too).
 
@@ -140,6 +142,11 @@ def hold_list_cmd(
                 conn.close()
     except AgentwatchError as exc:
         fail(exc)
+    from agentwatch.readers import paging
+
+    found, next_before = paging.page_back(found, lambda h: h.seq, limit=limit, before=before)
+    if next_before is not None:
+        typer.echo(paging.more_remain("--before", next_before), err=True)
     if json_out:
         print(json.dumps([h.to_json() for h in found], sort_keys=True))
         return

@@ -74,9 +74,13 @@ class ExportReport:
     rejected_spans: int = 0
     resent: list[int] = field(default_factory=list)  # [first, last] of a batch sent again (resend_uncertain)
     skipped: list[int] = field(default_factory=list)  # [first, last] of a batch acknowledged unsent
+    next_from: Optional[int] = None  # with a limit: where the next page starts (--from), None when none remain
 
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        doc = dict(self.__dict__)
+        next_from = doc.pop("next_from")
+        doc["next"] = {"from": next_from} if next_from is not None else None
+        return doc
 
 
 def traces_url(endpoint: str) -> str:
@@ -151,7 +155,14 @@ def export(
     batch_rows: int = BATCH_ROWS,
     progress: Optional[Callable[[int, int], None]] = None,
     sender: Callable[[str, bytes], bytes] = post,
+    limit: Optional[int] = None,
 ) -> ExportReport:
+    """Export the committed records after the start (`from_seq`, or the consumer's cursor) up to the head.
+
+    With `limit`, at most that many records (a page); the report's `next_from` names where the
+    next page starts, or is None when the head was reached. Seqs are contiguous, so a page is a
+    range of seqs.
+    """
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r} (expected {' or '.join(FORMATS)})")
     if fmt == "otlp":
@@ -225,12 +236,15 @@ def export(
                 if pending is not None:
                     after = _settle_pending(conn, named, pending, after, deliver, acknowledge, report,
                                             resend_uncertain, skip_uncertain)
+            if limit is not None and after + limit < head:
+                head = after + limit
+                report.next_from = head + 1
             total = max(head - after, 0)
             done = 0
             if progress:
                 progress(0, total)
             while after < head:
-                batch = [r for r in read_after(conn, after, batch_rows) if r.seq <= head]
+                batch = [r for r in read_after(conn, after, min(batch_rows, head - after)) if r.seq <= head]
                 if not batch:
                     break
                 deliver(batch)

@@ -74,7 +74,16 @@ def cli_markdown() -> str:
     lines = ["# Command reference", "",
              "Generated from the code by `make reference` (tests/support/reference_docs.py); `make lint`",
              "fails when it is stale. Every command also answers `-h`/`--help`. Settings a command does",
-             "not take as an option come from the environment and the config file (docs/config.md).", ""]
+             "not take as an option come from the environment and the config file (docs/config.md).", "",
+             "**Pages.** Every command that prints a list takes `--limit N` (default: the whole list, or",
+             "as its help says). Lists read back from the newest (`sessions`, `show`, `coverage`,",
+             "`processes`, `hold list`) take `--before SEQ` for the next page; lists read forward in seq",
+             "order (`tail`, `export`) take `--from SEQ`. When rows remain past a page, one line on",
+             "stderr names the next page (`agentwatch: more remain; the next page: --before 41`); stdout",
+             "is the list alone, and a `--json` that is one object also carries `\"next\"`",
+             "(`{\"before\": 41}`, `{\"from\": 42}`, or null on the last page). `install --list` and",
+             "`config show` print fixed, short lists (one row per harness or setting) and take no",
+             "`--limit`.", ""]
     for path, command in commands():
         name = "agentwatch " + " ".join(path)
         arguments = [p for p in command.params if p.param_type_name == "argument"]
