@@ -119,6 +119,10 @@ def test_a_config_error_says_where_the_settings_are_explained(home, monkeypatch)
 ])  # fmt: skip
 def test_piped_into_head_every_command_ends_quietly_with_0(session_store, args):
     """`sql ... | head` exited 1 (tail and export 0); none says anything about the closed pipe."""
+    assert closed_after_10_bytes(session_store, args) == 0
+
+
+def closed_after_10_bytes(session_store, args) -> int:
     env = {**os.environ, **own_dirs(session_store / "home")}
     proc = subprocess.Popen([sys.executable, "-m", "agentwatch.cli", *args, "--store", "store.db"],
                             cwd=session_store, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -126,7 +130,25 @@ def test_piped_into_head_every_command_ends_quietly_with_0(session_store, args):
     proc.stdout.close()  # what `head -c 10` does
     err = proc.stderr.read().decode()
     proc.stderr.close()
-    assert proc.wait(60) == 0
+    assert "Traceback" not in err and "Broken pipe" not in err and "Exception ignored" not in err, err
+    return proc.wait(60)
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["reconcile", "--json"], 141),
+    (["verify", "--json"], 141),
+    (["sql", "--json", "SELECT 1"], 0),
+])  # fmt: skip
+def test_a_verdict_that_never_reached_its_reader_is_never_ok(session_store, args, code):
+    """A check whose exit code is its answer must not say 0 for an answer it could not deliver
+    (`agentwatch verify --json | true` under `set -o pipefail`): it exits 141; a listing exits 0."""
+    env = {**os.environ, **own_dirs(session_store / "home")}
+    proc = subprocess.Popen([sys.executable, "-m", "agentwatch.cli", *args, "--store", "store.db"],
+                            cwd=session_store, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the command prints a byte
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(60) == code
     assert "Traceback" not in err and "Broken pipe" not in err and "Exception ignored" not in err, err
 
 

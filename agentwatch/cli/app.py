@@ -4,7 +4,8 @@ Each command parses its options, resolves its settings with config.load, calls
 one library function, renders the result and maps errors to exit codes (0 ok,
 1 a check found a problem, 2 usage or config error, 3 store or daemon
 unreachable, 4-7 a store replaced, rolled back, truncated or with a changed
-schema; errors.py; 130 interrupted by Ctrl-C, after one line saying what was committed). Data goes to stdout,
+schema; errors.py; 130 interrupted by Ctrl-C, after one line saying what was committed; 141 a verdict
+whose stdout closed before it was written). Data goes to stdout,
 diagnostics and progress to stderr. rich is imported only by `render`.
 """
 

@@ -12,7 +12,8 @@ argument) get the document too when `--json` was among the arguments. docs/json.
 
 The root group (Group) also turns what no command handles into these: click's usage errors,
 Ctrl-C, and a number too large for a store or a clock (OverflowError: exit 2, one line); and a
-stdout whose reader went away (`| head`) into exit 0, for every command alike.
+stdout whose reader went away (`| head`) into exit 0 for a listing, and into 141 for a command
+whose exit code is its verdict (VERDICTS), which never says 0 for a verdict nobody received.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typer._click.globals import get_current_context
 
 # Each exit code's name in the document (errors.py, app.EXIT_INTERRUPTED).
 KINDS = {1: "problem", 2: "usage", 3: "unreachable", 4: "replaced", 5: "rolled_back", 6: "truncated",
-         7: "schema_changed", 130: "interrupted"}
+         7: "schema_changed", 130: "interrupted", 141: "pipe_closed"}
 
 
 # What Ctrl-C leaves when the command did not say more (app.main prints it on stderr).
@@ -99,6 +100,13 @@ def _stdout_to_nowhere() -> None:
         pass  # not a file descriptor (a test's capture): nothing is flushed into a closed pipe there
 
 
+# Commands whose exit code is their answer (docs/cli.md): cut short by a closed pipe, they exit
+# PIPE_CLOSED rather than 0, so `agentwatch verify | head` under `set -o pipefail` never passes.
+VERDICT_COMMANDS = ("verify", "coverage", "processes", "reconcile", "health", "checkpoint")
+VERDICTS = frozenset(f"agentwatch {name}" for name in VERDICT_COMMANDS)
+PIPE_CLOSED = 141
+
+
 class Group(core.TyperGroup):
     """The root command: a usage error in a command given `--json` is a document on stdout too,
     and so is a Ctrl-C the command did not handle itself (it said nothing on stdout then)."""
@@ -111,10 +119,13 @@ class Group(core.TyperGroup):
             sys.stdout.flush()  # a reader gone by now is the case below, not an error at exit
             return result
         except BrokenPipeError:
-            # Whoever read stdout stopped (`| head`) and has what it wanted: exit 0, as `tail` and
-            # `export` do, with nothing more said (the rest of stdout goes nowhere).
+            # Whoever read stdout stopped (`| head`) and has what it wanted: a listing exits 0, as
+            # `tail` and `export` do, with nothing more said (the rest of stdout goes nowhere). A
+            # command whose exit code is a verdict never says "ok" for a verdict it could not
+            # deliver: it exits 141, the shell's code for a writer ended by a closed pipe.
             _stdout_to_nowhere()
-            raise Exit(0) from None
+            command, path = _leaf(self, args)
+            raise Exit(PIPE_CLOSED if path in VERDICTS else 0) from None
         except click_exceptions.ClickException as exc:
             command, path = _leaf(self, args)  # the error's ctx is missing for some parser errors
             if "--json" in given and _json_param(command) is not None:
