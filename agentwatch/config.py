@@ -42,6 +42,8 @@ def _redact():
 class ConfigError(UsageError):
     """A configuration file, variable or flag is unusable (exit 2)."""
 
+    next_step = "`agentwatch docs config` lists every setting, its values and where each is read from"
+
 
 # --- value parsers: (value, where) -> value, raising ValueError with the reason ---------------
 
@@ -206,14 +208,16 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("state_dir", _path, paths.state_dir,
         "what agentwatch keeps about a store outside it: the checkpoint key (keys/), the signed checkpoints "
         "(checkpoints/), durable consumers' cursors and delivery logs (consumers/)", flag="--state-dir"),
-    Key("privacy", _choice(lambda: _redact().MODES), lambda: _redact().REDACTED,
+    # The two redaction defaults are written here, not read from the redaction package, which compiles
+    # its rules on import (0.1 s a command like `path` need not pay); tests/test_cli_new_user.py checks them.
+    Key("privacy", _choice(lambda: _redact().MODES), lambda: "redacted",
         "full | redacted | hashed | metadata-only (docs/redaction.md)", project="tighten"),
     Key("durability", _durability, lambda: "full", "only 'full': the commit before an ack is durable",
         project="tighten"),
     Key("packing", _switch, lambda: True,
         "store event documents of 512 bytes or more deflated with a dictionary trained on the store's records, "
         "their forensic fields kept queryable (docs/schema.md, \"Packed rows\")", flag="--packing/--no-packing"),
-    Key("redaction.salt_file", _path, lambda: _redact().default_salt_file(), "per-install salt for masks and hashes (0600)"),
+    Key("redaction.salt_file", _path, lambda: paths.data_dir() / "redaction.salt", "per-install salt for masks and hashes (0600)"),
     Key("redaction.extra_patterns", _patterns, tuple, "more regular expressions to mask", project="add"),
     Key("serve.attest_interval_s", _number(0, 86400, integer=False), lambda: 60.0,
         "seconds between periodic attestation rows (0: only at start and stop)",

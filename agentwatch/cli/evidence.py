@@ -132,7 +132,10 @@ def prove_cmd(
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            fail(f"{output}: cannot write the bundle ({exc.strerror or exc})", 2)
         print(f"agentwatch: wrote {output}", file=sys.stderr)
 
 

@@ -14,7 +14,7 @@ from agentwatch.errors import AgentwatchError
 @app.command("processes")
 def processes_cmd(
     store: Optional[Path] = StoreOpt,
-    session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Only this session."),
+    session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Only this session (an id or an unambiguous prefix of one)."),
     settle: float = typer.Option(2.0, "--settle", min=0.0, metavar="SECONDS",
                                  help="Leave unjudged what started or ended this recently (the witness's rows lag)."),
     json_out: bool = JsonOpt,
@@ -30,11 +30,13 @@ def processes_cmd(
     """
     from agentwatch import config
     from agentwatch.cli import render
-    from agentwatch.readers import paging, processes
+    from agentwatch.readers import paging, processes, sessions
     from agentwatch.store import db
 
     try:
         resolved = config.load({"store": store}).store
+        if session is not None:  # a prefix, as `show` takes; a session not in the store is an error, not "no findings"
+            session = sessions.resolve(resolved, session)[1]
         with db.store_errors(resolved):
             report = processes.reconcile(resolved, session, settle_s=settle)
     except AgentwatchError as exc:

@@ -17,7 +17,7 @@ from agentwatch.record.adapters import HARNESSES
 def import_cmd(
     source: str = typer.Argument(..., metavar="FILE|-", help="JSON lines: harness payloads or append envelopes."),
     store: Optional[Path] = StoreOpt,
-    harness: str = typer.Option("unknown", "--harness", help="Harness name for lines that are bare payloads."),
+    harness: str = typer.Option("unknown", "--harness", help="Harness name for lines that are bare payloads (claude-code, codex, ...; unknown when none fits)."),
     batch_size: int = typer.Option(1000, "--batch-size", min=1, max=100_000, help="Rows per transaction."),
     json_out: bool = JsonOpt,
 ) -> None:
@@ -38,8 +38,11 @@ def import_cmd(
     from agentwatch.cli import render
     from agentwatch.daemon.integrity import Exclusive
     from agentwatch.record import importer
+    from agentwatch.record.adapters import HARNESSES
     from agentwatch.store import db
 
+    if harness != "unknown" and harness not in HARNESSES:  # rows under a name no reader knows
+        fail(f"unknown harness {harness!r} (one of: {', '.join(HARNESSES)}, or unknown)", 2)
     report = None
     try:
         cfg = config.load({"store": store})

@@ -43,7 +43,7 @@ def _emit(doc: dict, json_out: bool, line: str) -> None:
 
 @hold_app.command("add")
 def hold_add_cmd(
-    session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Hold one session's rows."),
+    session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Hold one recorded session's rows (its id or an unambiguous prefix of one)."),
     harness: Optional[str] = typer.Option(None, "--harness", metavar="NAME", help="Hold one harness's rows."),
     since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help="Hold rows recorded at or after (ISO time or age)."),
     until: Optional[str] = typer.Option(None, "--until", metavar="TIME", help="Hold rows recorded at or before (ISO time or age)."),
@@ -66,10 +66,12 @@ def hold_add_cmd(
     """
     from agentwatch import config
     from agentwatch.daemon.retention import submit_operator
-    from agentwatch.readers.sessions import parse_since
+    from agentwatch.readers.sessions import parse_since, resolve
 
     try:
         cfg = config.load({"store": store, "socket": socket_path})
+        if session is not None:  # the full id of a recorded session: a hold matches ids exactly
+            session = resolve(cfg.store, session, harness)[1]
         scope = {"session_id": session, "harness": harness,
                  "since_ns": parse_since(since) if since else None, "until_ns": parse_since(until) if until else None}
         request = {"action": "hold", "scope": scope, "reason": reason, **({"by": by} if by else {})}
@@ -79,7 +81,8 @@ def hold_add_cmd(
     if done["via"] == "store":
         _sign(cfg)
     hold_id = done["record_id"].removeprefix("attest-")
-    _emit({"hold_id": hold_id, **done}, json_out, f"placed {hold_id} (seq {done['seq']})")
+    _emit({"hold_id": hold_id, **done}, json_out,
+          f"placed {hold_id} (seq {done['seq']})" + (f" on session {session}" if session else ""))
 
 
 @hold_app.command("release")
@@ -216,6 +219,8 @@ def archive_cmd(
     from agentwatch.readers.sessions import parse_since
     from agentwatch.store import db
 
+    if out.is_dir():
+        fail(f"{out}: is a directory; give the archive's file name (-o DIR/NAME)", 2)
     try:
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store):

@@ -394,7 +394,7 @@ def coverage(store: Any, *, session: Optional[str] = None, since_ns: Optional[in
         else:
             found = sessions_in(conn, session=session, since_ns=since_ns)
         if session is not None and not found:
-            raise UsageError(f"no session {session!r} in the store")
+            raise UsageError(f"no session {session!r} in this store (see `agentwatch sessions`)")
         results = [session_coverage(conn, h, s, check_root=check_root) for h, s in found]
         for extend in sources:
             for result in results:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from agentwatch.daemon.integrity import DaemonRunning, Exclusive
-from agentwatch.errors import StoreUnreachable
+from agentwatch.errors import StoreMissing
 from agentwatch.store.actors import actor, check_reason
 from agentwatch.store.append import Store
 from agentwatch.store.erasure import WHY, EraseResult, erase_rows
@@ -39,7 +39,7 @@ def erase_store(path: Path, seqs: Iterable[int], reason: str, *, by: str | None 
     check_reason(reason, WHY)
     actor(by)  # a bad --by is a usage error before the store is touched
     if not path.exists():
-        raise StoreUnreachable(f"{path}: store does not exist")
+        raise StoreMissing(f"{path}: store does not exist")
     with Exclusive(path, "erase") as writer:
         with Store(path) as store:
             writer.opened(store)

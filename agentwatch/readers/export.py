@@ -89,6 +89,20 @@ def traces_url(endpoint: str) -> str:
     return endpoint if endpoint.endswith("/v1/traces") else endpoint + "/v1/traces"
 
 
+def check_endpoint(endpoint: str) -> None:
+    """UsageError unless `endpoint` is an http(s) URL with a host (a malformed one is said, not raised
+    from deep in the HTTP client)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        parts.port  # noqa: B018 - reading it checks the port
+    except ValueError as exc:
+        raise UsageError(f"OTLP endpoint {endpoint!r}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"OTLP endpoint {endpoint!r}: expected http://HOST:PORT or https://HOST (OTLP/HTTP)")
+
+
 def default_endpoint() -> Optional[str]:
     """The OpenTelemetry SDK's variables: the traces endpoint as given, else the base endpoint."""
     if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
@@ -154,6 +168,7 @@ def export(
     if fmt == "otlp":
         if not endpoint:
             raise UsageError("--format otlp needs --endpoint URL (or OTEL_EXPORTER_OTLP_ENDPOINT)")
+        check_endpoint(endpoint)
         destination = traces_url(endpoint)
     else:
         if endpoint:

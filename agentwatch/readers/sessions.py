@@ -304,6 +304,16 @@ def resolve_session(conn: apsw.Connection, session: str, harness: Optional[str] 
 
 
 @schema_guard.store_errors
+def resolve(store: Path, session: str, harness: Optional[str] = None) -> tuple[str, str]:
+    """(harness, session_id) in the store for a full id or an unambiguous prefix (resolve_session)."""
+    conn = schema_guard.open_reader(store)
+    try:
+        return resolve_session(conn, session, harness)
+    finally:
+        conn.close()
+
+
+@schema_guard.store_errors
 def timeline(store: Path, session: str, harness: Optional[str] = None) -> tuple[str, str, int, list[Item]]:
     """(harness, session_id, head seq read, items up to it in seq order) for one session."""
     conn = schema_guard.open_reader(store)

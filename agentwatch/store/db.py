@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 import apsw
 
 from agentwatch import platform_layer, safefs
-from agentwatch.errors import SchemaError, StoreUnreachable
+from agentwatch.errors import SchemaError, StoreMissing, StoreUnreachable
 from agentwatch.store import migrations, packing, schema_check
 
 BUSY_TIMEOUT_MS = 5000
@@ -97,7 +97,7 @@ def open_writer(path: Path, *, create: bool = True, vfs: str | None = None,
     path = Path(path)
     _refuse_symlink(path)
     if not path.exists() and not create:
-        raise StoreUnreachable(f"{path}: store does not exist")
+        raise StoreMissing(f"{path}: store does not exist")
     # Whoever can write the store's directory can move the store aside or plant its -wal.
     safefs.private_dir(path.parent, "store directory")
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
@@ -176,7 +176,7 @@ def open_reader(path: Path) -> apsw.Connection:
     with store_errors(path):
         _refuse_symlink(path)
         if not path.exists():
-            raise StoreUnreachable(f"{path}: store does not exist")
+            raise StoreMissing(f"{path}: store does not exist")
         if path.is_dir():
             raise StoreUnreachable(f"{path}: is a directory, not a store file")
         try:

@@ -172,6 +172,9 @@ EVENTS = [
 ]
 
 
+ERRORS = "(errors)"  # the label of the error documents collected
+
+
 def collect(tmp: Path) -> dict[str, list[Any]]:
     from support.otlpreceiver import Receiver
 
@@ -221,6 +224,13 @@ def collect(tmp: Path) -> dict[str, list[Any]]:
         "--store", store, "--json")
     run("erase", "erase", "2", "--reason", "an example", "--store", store, "--json")
     _health(run, tmp, store)
+    # Failures: a store that is not there, and a usage error the command line finds.
+    run(ERRORS, "sql", "--store", str(tmp / "absent.db"), "--json", "SELECT 1", ok=(3,))
+    run(ERRORS, "tail", "--store", store, "--from", "0", "--json", ok=(2,))
+    run(ERRORS, "import", "-", "--store", store, "--batch-size", "0", "--json", ok=(2,))
+    keyless = str(tmp / "keyless.db")
+    run("init", "init", "--store", keyless, "--json")
+    run(ERRORS, "key", "--store", keyless, "--json", ok=(1,))  # no next step to name: `next` is null
     return run.docs
 
 
@@ -270,6 +280,8 @@ def not_run(name: str) -> str | None:
 
 
 def json_markdown() -> str:
+    from agentwatch.cli import jsonerror
+
     tmp = Path(tempfile.mkdtemp(prefix="agentwatch-ref-"))
     try:
         docs = collect(tmp)
@@ -298,6 +310,22 @@ def json_markdown() -> str:
             lines += ["One JSON object per line, one per record.", ""]
         lines += ["| field | type |", "|---|---|", *(f"| `{p}` | {' or '.join(sorted(t))} |"
                                                   for p, t in sorted(fields.items())), ""]
+    errors: dict[str, set[str]] = defaultdict(set)
+    for doc in docs.pop(ERRORS):
+        shape(doc, "", errors, str(tmp))
+    lines += ["## Errors", "",
+              "A command given `--json` that fails prints one error document on stdout instead of its own, and",
+              "exits with the code it has without `--json`; the person's line stays on stderr. `code` is",
+              "the exit code and `kind` its name:",
+              ", ".join(f"{c} `{k}`" for c, k in jsonerror.KINDS.items()) + ".",
+              "`message` is what stderr says (without the `agentwatch: ` prefix) and `next` the step to take",
+              "(a command; `agentwatch COMMAND --help` for a usage error), or null. Usage errors the command",
+              "line itself finds (a bad option value, a missing argument) are documents too when `--json` is",
+              "among the arguments (before any `--`). `health` with no daemon answering prints its own",
+              "document (`status` `stopped`, exit 3). `tail --json` ends its lines with this document when",
+              "it fails or is interrupted.", "",
+              "| field | type |", "|---|---|", *(f"| `{p}` | {' or '.join(sorted(t))} |"
+                                              for p, t in sorted(errors.items())), ""]
     missing = set(docs) - set(with_json)
     if missing:
         raise SystemExit(f"documents collected for commands without --json: {sorted(missing)}")
