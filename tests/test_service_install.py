@@ -373,7 +373,7 @@ def test_the_per_user_layout_keeps_everything_owner_only(tmp_path):
     store = base / "data" / "store.db"
     lines = tmp_path / "in.jsonl"
     lines.write_text(json.dumps({"session_id": "s", "hook_event_name": "Stop"}) + "\n")
-    env = {"AGENTWATCH_STORE": str(store), "AGENTWATCH_CHECKPOINT_DIR": str(base / "state"),
+    env = {"AGENTWATCH_STORE": str(store), "AGENTWATCH_STATE_DIR": str(base / "state"),
            "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": json.dumps([str(base / "witness")]), "HOME": str(base),
            "XDG_STATE_HOME": str(base / "xdg-state"), "XDG_DATA_HOME": str(base / "xdg-data"),
            "XDG_CONFIG_HOME": str(base / "xdg-config")}

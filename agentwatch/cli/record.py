@@ -183,7 +183,7 @@ def health_cmd(
             from agentwatch.evidence import trust
 
             report["evidence_trust"] = trust.as_seen_here(
-                report["evidence_trust"], [Path(d) for d in cfg["checkpoint.witness_dirs"]], cfg["checkpoint.dir"])
+                report["evidence_trust"], [Path(d) for d in cfg["checkpoint.witness_dirs"]], cfg["state_dir"])
     except health.DaemonUnreachable as exc:
         from agentwatch.readers import offline
 

@@ -116,7 +116,7 @@ class SystemLayout:
             "AGENTWATCH_SPOOL": str(self.base / "data" / "spool"),
             "AGENTWATCH_SOCKET": str(self.runtime / "agentwatch.sock"),
             "AGENTWATCH_SERVE_SOCKET_GROUP": self.group,
-            "AGENTWATCH_CHECKPOINT_DIR": str(self.base / "state"),
+            "AGENTWATCH_STATE_DIR": str(self.base / "state"),
             "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": json.dumps([str(self.base / "witness")]),
             "HOME": str(self.base),
             "XDG_CONFIG_HOME": str(self.base / "config"),

@@ -147,8 +147,8 @@ def member_config(layout: service.SystemLayout) -> str:
             "# readers use its daemon and store; its account holds the key and the witness.\n"
             f"store = {json.dumps(env['AGENTWATCH_STORE'])}\n"
             f"socket = {json.dumps(env['AGENTWATCH_SOCKET'])}\n"
+            f"state_dir = {json.dumps(env['AGENTWATCH_STATE_DIR'])}\n"
             "\n[checkpoint]\n"
-            f"dir = {json.dumps(env['AGENTWATCH_CHECKPOINT_DIR'])}\n"
             f"witness_dirs = {json.dumps(witness)}\n")
 
 
@@ -356,7 +356,7 @@ def _make_dir(directory: Path, layout: service.SystemLayout) -> Callable[[], Non
 
 def _evidence_paths(layout: service.SystemLayout) -> tuple[Path, Path, Path]:
     env = layout.environment()
-    return (Path(env["AGENTWATCH_STORE"]), Path(env["AGENTWATCH_CHECKPOINT_DIR"]) / "keys",
+    return (Path(env["AGENTWATCH_STORE"]), Path(env["AGENTWATCH_STATE_DIR"]) / "keys",
             Path(json.loads(env["AGENTWATCH_CHECKPOINT_WITNESS_DIRS"])[0]) / "cosigner.pub")
 
 
@@ -396,7 +396,7 @@ def _prepare_as_service(opts: Options, python: str) -> None:
         done = identity.init_store(cfg.store)
         if done.exit_code:
             raise SetupFailed(f"{cfg.store}: init refused ({done.status}); `agentwatch service run verify` says why")
-        checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
+        checkpoints.sign_store(cfg.store, state_dir=cfg["state_dir"],
                                witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
 
     as_user(pwd.getpwnam(opts.layout.user), service_environment(opts.layout), prepare, umask=SERVICE_UMASK)
