@@ -118,7 +118,7 @@ def test_proofs_signed_before_and_made_after_retention_verify(tmp_path, monkeypa
     assert after["record"]["payload_sha256"] == before["record"]["payload_sha256"]
     assert bundles.verify_bundle(after, verifier).ok
     assert standalone_verify.check_bundle(after, verifier.encode()) == "seq 4 is in the signed tree of 41 rows"
-    verified = verify_store(path, full=True, state_dir=state, evidence_dir=state, witness_dirs=[])
+    verified = verify_store(path, full=True, state_dir=state, signer_dir=state, witness_dirs=[])
     assert (verified.ok, verified.retained) == (True, 15)
 
 

@@ -44,7 +44,7 @@ def verify_cmd(
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store), render.progress("verifying", enabled=not json_out) as update:
             result = audit.verify_store(cfg.store, full=full, progress=update, jobs=jobs, key=key,
-                                        evidence_dir=cfg["state_dir"],
+                                        signer_dir=cfg["state_dir"],
                                         witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except AgentwatchError as exc:
         fail(exc)
@@ -120,12 +120,12 @@ def prove_cmd(
 
     try:
         cfg = config.load({"store": store})
-        path, evidence_dir = cfg.store, cfg["state_dir"]
+        path, signer_dir = cfg.store, cfg["state_dir"]
         if seq is not None:
-            doc = bundles.prove_inclusion(path, seq, state_dir=evidence_dir)
+            doc = bundles.prove_inclusion(path, seq, state_dir=signer_dir)
         else:
             assert consistency is not None  # one of the two, checked above
-            doc = bundles.prove_consistency(path, consistency, state_dir=evidence_dir)
+            doc = bundles.prove_consistency(path, consistency, state_dir=signer_dir)
     except AgentwatchError as exc:
         fail(exc)
     text = render.bundle_text(doc)

@@ -57,6 +57,6 @@ def as_seen_here(daemon_level: str | None, witness_dirs: Iterable[Path], state_d
     fleet server stays a fleet server."""
     if daemon_level is None or daemon_level == FLEET:
         return daemon_level
-    from agentwatch.evidence.checkpoints import evidence_dir
+    from agentwatch.evidence.checkpoints import resolved_state_dir
 
-    return level(witness_dirs, [evidence_dir(state_dir) / "checkpoints"])
+    return level(witness_dirs, [resolved_state_dir(state_dir) / "checkpoints"])
