@@ -190,10 +190,10 @@ def test_one_digest_for_config_show_and_the_daemon(user_file, tmp_path):
     cfg = config.load(cwd=tmp_path)
     serve = ServeConfig.from_config(cfg)
     assert serve.digest() == cfg.digest()
-    assert (serve.max_batch, serve.checkpoint_interval, serve.witness_dirs) == (7, 3, ())
+    assert (serve.batch_max, serve.checkpoint_interval, serve.witness_dirs) == (7, 3, ())
     # A field changed after building is what the digest then covers.
     assert ServeConfig.from_config(cfg, max_inflight=1).digest() == cfg.digest()  # internal bounds are no setting
-    assert replace(serve, max_batch=8).digest() == config.load({"serve.batch_max": 8}, cwd=tmp_path).digest()
+    assert replace(serve, batch_max=8).digest() == config.load({"serve.batch_max": 8}, cwd=tmp_path).digest()
 
 
 def test_a_serve_config_built_directly_has_the_configured_defaults(tmp_path):

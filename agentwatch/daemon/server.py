@@ -162,7 +162,7 @@ class Server:
         res.callback(self.head_file.close)
         self.head_file.write(*store.head())
 
-        self.writer = writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
+        self.writer = writer = Writer(store, self._deliver_from_writer, batch_max=cfg.batch_max,
                                       checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
                                       on_pending=self._remember_pending,
                                       salvage=self._salvage, guard=store_lock.check,
@@ -172,7 +172,7 @@ class Server:
         res.callback(writer.close_store)
         res.callback(writer.stop)  # a no-op when it already ended; never leave it running
         # The one count of records handed to the writer and not yet answered.
-        self.admission = Admission(cfg.max_inflight, writer.submit, window=fairness.writer_window(cfg.max_batch))
+        self.admission = Admission(cfg.max_inflight, writer.submit, window=fairness.writer_window(cfg.batch_max))
         if self.pool is not None:
             self.pool.backlog, self.admission.on_room = self.admission.ready, self.pool.dispatch
         self.subscriptions = Hub(cfg.store, store.store_id, writer.head_seq, max_buffer=cfg.subscriber_buffer)
@@ -586,7 +586,7 @@ class Server:
                 "attest_interval_s": cfg.attest_interval,
                 "verify_interval_s": cfg.verify_interval,
                 "full_verify_interval_s": cfg.full_verify_interval,
-                "max_batch": cfg.max_batch,
+                "batch_max": cfg.batch_max, "max_batch": cfg.batch_max,  # max_batch: the old name, kept for --json readers
             },
         }
         # The operator's summary: reachable (it answered), how fresh the last commit is, how big

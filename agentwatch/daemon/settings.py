@@ -29,7 +29,7 @@ class ServeConfig:
     spool: Path
     attest_interval: float = _default("serve.attest_interval_s")
     idle_timeout: float = _default("serve.idle_timeout_s")
-    max_batch: int = _default("serve.batch_max")
+    batch_max: int = _default("serve.batch_max")
     verify_interval: float = _default("serve.verify_interval_s")
     full_verify_interval: float = _default("serve.full_verify_interval_s")
     log_level: str = _default("serve.log_level")
@@ -109,7 +109,7 @@ class ServeConfig:
 FIELD_KEYS = {
     "store": "store", "socket": "socket", "spool": "spool",
     "attest_interval": "serve.attest_interval_s", "idle_timeout": "serve.idle_timeout_s",
-    "max_batch": "serve.batch_max", "verify_interval": "serve.verify_interval_s",
+    "batch_max": "serve.batch_max", "verify_interval": "serve.verify_interval_s",
     "full_verify_interval": "serve.full_verify_interval_s", "log_level": "serve.log_level",
     "log_format": "serve.log_format", "durability": "durability", "packing": "packing",
     "checkpoints": "checkpoint.enabled", "checkpoint_interval": "checkpoint.interval_s",

@@ -2,7 +2,7 @@
 
 Everything else (socket reading, parsing, normalization, spool reading) runs
 elsewhere and hands finished rows to `Writer.submit`. The writer takes
-whatever is queued, up to `max_batch`, appends it in one `Store.append`
+whatever is queued, up to `batch_max`, appends it in one `Store.append`
 transaction and reports every outcome back to the event loop in one call,
 only after COMMIT returned. Its critical section is O(batch): it never waits
 on background work.
@@ -156,7 +156,7 @@ class Writer:
         store: Store,
         deliver: Callable[[list], None],
         *,
-        max_batch: int,
+        batch_max: int,
         reopen: Optional[Callable[[], Store]] = None,
         checkpointer: Optional[Checkpointer] = None,
         on_head: Optional[Callable[[int, bytes], None]] = None,
@@ -194,7 +194,7 @@ class Writer:
         # replaced: the connection still holds them, and what it committed there can be copied out.
         self._salvage = salvage
         self._files_lost = False
-        self.max_batch = max_batch
+        self.batch_max = batch_max
         self._queue: deque[Job] = deque()
         self._cond = threading.Condition(threading.Lock())
         self._stopping = False
@@ -306,7 +306,7 @@ class Writer:
                     log.exception("writer: unexpected %r", exc)
                 continue
             with self._cond:
-                n = min(len(queue), self.max_batch)
+                n = min(len(queue), self.batch_max)
                 jobs = [queue.popleft() for _ in range(n)]
             chores = [job for job in jobs if isinstance(job.row, Chore)]
             if chores:

@@ -65,7 +65,7 @@ def document(**changes) -> dict:
                              "passes": 1, "last_pass_ns": 1_764_496_000_000_000_000}},
         "counters": {"appended": 182_001, "duplicates": 3, "rejected": {"bad_json": 1}},
         "limits": {"max_line_bytes": 1_048_576, "idle_timeout_s": 30.0, "attest_interval_s": 60.0,
-                   "max_batch": 1000, "verify_interval_s": 5.0, "full_verify_interval_s": 3600.0},
+                   "batch_max": 1000, "max_batch": 1000, "verify_interval_s": 5.0, "full_verify_interval_s": 3600.0},
         "reachable": True, "last_commit_age_s": 2.4, "wal_bytes": 4_128_272,
         "redaction": {"mode": "redacted", "self_test": {"ok": True, "failures": [], "checked": 121}},
         "status": "recording", "reasons": [],
