@@ -70,6 +70,14 @@ def test_a_hold_on_a_prefix_holds_the_session_it_names(home, tmp_path, session_s
     assert run("hold", "add", "--store", str(store), "--session", "nosuch", "--reason", "x") == (2, "", UNKNOWN)
 
 
+def test_a_hold_before_1970_names_the_option_not_an_internal_field(home, tmp_path, session_store):
+    """`hold add --since 0001-01-01` said "since_ns must be a time"."""
+    store = tmp_path / "store.db"
+    store.write_bytes((session_store / "store.db").read_bytes())
+    assert run("hold", "add", "--store", str(store), "--since", "0001-01-01", "--reason", "x") == (
+        2, "", "agentwatch: --since (since_ns) must be a time at or after 1970-01-01 UTC\n")
+
+
 def test_init_makes_a_new_stores_directory(home):
     store = home / "new" / "place" / "store.db"
     code, out, _ = run("init", "--store", str(store), "--json")

@@ -105,7 +105,8 @@ def check_scope(scope: dict[str, Any]) -> dict[str, Any]:
         raise UsageError("a hold needs --session, --harness, or --since/--until")
     for key in ("since_ns", "until_ns"):
         if key in out and (type(out[key]) is not int or out[key] < 0):
-            raise UsageError(f"{key} must be a time")
+            option = "--since" if key == "since_ns" else "--until"
+            raise UsageError(f"{option} ({key}) must be a time at or after 1970-01-01 UTC")
     if "since_ns" in out and "until_ns" in out and out["since_ns"] > out["until_ns"]:
         raise UsageError("--since is after --until")
     for key in ("session_id", "harness"):
