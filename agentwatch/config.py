@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import socket
@@ -40,6 +41,8 @@ def _redact():
 
 class ConfigError(UsageError):
     """A configuration file, variable or flag is unusable (exit 2)."""
+
+    next_step = "`agentwatch docs config` lists every setting, its values and where each is read from"
 
 
 # --- value parsers: (value, where) -> value, raising ValueError with the reason ---------------
@@ -202,14 +205,19 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("store", _path, lambda: paths.data_dir() / "store.db", "the store (SQLite database)"),
     Key("socket", _path, lambda: paths.runtime_dir() / "agentwatch.sock", "the daemon's Unix socket"),
     Key("spool", _path, lambda: paths.data_dir() / "spool", "where hooks spool records the daemon did not ack"),
-    Key("privacy", _choice(lambda: _redact().MODES), lambda: _redact().REDACTED,
+    Key("state_dir", _path, paths.state_dir,
+        "what agentwatch keeps about a store outside it: the checkpoint key (keys/), the signed checkpoints "
+        "(checkpoints/), durable consumers' cursors and delivery logs (consumers/)", flag="--state-dir"),
+    # The two redaction defaults are written here, not read from the redaction package, which compiles
+    # its rules on import (0.1 s a command like `path` need not pay); tests/test_cli_new_user.py checks them.
+    Key("privacy", _choice(lambda: _redact().MODES), lambda: "redacted",
         "full | redacted | hashed | metadata-only (docs/redaction.md)", project="tighten"),
     Key("durability", _durability, lambda: "full", "only 'full': the commit before an ack is durable",
         project="tighten"),
     Key("packing", _switch, lambda: True,
         "store event documents of 512 bytes or more deflated with a dictionary trained on the store's records, "
         "their forensic fields kept queryable (docs/schema.md, \"Packed rows\")", flag="--packing/--no-packing"),
-    Key("redaction.salt_file", _path, lambda: _redact().default_salt_file(), "per-install salt for masks and hashes (0600)"),
+    Key("redaction.salt_file", _path, lambda: paths.data_dir() / "redaction.salt", "per-install salt for masks and hashes (0600)"),
     Key("redaction.extra_patterns", _patterns, tuple, "more regular expressions to mask", project="add"),
     Key("serve.attest_interval_s", _number(0, 86400, integer=False), lambda: 60.0,
         "seconds between periodic attestation rows (0: only at start and stop)",
@@ -248,8 +256,6 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         flag="--process-witness"),
     Key("serve.process_witness_buffer", _number(4096, 1 << 30, integer=True), lambda: 8 << 20,
         "bytes of the process witness's kernel receive buffer (a burst beyond it is a gap row)"),
-    Key("checkpoint.dir", _path, paths.state_dir,
-        "where the checkpoint key (keys/) and the signed checkpoints (checkpoints/) live"),
     Key("checkpoint.enabled", _switch, lambda: True,
         "sign checkpoints of the store's Merkle tree while serving and at stop (docs/chain.md)",
         flag="--checkpoints/--no-checkpoints"),
@@ -269,6 +275,19 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("checkpoint.witness_dirs", _dirs, lambda: (str(paths.state_dir() / "witness"),),
         "witness directories that keep each signed checkpoint (docs/chain.md, \"Witnesses\")"),
 )}
+
+
+# Keys renamed: the old name still works (file, environment, flag) and warns once per load.
+DEPRECATED: dict[str, str] = {"checkpoint.dir": "state_dir"}
+
+
+def _deprecated_env(old: str) -> str:
+    return "AGENTWATCH_" + old.replace(".", "_").upper()
+
+
+def _warn_deprecated(old: str, where: str) -> None:
+    logging.getLogger("agentwatch.config").warning(
+        f"{where}: {old!r} is deprecated; it is now {DEPRECATED[old]!r} (it still works, for now)")
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> tuple[Path, bool]:
@@ -300,7 +319,7 @@ class Config:
     files: tuple[str, ...] = field(default=())
 
     def __getitem__(self, key: str) -> Any:
-        return self.values[key]
+        return self.values[DEPRECATED.get(key, key)]
 
     @property
     def store(self) -> Path:
@@ -375,6 +394,11 @@ def load(
             values[name] = _parse(name, raw, "file", str(path))
             sources[name] = f"file:{path}"
         files.append(str(path))
+    for old, new in DEPRECATED.items():
+        if env.get(_deprecated_env(old)) and not env.get(KEYS[new].env):
+            _warn_deprecated(old, f"environment variable {_deprecated_env(old)}")
+            values[new] = _parse(new, env[_deprecated_env(old)], "env", f"environment variable {_deprecated_env(old)}")
+            sources[new] = f"env:{_deprecated_env(old)}"
     for name, key in KEYS.items():
         if env.get(key.env):
             values[name] = _parse(name, env[key.env], "env", f"environment variable {key.env}")
@@ -382,6 +406,8 @@ def load(
     for name, raw in (flags or {}).items():
         if raw is None:
             continue
+        if name in DEPRECATED:
+            name = DEPRECATED[name]
         if name not in KEYS:
             raise ConfigError(f"unknown configuration key {name!r} given as a flag")
         flag = KEYS[name].option
@@ -392,6 +418,10 @@ def load(
     if project_path is not None:
         _apply_project(project_path, values, sources)
         files.append(str(project_path))
+    if values.get("serve.socket_group"):
+        # The service layout (docs/deployment.md): whatever any command run with it creates (a store
+        # by `import`, the key, the witness) is the socket group's to read, as the daemon's own is.
+        safefs.share_with_group()
     return Config(values, sources, tuple(files))
 
 
@@ -447,6 +477,9 @@ def _flatten(table: dict, prefix: str, out: dict, path: Path) -> None:
             _flatten(value, name + ".", out, path)
         elif name in KEYS:
             out[name] = value
+        elif name in DEPRECATED:
+            _warn_deprecated(name, str(path))
+            out.setdefault(DEPRECATED[name], value)
         else:
             known = ", ".join(KEYS)
             raise ConfigError(f"{path}: unknown key {name!r} (known keys: {known})")

@@ -35,6 +35,7 @@ def exit_for_findings(kinds) -> int:
 
 class AgentwatchError(Exception):
     exit_code = EXIT_USAGE
+    next_step: str | None = None  # what to do about it, said after the error (cli.app.fail)
 
 
 class UsageError(AgentwatchError):
@@ -45,6 +46,13 @@ class StoreUnreachable(AgentwatchError):
     """The store does not exist, cannot be opened, or is locked."""
 
     exit_code = EXIT_UNREACHABLE
+
+
+class StoreMissing(StoreUnreachable):
+    """No file at the store's path."""
+
+    next_step = ("`agentwatch path` shows where commands look (--store, AGENTWATCH_STORE); "
+                 "`agentwatch serve` records into a new store there")
 
 
 class SchemaError(AgentwatchError):

@@ -15,7 +15,7 @@ import hashlib
 import json
 import zlib
 
-from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, framed_identity, row_hash
+from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, framed_kind_id, row_hash
 
 STORE_ID = bytes.fromhex("00112233445566778899aabbccddeeff")
 T0 = 1764460800000000000
@@ -80,7 +80,7 @@ def main() -> None:
         record_id = f"0190f1c2-7a3b-7c1d-9e2f-{seq:012d}"
         digest = row_hash(STORE_ID, seq, T0 + seq, kind, record_id, prev, document)
         preimage = (DOMAIN_TAG + STORE_ID + seq.to_bytes(8, "big") + (T0 + seq).to_bytes(8, "big")
-                    + framed_identity(kind, record_id) + prev + hashlib.sha256(document).digest())
+                    + framed_kind_id(kind, record_id) + prev + hashlib.sha256(document).digest())
         assert hashlib.sha256(preimage).digest() == digest
         row = {"seq": seq, "recorded_at_ns": T0 + seq, "kind": kind, "record_id": record_id,
                "payload_sha256": format_hash(hashlib.sha256(document).digest()), "prev_hash": format_hash(prev),

@@ -86,7 +86,7 @@ def test_bench_a_simulated_year_of_retention(tmp_path, monkeypatch):
     state = tmp_path / "state"
     signed = checkpoints.sign_store(path, state_dir=state)
     t0 = time.perf_counter()
-    verified = verify_store(path, full=True, state_dir=state, evidence_dir=state, witness_dirs=[], jobs=1)
+    verified = verify_store(path, full=True, state_dir=state, signer_dir=state, witness_dirs=[], jobs=1)
     verify_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     bundles.prove_inclusion(path, 1, state_dir=state)

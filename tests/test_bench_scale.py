@@ -1,7 +1,8 @@
 """Readers at scale (issue #25, item 4): how each command's time and memory grow with the store.
 
-Stores of AGENTWATCH_BENCH_SCALE events (100,000, 300,000 and 1,000,000; add 5,000,000 by
-hand) are built through the real store path (packing on) from three event shapes normalized
+Stores of AGENTWATCH_BENCH_SCALE events (100,000, 300,000 and 1,000,000; the 5,000,000 row of
+docs/benchmarks.md is `AGENTWATCH_BENCH_SCALE=100000,1000000,5000000`, about 4 minutes to build)
+are built through the real store path (packing on) from three event shapes normalized
 and redacted once: 4,000 sessions interleaved as agents run side by side, each event a prompt
 or a paired tool call of a claude-code session. Each command runs as its own process (`agentwatch ...` through the CLI)
 and `/usr/bin/time` gives its wall time and peak memory. The same-run baselines
@@ -84,9 +85,9 @@ def test_readers_at_scale(tmp_path):
             "sessions --limit 20": measure(["sessions", "--store", s, "--limit", "20", "--json"]),
             "sessions (all)": measure(["sessions", "--store", s, "--json"]) if n <= FULL_LIST_UPTO else None,
             "show SESSION": measure(["show", "scale-%013d" % 7, "--store", s, "--json"]),
-            "tail --from head-1000": measure(["tail", "--store", s, "--from", str(n - 1000), "--json"]),
+            "tail --from head-1000": measure(["tail", "--store", s, "--from", str(max(1, n - 1000)), "--json"]),
             "export jsonl --from head-10000": measure(["export", "--format", "jsonl", "--store", s,
-                                                       "--from", str(n - 10000)]),
+                                                       "--from", str(max(1, n - 10000))]),
             "reconcile": measure(["reconcile", "--store", s, "--json"]),
         }
         rows.append((n, built, start, base, figures))

@@ -103,7 +103,7 @@ def test_a_checkpoint_the_background_holds_is_not_waited_for(store_path):
 def test_without_a_checkpoint_connection_sqlite_checkpoints_in_the_commit(store_path, tmp_path):
     store = Store(store_path)
     answers = []
-    writer = Writer(store, answers.extend, max_batch=1000, checkpointer=Checkpointer(tmp_path / "no-such-store.db"))
+    writer = Writer(store, answers.extend, batch_max=1000, checkpointer=Checkpointer(tmp_path / "no-such-store.db"))
     writer.start()  # the second connection cannot open: the writer says so and goes on
     try:
         assert writer.checkpointer is None

@@ -190,10 +190,10 @@ def test_one_digest_for_config_show_and_the_daemon(user_file, tmp_path):
     cfg = config.load(cwd=tmp_path)
     serve = ServeConfig.from_config(cfg)
     assert serve.digest() == cfg.digest()
-    assert (serve.max_batch, serve.checkpoint_interval, serve.witness_dirs) == (7, 3, ())
+    assert (serve.batch_max, serve.checkpoint_interval, serve.witness_dirs) == (7, 3, ())
     # A field changed after building is what the digest then covers.
     assert ServeConfig.from_config(cfg, max_inflight=1).digest() == cfg.digest()  # internal bounds are no setting
-    assert replace(serve, max_batch=8).digest() == config.load({"serve.batch_max": 8}, cwd=tmp_path).digest()
+    assert replace(serve, batch_max=8).digest() == config.load({"serve.batch_max": 8}, cwd=tmp_path).digest()
 
 
 def test_a_serve_config_built_directly_has_the_configured_defaults(tmp_path):
@@ -258,3 +258,29 @@ def test_config_show_text_and_bad_config_exit_2(user_file, monkeypatch, tmp_path
     user_file.write_text('privacy = "none"\n')
     result = runner.invoke(app, ["config", "show"])
     assert result.exit_code == 2 and str(user_file) in result.stderr and "key 'privacy'" in result.stderr
+
+
+def test_checkpoint_dir_is_a_deprecated_name_of_state_dir_that_still_works_and_warns(tmp_path, caplog):
+    """`checkpoint.dir` named the one state directory under a second name; it still works from
+    the file and the environment, says it is deprecated, and loses to `state_dir` itself."""
+    home = tmp_path / "home"
+    (home / ".config" / "agentwatch").mkdir(parents=True, mode=0o700)
+    path = home / ".config" / "agentwatch" / "config.toml"
+    path.write_text(f'[checkpoint]\ndir = "{tmp_path / "old"}"\n')
+    path.chmod(0o600)
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    with caplog.at_level("WARNING", logger="agentwatch.config"):
+        cfg = config.load(env=env, project=False)
+    assert (cfg["state_dir"], cfg["checkpoint.dir"]) == (tmp_path / "old", tmp_path / "old")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}: 'checkpoint.dir' is deprecated; it is now 'state_dir' (it still works, for now)"]
+    assert "checkpoint.dir" not in cfg.as_dict()
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="agentwatch.config"):
+        cfg = config.load(env={**env, "AGENTWATCH_CHECKPOINT_DIR": str(tmp_path / "env")}, project=False)
+    assert cfg["state_dir"] == tmp_path / "env" and cfg.sources["state_dir"] == "env:AGENTWATCH_CHECKPOINT_DIR"
+    assert len(caplog.records) == 2  # the file's name and the variable's
+    cfg = config.load(env={**env, "AGENTWATCH_CHECKPOINT_DIR": str(tmp_path / "env"),
+                           "AGENTWATCH_STATE_DIR": str(tmp_path / "new")}, project=False)
+    assert cfg["state_dir"] == tmp_path / "new"
+    assert config.load({"checkpoint.dir": tmp_path / "flag"}, env=env, project=False)["state_dir"] == tmp_path / "flag"

@@ -30,7 +30,7 @@ from agentwatch.errors import UsageError
 from agentwatch.evidence.audit import verify_store
 from agentwatch.store import migrations
 from agentwatch.store.append import Append, Store
-from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, framed_identity, row_hash_framed
+from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, format_hash, framed_kind_id, row_hash_framed
 from agentwatch.store.erasure import EraseRefused, erase_rows, erasure_record_id, parse_erasure
 
 SECRET = "ghp_" + "Zq8Xv2Lm4Np6Rt1Yw3Bc5Df7Gh9Jk0Ls2Qa"
@@ -341,7 +341,7 @@ def test_a_store_written_before_the_erasure_migration_verifies_and_erases(store_
     prev = GENESIS
     for seq in (1, 2, 3):
         payload, rid = doc(seq), f"old-{seq}"
-        digest = row_hash_framed(DOMAIN_TAG + sid, seq, seq, framed_identity("event", rid), prev,
+        digest = row_hash_framed(DOMAIN_TAG + sid, seq, seq, framed_kind_id("event", rid), prev,
                                  hashlib.sha256(payload).digest())
         conn.execute("INSERT INTO records (seq, record_id, kind, recorded_at_ns, payload, prev_hash, hash)"
                      " VALUES (?, ?, 'event', ?, ?, ?, ?)", (seq, rid, seq, payload.decode(), prev, digest))

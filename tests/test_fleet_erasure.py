@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from agentwatch.cli import app
 from agentwatch.fleet.ship import Shipper
 from agentwatch.store.append import Append, Store
-from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, framed_identity, row_hash_framed
+from agentwatch.store.chain import DOMAIN_TAG, GENESIS, canonical_json, framed_kind_id, row_hash_framed
 from agentwatch.store.erasure import erase_rows
 
 REASON = "a GitHub token in a curl header"
@@ -213,7 +213,7 @@ def _chain(store_id: bytes, rows: list[tuple[str, str, bytes, bytes | None]]) ->
     out, prev = [], GENESIS
     for seq, (record_id, kind, payload, digest) in enumerate(rows, 1):
         ns = 1_700_000_000_000_000_000 + seq
-        h = row_hash_framed(DOMAIN_TAG + store_id, seq, ns, framed_identity(kind, record_id), prev,
+        h = row_hash_framed(DOMAIN_TAG + store_id, seq, ns, framed_kind_id(kind, record_id), prev,
                             digest or hashlib.sha256(payload).digest())
         out.append((seq, record_id, kind, ns, payload, prev, h))
         prev = h

@@ -151,7 +151,7 @@ def test_the_graph_reader_sees_known_edges():
 
 # Modules that talk to a person or a harness directly; everything else logs or returns.
 PRINTS_ALLOWED = {"agentwatch.cli", *(f"agentwatch.cli.{group}" for group in ("app", "record", "query", "evidence",
-                  "fleet", "setup", "ui", "retention", "docs", "render")), "agentwatch.hook", "agentwatch.hookclient", "agentwatch.standalone_verify"}
+                  "fleet", "setup", "ui", "retention", "docs", "render", "jsonerror")), "agentwatch.hook", "agentwatch.hookclient", "agentwatch.standalone_verify"}
 
 # The log handler writes stderr; the verify worker speaks its pickle protocol on stdin/stdout.
 STREAMS_ALLOWED = PRINTS_ALLOWED | {"agentwatch.daemon.logs", "agentwatch.verify.worker", "agentwatch.fleet.worker"}

@@ -311,3 +311,25 @@ def test_a_config_path_that_is_a_directory_costs_no_record(tmp_path, monkeypatch
     assert done.returncode == 0 and b"ignoring the config file" in done.stderr
     assert len(list(Path(os.fsdecode(hookclient._default_spool())).glob("new/*.json"))) == 1
 
+
+
+# command -> (arguments, the layers it offers): where a durable consumer keeps its cursor is the
+# `state_dir` setting, resolved like every other (readers/consumers.py).
+STATE_COMMANDS = {
+    "export": (["export", "--format", "jsonl", "--consumer", "c"], LAYERS),
+    "tail": (["tail", "--json", "--consumer", "c"], ("file", "env")),
+}
+
+
+@pytest.mark.parametrize("command,winner", [(c, w) for c, (_, offered) in sorted(STATE_COMMANDS.items())
+                                            for w in offered])
+def test_state_dir_flag_over_env_over_file(command, winner, tmp_path, monkeypatch):
+    args, _ = STATE_COMMANDS[command]
+    layers = Layers("state_dir", "--state-dir", tmp_path, "state", winner)
+    make_store(config.load().store, f"session-{winner}")
+    extra = layers.apply(monkeypatch)
+    result = run(*args, *extra)
+    assert result.exit_code == 0, result.stderr
+    assert f"session-{winner}" in result.stdout
+    cursors = {layer: [p.name for p in path.glob("consumers/*/c.cursor.json")] for layer, path in layers.paths.items()}
+    assert cursors == {layer: (["c.cursor.json"] if layer == winner else []) for layer in LAYERS}

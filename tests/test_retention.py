@@ -118,7 +118,7 @@ def test_proofs_signed_before_and_made_after_retention_verify(tmp_path, monkeypa
     assert after["record"]["payload_sha256"] == before["record"]["payload_sha256"]
     assert bundles.verify_bundle(after, verifier).ok
     assert standalone_verify.check_bundle(after, verifier.encode()) == "seq 4 is in the signed tree of 41 rows"
-    verified = verify_store(path, full=True, state_dir=state, evidence_dir=state, witness_dirs=[])
+    verified = verify_store(path, full=True, state_dir=state, signer_dir=state, witness_dirs=[])
     assert (verified.ok, verified.retained) == (True, 15)
 
 
@@ -242,7 +242,7 @@ def cli(*args, env=None):
 def test_the_commands_without_a_daemon(tmp_path, monkeypatch):
     path, state = tmp_path / "store.db", tmp_path / "state"
     build(path, monkeypatch)
-    env = {"AGENTWATCH_CHECKPOINT_DIR": str(state), "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": "",
+    env = {"AGENTWATCH_STATE_DIR": str(state), "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": "",
            "AGENTWATCH_SOCKET": str(tmp_path / "none.sock")}
     placed = cli("hold", "add", "--store", path, "--harness", "claude-code", "--until", "2025-12-02T00:00:00Z",
                  "--reason", "audit", "--json", env=env)
@@ -267,7 +267,7 @@ def test_a_daemon_retains_on_schedule_beside_real_hooks_and_takes_holds(tmp_path
                extra_args=["--retention-days", "30", "--checkpoint-interval", "0.5"])
     d.store.parent.mkdir(parents=True, exist_ok=True)
     build(d.store, monkeypatch)
-    settings = {"AGENTWATCH_RETENTION_INTERVAL_S": "1", "AGENTWATCH_CHECKPOINT_DIR": str(tmp_path / "state"),
+    settings = {"AGENTWATCH_RETENTION_INTERVAL_S": "1", "AGENTWATCH_STATE_DIR": str(tmp_path / "state"),
                 "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": ""}
     for name, value in settings.items():
         monkeypatch.setenv(name, value)  # the daemon's environment too

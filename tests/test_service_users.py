@@ -277,7 +277,7 @@ def test_every_reader_works_for_a_group_member_on_a_cleanly_stopped_store(deploy
                "XDG_DATA_HOME": str(devhome / "data"), "XDG_CONFIG_HOME": str(devhome / "config"),
                "XDG_RUNTIME_DIR": str(devhome / "run"),
                **{k: layout.environment()[k] for k in ("AGENTWATCH_SOCKET", "AGENTWATCH_STORE",
-                                                      "AGENTWATCH_CHECKPOINT_DIR", "AGENTWATCH_CHECKPOINT_WITNESS_DIRS")}}
+                                                      "AGENTWATCH_STATE_DIR", "AGENTWATCH_CHECKPOINT_WITNESS_DIRS")}}
     python = _python_for(users, common)
     store = Path(layout.environment()["AGENTWATCH_STORE"])
     sock = Path(layout.environment()["AGENTWATCH_SOCKET"])

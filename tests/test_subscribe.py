@@ -194,6 +194,9 @@ def test_a_commit_reaches_the_loop_as_one_callback_acks_first_then_subscribers()
         def take_committed(self):
             return ["row 7", "row 8"]
 
+        def findings(self):  # the writer's findings, read on the same hop: none here
+            return []
+
     class Hub:
         def publish(self, rows):
             events.append(("publish", rows))

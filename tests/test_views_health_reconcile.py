@@ -96,7 +96,10 @@ def test_verbose_groups_hold_every_field_of_the_document():
     assert [g for g, _ in groups] == ["recorder", "writer", "spool", "sweeper", "counters", "limits", "redaction"]
     assert sum(len(items) for _, items in groups) == leaves(doc)
     writer = dict(groups[1][1])
-    assert writer["checkpoints.background"] == "73" and writer["state"] == "ok"
+    assert writer["wal_checkpoints.background"] == "73" and writer["state"] == "ok"
+    # The old names the daemon still sends for --json readers are not shown twice.
+    old = {**doc, "draining": doc["stopping"], "writer": {**doc["writer"], "checkpoints": doc["writer"]["wal_checkpoints"]}}
+    assert health_view.groups({"ok": True, "op": "health", **old}) == groups
 
 
 def test_health_off_a_terminal_is_plain_and_json_is_the_document(tmp_path):
@@ -110,7 +113,7 @@ def test_health_off_a_terminal_is_plain_and_json_is_the_document(tmp_path):
     assert len(plain.stdout.splitlines()) == 11
     for out in (plain.stdout, verbose.stdout):
         assert not set(out) & set("─│╭╮╰╯┃━┏┓")
-    assert "[writer]" in verbose.stdout and "writer.checkpoints.busy: 0" in verbose.stdout
+    assert "[writer]" in verbose.stdout and "writer.wal_checkpoints.busy: 0" in verbose.stdout
     assert json.loads(as_json.stdout) == {"ok": True, "op": "health", **document()}
 
 

@@ -51,7 +51,7 @@ def make_writer(store: Store, **options) -> tuple[Writer, queue.Queue]:
             job.done(result, error)
             answers.put(1)
 
-    return Writer(store, deliver, max_batch=100, **options), answers
+    return Writer(store, deliver, batch_max=100, **options), answers
 
 
 def rows(path) -> list[tuple]:

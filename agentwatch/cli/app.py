@@ -4,7 +4,8 @@ Each command parses its options, resolves its settings with config.load, calls
 one library function, renders the result and maps errors to exit codes (0 ok,
 1 a check found a problem, 2 usage or config error, 3 store or daemon
 unreachable, 4-7 a store replaced, rolled back, truncated or with a changed
-schema; errors.py; 130 interrupted by Ctrl-C, after one line saying what was committed). Data goes to stdout,
+schema; errors.py; 130 interrupted by Ctrl-C, after one line saying what was committed; 141 a verdict
+whose stdout closed before it was written). Data goes to stdout,
 diagnostics and progress to stderr. rich is imported only by `render`.
 """
 
@@ -16,7 +17,7 @@ from typing import NoReturn
 import typer
 
 from agentwatch import __version__
-from agentwatch.cli import helptext
+from agentwatch.cli import helptext, jsonerror
 from agentwatch.errors import AgentwatchError
 
 helptext.install()
@@ -29,6 +30,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=jsonerror.Group,  # with --json, a usage error is a JSON document on stdout too
     rich_markup_mode=None,  # plain help: wraps at the width, never cuts an option name (and needs no rich)
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -45,20 +47,27 @@ SocketOpt = typer.Option(
     "--socket",
     help="Daemon socket (else AGENTWATCH_SOCKET, config `socket`, $XDG_RUNTIME_DIR/agentwatch/agentwatch.sock).",
 )
-JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
+JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout (a failure: an error document).")
 
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
 _interrupt_said = False  # a command said what Ctrl-C left committed (main adds the line otherwise)
 
 
-def fail(error: AgentwatchError | str, code: int | None = None) -> NoReturn:
-    """Print one clear line on stderr and exit with the error's code."""
+def fail(error: AgentwatchError | str, code: int | None = None, next_step: str | None = None) -> NoReturn:
+    """Print one clear line on stderr (and the next step, when there is one) and exit with the error's code.
+
+    With --json, stdout gets the same as one JSON error document (jsonerror).
+    """
     global _interrupt_said
     message = str(error)
     exit_code = code if code is not None else getattr(error, "exit_code", 2)
+    next_step = next_step or getattr(error, "next_step", None)
     _interrupt_said = _interrupt_said or exit_code == EXIT_INTERRUPTED
     print(f"agentwatch: {message}", file=sys.stderr)
+    if next_step:
+        print(f"agentwatch: next: {next_step}", file=sys.stderr)
+    jsonerror.failed(exit_code, message, next_step)
     raise typer.Exit(exit_code)
 
 
@@ -67,6 +76,7 @@ def interrupted(committed: str) -> NoReturn:
     global _interrupt_said
     _interrupt_said = True
     print(f"agentwatch: interrupted (Ctrl-C); {committed}", file=sys.stderr)
+    jsonerror.failed(EXIT_INTERRUPTED, f"interrupted (Ctrl-C); {committed}", None)
     raise typer.Exit(EXIT_INTERRUPTED)
 
 
@@ -98,6 +108,6 @@ def main() -> None:
         # typer ends a command that Ctrl-C stopped with exit 130; one that did not say what it had
         # committed gets the line every command prints: each write is a transaction, whole or absent.
         if exc.code == EXIT_INTERRUPTED and not _interrupt_said:
-            print("agentwatch: interrupted (Ctrl-C); what was committed before stays, nothing is half-written",
-                  file=sys.stderr)
+            print(f"agentwatch: {jsonerror.INTERRUPTED}", file=sys.stderr)
+        jsonerror.flush_stdout()  # with the command's exit code, not Python's complaint about a closed pipe
         raise

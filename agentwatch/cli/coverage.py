@@ -19,6 +19,8 @@ def coverage_cmd(
     json_out: bool = JsonOpt,
     submit: bool = typer.Option(False, "--submit", help="Also hand each transcript's digest and call list to the daemon, which records a coverage row saying who supplied it (the service deployment: the daemon cannot read your files)."),
     socket_path: Optional[Path] = SocketOpt,
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Only the N sessions whose last event is newest (default: every session); the next page is --before the smallest last seq of this one."),
+    before: Optional[int] = typer.Option(None, "--before", min=1, metavar="SEQ", help="Only sessions whose last event is before this seq (the next page of --limit)."),
 ) -> None:
     """Pair each session's transcript with its recorded tool calls.
 
@@ -43,11 +45,16 @@ def coverage_cmd(
         since_ns = sessions.parse_since(since) if since is not None else None
         # The process witness's trees (Linux, readers/processes.py) are a second source beside the
         # transcript: a shell call no process ran, a process no call reported.
+        page: list = []
         results = pairing.coverage(cfg.store, session=session, since_ns=since_ns,
-                                   sources=[processes.coverage_source()])
+                                   sources=[processes.coverage_source()], limit=limit, before_seq=before, page=page)
     except AgentwatchError as exc:
         fail(exc)
     render.emit_coverage(results, json_out)
+    if page and page[0] is not None:
+        from agentwatch.readers import paging
+
+        typer.echo(paging.more_remain("--before", page[0]), err=True)
     if submit:
         from agentwatch.daemon import health
 

@@ -17,7 +17,7 @@ def verify_cmd(
     store: Optional[Path] = StoreOpt,
     full: bool = typer.Option(False, "--full", help="Re-verify the whole chain from genesis, not just rows after the anchor."),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, metavar="N", help="Processes verifying segments at once (default: one per CPU, at most 2, from 200,000 rows)."),
-    key: Optional[str] = typer.Option(None, "--key", help="The store's checkpoint verifier key, or a file holding it (default: keys/<store_id>.pub under checkpoint.dir)."),
+    key: Optional[str] = typer.Option(None, "--key", help="The store's checkpoint verifier key, or a file holding it (default: keys/<store_id>.pub under state_dir)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Re-derive the hash chain, compare the store with its signed checkpoints, report every finding.
@@ -27,7 +27,7 @@ def verify_cmd(
     Findings: payload_edited, hash_edited, edited, missing, reordered,
     inserted, truncated, rewritten, bad_genesis, malformed,
     store_id_changed (docs/chain.md); from the signed checkpoints (the signer's
-    record under checkpoint.dir and each of checkpoint.witness_dirs): truncated,
+    record under state_dir and each of checkpoint.witness_dirs): truncated,
     rolled_back, rewritten, unsigned, replaced, witness_missing, bad_checkpoint,
     tree_mismatch; and about the store as a whole, against what is remembered
     about its path (docs/reliability.md, "Store identity"): replaced,
@@ -44,7 +44,7 @@ def verify_cmd(
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store), render.progress("verifying", enabled=not json_out) as update:
             result = audit.verify_store(cfg.store, full=full, progress=update, jobs=jobs, key=key,
-                                        evidence_dir=cfg["checkpoint.dir"],
+                                        signer_dir=cfg["state_dir"],
                                         witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except AgentwatchError as exc:
         fail(exc)
@@ -67,7 +67,7 @@ def key_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -> None:
 
     try:
         cfg = config.load({"store": store})
-        info = checkpoints.key_info(cfg.store, cfg["checkpoint.dir"])
+        info = checkpoints.key_info(cfg.store, cfg["state_dir"])
     except AgentwatchError as exc:
         fail(exc)
     if info["verifier_key"] is None:
@@ -88,7 +88,7 @@ def checkpoint_cmd(store: Optional[Path] = StoreOpt, json_out: bool = JsonOpt) -
 
     try:
         cfg = config.load({"store": store})
-        info = checkpoints.checkpoint_info(cfg.store, cfg["checkpoint.dir"])
+        info = checkpoints.checkpoint_info(cfg.store, cfg["state_dir"])
     except AgentwatchError as exc:
         fail(exc)
     render.emit_text_or_json(info, info["note"], json_out)
@@ -120,19 +120,22 @@ def prove_cmd(
 
     try:
         cfg = config.load({"store": store})
-        path, evidence_dir = cfg.store, cfg["checkpoint.dir"]
+        path, signer_dir = cfg.store, cfg["state_dir"]
         if seq is not None:
-            doc = bundles.prove_inclusion(path, seq, state_dir=evidence_dir)
+            doc = bundles.prove_inclusion(path, seq, state_dir=signer_dir)
         else:
             assert consistency is not None  # one of the two, checked above
-            doc = bundles.prove_consistency(path, consistency, state_dir=evidence_dir)
+            doc = bundles.prove_consistency(path, consistency, state_dir=signer_dir)
     except AgentwatchError as exc:
         fail(exc)
     text = render.bundle_text(doc)
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            fail(f"{output}: cannot write the bundle ({exc.strerror or exc})", 2)
         print(f"agentwatch: wrote {output}", file=sys.stderr)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentwatch.cli.jsonerror import VERDICT_COMMANDS
+
 EXAMPLES: dict[str, list[str]] = {
     "import": ["agentwatch import events.jsonl --harness claude-code",
                "agentwatch import - --harness codex --json < old.jsonl"],
@@ -55,7 +57,15 @@ EXAMPLES: dict[str, list[str]] = {
                            "    --reason \"host gone\""],
     "config show": ["agentwatch config show", "agentwatch config show --json"],
     "service print": ["agentwatch service print systemd > ~/.config/systemd/user/agentwatch.service"],
+    "service install": ["agentwatch service install --system --member alice --member bob   # as root",
+                        "agentwatch service install --system --dry-run   # the plan and its commands"],
+    "service uninstall": ["agentwatch service uninstall --system   # as root; keeps the evidence",
+                          "agentwatch service uninstall --system --purge   # and deletes it"],
+    "service run": ["agentwatch service run --system import s.jsonl   # as root, service stopped"],
 }
+
+PIPE_EXIT = ("Exit 141 when stdout closes before the verdict is written (`| head`): never 0 "
+             "for a verdict nobody received.")
 
 GENERAL_EXITS = ("Exit codes: 0 done, 2 usage or configuration, 3 store or daemon unreachable, "
                  "130 interrupted (Ctrl-C).")
@@ -68,6 +78,8 @@ def epilog(name: str, help_text: str) -> str | None:
     text = "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
     if "exit" not in help_text.lower():
         text += "\n\n" + GENERAL_EXITS
+    if name in VERDICT_COMMANDS:
+        text += "\n\n" + PIPE_EXIT
     return text
 
 

@@ -48,7 +48,7 @@ def ship_cmd(
             fail("no fleet server: give --to URL or set ship.url (docs/fleet.md)", 2)
         shipper = ship.Shipper(cfg.store, cfg["ship.url"], host=cfg["ship.host"], batch_rows=cfg["ship.batch_rows"],
                                on_status=None if json_out else render.ship_progress,
-                               state_dir=cfg["checkpoint.dir"])
+                               state_dir=cfg["state_dir"])
         status = shipper.run(stop, follow=not once)
     except AgentwatchError as exc:
         fail(exc)

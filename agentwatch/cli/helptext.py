@@ -3,7 +3,8 @@
 typer prints each parameter's type in angle brackets (`<bool>`, `<int range>`,
 `<list[str]>`) and a range as `[1<=x<=100000]`. Here a flag shows no value at
 all, a parameter with a metavar shows it, and one without a word for its kind;
-a range reads `1 to 100000`. One override of typer's two display hooks, made
+a range reads `1 to 100000`; a group lists each command's first sentence
+whole (click cuts it with `...`). Overrides of typer's display hooks, made
 when the command line is imported, so every command and the generated
 docs/cli.md agree.
 """
@@ -43,7 +44,17 @@ def _range(param: Any) -> str | None:
     return f"{low:g} to {high:g}"
 
 
+def _whole_first_sentence(self: Any, limit: int = 45) -> str:
+    """A command's line in its group's list: the first sentence whole (it wraps at the width),
+    where click cuts it at `limit` characters with `...`."""
+    return _short_help(self, 10_000)
+
+
+_short_help = core._click.core.Command.get_short_help_str
+
+
 def install() -> None:
+    core._click.core.Command.get_short_help_str = _whole_first_sentence  # type: ignore[method-assign]
     for cls in (core._TyperParameter, core.TyperArgument, core.TyperOption):
         cls.display_type_rich = _value_word  # type: ignore[method-assign,assignment]
     core.TyperArgument._get_number_range_help_str = _range  # type: ignore[method-assign,assignment]
@@ -68,6 +79,12 @@ def _usage_name(param: Any) -> str:
     return name if param.required else f"[{name}]"
 
 
+def _error_hint(param: Any) -> str:
+    """An argument as an error names it ("Missing argument 'QUERY'."), spelt as its usage line does."""
+    return f"'{_argument_name(param)}'"
+
+
 def install_argument_names() -> None:
     core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign,assignment]
     core.TyperArgument._rich_display_name = _argument_name  # type: ignore[method-assign,assignment]
+    core.TyperArgument.get_error_hint = _error_hint  # type: ignore[method-assign,assignment]

@@ -14,10 +14,12 @@ from agentwatch.errors import AgentwatchError
 @app.command("processes")
 def processes_cmd(
     store: Optional[Path] = StoreOpt,
-    session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Only this session."),
+    session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Only this session (an id or an unambiguous prefix of one)."),
     settle: float = typer.Option(2.0, "--settle", min=0.0, metavar="SECONDS",
                                  help="Leave unjudged what started or ended this recently (the witness's rows lag)."),
     json_out: bool = JsonOpt,
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Only the N newest findings (default: every finding); the next page is --before the smallest seq of this one."),
+    before: Optional[int] = typer.Option(None, "--before", min=1, metavar="SEQ", help="Only findings whose seq is below SEQ (the next page of --limit)."),
 ) -> None:
     """Pair what the kernel saw run under each harness with the shell tool calls its hooks reported.
 
@@ -28,14 +30,20 @@ def processes_cmd(
     """
     from agentwatch import config
     from agentwatch.cli import render
-    from agentwatch.readers import processes
+    from agentwatch.readers import paging, processes, sessions
     from agentwatch.store import db
 
     try:
         resolved = config.load({"store": store}).store
+        if session is not None:  # a prefix, as `show` takes; a session not in the store is an error, not "no findings"
+            session = sessions.resolve(resolved, session)[1]
         with db.store_errors(resolved):
             report = processes.reconcile(resolved, session, settle_s=settle)
     except AgentwatchError as exc:
         fail(exc)
+    found = bool(report.findings)  # the exit code is the whole report's, whichever page is printed
+    report.findings, report.next_before = paging.page_back(report.findings, lambda f: f.seq, limit=limit, before=before)
     render.emit_processes(report, json_out)
-    raise typer.Exit(1 if report.findings else 0)
+    if report.next_before is not None:
+        typer.echo(paging.more_remain("--before", report.next_before), err=True)
+    raise typer.Exit(1 if found else 0)

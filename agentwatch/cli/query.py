@@ -128,11 +128,15 @@ def tail_cmd(
         # A catch-up bar only when the records go elsewhere (a pipe), never into the screen it draws on.
         with db.store_errors(resolved), \
                 render.progress("catching up", enabled=not json_out and not render.is_terminal()) as update:
-            tail.run_tail(
+            next_from = tail.run_tail(
                 resolved, follow=follow, from_seq=from_seq, consumer=consumer,
                 kinds=kind, emit=render.tail_printer(json_out),
                 socket_path=cfg.socket, progress=update, limit=limit,
             )
+        if next_from is not None and from_seq is not None:
+            from agentwatch.readers import paging
+
+            typer.echo(paging.more_remain("--from", next_from), err=True)
     except KeyboardInterrupt:
         interrupted(f"consumer {consumer}: acknowledged up to the last batch printed" if consumer
                     else "tail only reads: nothing to commit")
@@ -201,7 +205,7 @@ def sessions_cmd(
     since: Optional[str] = typer.Option(None, "--since", metavar="AGE|TIME", help="Only sessions active since then: an age (30m, 2h, 7d) or an ISO 8601 time (UTC unless it names a zone)."),
     harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="Only sessions of this harness (claude-code, codex, ...)."),
     json_out: bool = JsonOpt,
-    limit: Optional[int] = typer.Option(None, "--limit", min=0, metavar="N", help="Only the N sessions whose last event is newest (a page: read back from the head, fast on any store)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=0, metavar="N", help="Only the N sessions whose last event is newest (default: every session; a page: read back from the head, fast on any store)."),
     before: Optional[int] = typer.Option(None, "--before", min=1, metavar="SEQ", help="Only sessions whose last event is before this seq: the next page is --before the smallest last_seq of this one."),
 ) -> None:
     """List recorded sessions: one row per session, oldest first.
@@ -218,13 +222,17 @@ def sessions_cmd(
 
     try:
         since_ns = sessions.parse_since(since) if since is not None else None
-        found = sessions.list_sessions(config.load({"store": store}).store, since_ns=since_ns, harness=harness,
-                                       limit=limit, before_seq=before)
+        found, next_before = sessions.sessions_page(config.load({"store": store}).store, since_ns=since_ns,
+                                                    harness=harness, limit=limit, before_seq=before)
     except AgentwatchError as exc:
         fail(exc)
     if not found and harness is not None and harness not in HARNESSES:  # a misspelt name, not an empty result
         fail(f"no sessions of harness {harness!r}, which agentwatch does not know (one of: {', '.join(HARNESSES)})", 2)
     render.emit_sessions(found, json_out)
+    if next_before is not None:
+        from agentwatch.readers import paging
+
+        typer.echo(paging.more_remain("--before", next_before), err=True)
 
 
 @app.command("show")
@@ -234,7 +242,8 @@ def show_cmd(
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines as the session goes on, until Ctrl-C."),
     harness: Optional[str] = typer.Option(None, "--harness", metavar="HARNESS", help="The session's harness, when two harnesses used the same id."),
     json_out: bool = typer.Option(False, "--json", help="One JSON document (with -f: one JSON object per line)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Only the session's last N lines."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Only the session's last N lines (default: every line); the next page is --before the first line's seq."),
+    before: Optional[int] = typer.Option(None, "--before", min=1, metavar="SEQ", help="Only lines whose seq is below SEQ (the next page of --limit)."),
 ) -> None:
     """Print a session's timeline: one line per prompt, per tool call and per notable event.
 
@@ -247,17 +256,20 @@ def show_cmd(
     """
     from agentwatch import config
     from agentwatch.cli import render
-    from agentwatch.readers import sessions
+    from agentwatch.readers import paging, sessions
 
+    if follow and before is not None:
+        fail("--before pages back through what is stored; -f follows what comes next: choose one", 2)
     try:
         resolved = config.load({"store": store}).store
         harness, session_id, head, items = sessions.timeline(resolved, session, harness)
         coverage = sessions.coverage_of(resolved, harness, session_id)
-        if limit is not None:
-            items = items[-limit:]
+        items, next_before = paging.page_back(items, lambda i: i.seq, limit=limit, before=before)
+        if next_before is not None:
+            typer.echo(paging.more_remain("--before", next_before), err=True)
         if json_out and not follow:
             render.print_json({"harness": harness, "session_id": session_id, "items": [i.to_json() for i in items],
-                               "coverage": coverage})
+                               "coverage": coverage, "next": {"before": next_before} if next_before else None})
             return
         render.emit_timeline_header(harness, session_id, json_out, coverage)
         emit = render.timeline_printer(json_out)
@@ -284,6 +296,8 @@ def export_cmd(
     resend_uncertain: bool = typer.Option(False, "--resend-uncertain", help="Send again a batch whose answer was never logged (same span ids)."),
     skip_uncertain: bool = typer.Option(False, "--skip-uncertain", help="Acknowledge such a batch without sending it."),
     json_out: bool = typer.Option(False, "--json", help="otlp: a JSON report on stdout (jsonl writes records there)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="At most N records (default: up to the head); the next page is --from the last seq + 1."),
+    state_dir: Optional[Path] = typer.Option(None, "--state-dir", metavar="DIR", show_default=False, help="Where the consumer's cursor and delivery log live, under consumers/ (config state_dir)."),
 ) -> None:
     """Export committed records, up to the head at the start, as JSON lines or OTLP traces.
 
@@ -303,15 +317,22 @@ def export_cmd(
     if fmt == "jsonl" and json_out:
         fail("--json is for --format otlp (jsonl already writes JSON lines)", 2)
     try:
-        resolved = config.load({"store": store}).store
+        cfg = config.load({"store": store, "state_dir": state_dir})
+        resolved = cfg.store
         with render.progress("exporting", enabled=not json_out and fmt == "otlp") as update:
             report = export.export(
                 resolved, fmt=fmt, out=sys.stdout.buffer, endpoint=endpoint or export.default_endpoint(),
                 from_seq=from_seq, consumer=consumer, content=content, resend_uncertain=resend_uncertain,
-                skip_uncertain=skip_uncertain, progress=update,
+                skip_uncertain=skip_uncertain, progress=update, limit=limit, state_dir=cfg["state_dir"],
             )
     except BrokenPipeError:
         raise typer.Exit(0) from None
     except AgentwatchError as exc:
         fail(exc)
     render.emit_export(report, json_out)
+    if report.next_from is not None:
+        from agentwatch.readers import paging
+
+        typer.echo(paging.more_remain("--from", report.next_from) if consumer is None else
+                   f"agentwatch: more remain; the next page: the same command (consumer {consumer} resumes at seq "
+                   f"{report.next_from})", err=True)

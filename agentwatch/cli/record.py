@@ -17,7 +17,7 @@ from agentwatch.record.adapters import HARNESSES
 def import_cmd(
     source: str = typer.Argument(..., metavar="FILE|-", help="JSON lines: harness payloads or append envelopes."),
     store: Optional[Path] = StoreOpt,
-    harness: str = typer.Option("unknown", "--harness", help="Harness name for lines that are bare payloads."),
+    harness: str = typer.Option("unknown", "--harness", help="Harness name for lines that are bare payloads (claude-code, codex, ...; unknown when none fits)."),
     batch_size: int = typer.Option(1000, "--batch-size", min=1, max=100_000, help="Rows per transaction."),
     json_out: bool = JsonOpt,
 ) -> None:
@@ -38,8 +38,11 @@ def import_cmd(
     from agentwatch.cli import render
     from agentwatch.daemon.integrity import Exclusive
     from agentwatch.record import importer
+    from agentwatch.record.adapters import HARNESSES
     from agentwatch.store import db
 
+    if harness != "unknown" and harness not in HARNESSES:  # rows under a name no reader knows
+        fail(f"unknown harness {harness!r} (one of: {', '.join(HARNESSES)}, or unknown)", 2)
     report = None
     try:
         cfg = config.load({"store": store})
@@ -87,7 +90,7 @@ def _sign_imported(cfg) -> None:
     from agentwatch.evidence import checkpoints
 
     try:
-        signed = checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
+        signed = checkpoints.sign_store(cfg.store, state_dir=cfg["state_dir"],
                                         witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except Exception as exc:  # the rows are stored; verify will name them `unsigned`
         print(f"agentwatch: imported rows are not covered by a signed checkpoint: {exc}", file=sys.stderr)
@@ -176,6 +179,11 @@ def health_cmd(
     sock = cfg.socket
     try:
         report = health.query(sock, timeout, configured=cfg.sources["socket"] != "default")
+        if "evidence_trust" in report:  # judged by the daemon's uid; the asker's is what counts here
+            from agentwatch.evidence import trust
+
+            report["evidence_trust"] = trust.as_seen_here(
+                report["evidence_trust"], [Path(d) for d in cfg["checkpoint.witness_dirs"]], cfg["state_dir"])
     except health.DaemonUnreachable as exc:
         from agentwatch.readers import offline
 
@@ -247,7 +255,7 @@ def erase_cmd(
     try:
         cfg = config.load({"store": store})
         result = erase.erase_store(cfg.store, seqs, reason, by=by, override_hold=override_hold,
-                                   state_dir=cfg["checkpoint.dir"],
+                                   state_dir=cfg["state_dir"],
                                    witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]],
                                    sign=cfg["checkpoint.enabled"])
     except AgentwatchError as exc:

@@ -210,6 +210,26 @@ def import_progress(report, enabled: bool) -> Iterator:
         yield update
 
 
+def say(text: str) -> None:
+    """One statement on stdout. On a terminal it is folded at spaces to the width (each further
+    line indented two more than the first), so no word is broken where the terminal wraps; into
+    a pipe or a file it stays one line, for scripts."""
+    if not is_terminal():
+        print(text)
+        return
+    import shutil
+    import textwrap
+
+    width = shutil.get_terminal_size((80, 24)).columns
+    indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
+    print("\n".join(textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=True,
+                                  break_on_hyphens=False, drop_whitespace=True)) or "")
+
+
+def _plural(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def emit_verify(result, as_json: bool) -> None:
     if as_json:
         print_json(result.to_json())
@@ -222,20 +242,20 @@ def emit_verify(result, as_json: bool) -> None:
     evidence = getattr(result, "evidence", None)
     signed = f", {len(evidence.checkpoints)} signed checkpoints consistent" if evidence and evidence.checkpoints else ""
     if result.ok:
-        print(
-            f"ok: {result.mode} verify of {result.store}: {result.rows_checked} rows checked, "
+        say(
+            f"ok: {result.mode} verify of {result.store}: {_plural(result.rows_checked, 'row')} checked, "
             f"verified through seq {result.verified_through}, head {result.head_hash or '(empty)'}{signed}{erased}"
         )
     else:
         for f in result.findings or (result.finding,):
             where = f"break at seq {f.seq}" if f.seq else "the store as a whole"
-            print(f"FAILED: {result.store}: {where}: {f.kind}: {neutralize(str(f.detail))}{erased}")
+            say(f"FAILED: {result.store}: {where}: {f.kind}: {neutralize(str(f.detail))}{erased}")
     if evidence is not None and evidence.trust:
         from agentwatch.evidence.trust import explain
 
-        print(explain(evidence.trust))
+        say(explain(evidence.trust))
     for old in evidence.history if evidence else ():
-        print(f"history: store {old['store_id']} was replaced at this path (accepted by `init --new-store` at "
+        say(f"history: store {old['store_id']} was replaced at this path (accepted by `init --new-store` at "
               f"{old['accepted_at']}); {old['source']} still holds its evidence")
     _emit_recorder(getattr(result, "recorder", None))
 
@@ -247,7 +267,7 @@ def _emit_recorder(summary: dict | None) -> None:
     from agentwatch.coverage.rows import findings
 
     for line in findings(summary):
-        print(f"recorder: {neutralize(line)}")
+        say(f"recorder: {neutralize(line)}")
 
 
 def emit_erase(result, as_json: bool) -> None:
@@ -471,11 +491,14 @@ def emit_install_list(rows, as_json: bool) -> None:
     home, here = str(Path.home()), str(Path.cwd())
 
     def where(path: str) -> str:
-        """A path as short as it reads: ./ under the current directory, ~/ under the home directory."""
-        for prefix, short in ((here, "."), (home, "~")):
-            if prefix not in ("", "/") and path.startswith(prefix + "/"):
-                return short + path[len(prefix):]
-        return path
+        """A path as short as it reads: ./ under the current directory, ~/ under the home directory
+        (the nearer of the two where both hold it: ~/ for a home inside the current directory)."""
+        under = [(len(prefix), short, prefix) for prefix, short in ((here, "."), (home, "~"))
+                 if prefix not in ("", "/") and path.startswith(prefix + "/")]
+        if not under:
+            return path
+        _, short, prefix = max(under)
+        return short + path[len(prefix):]
 
     cells = [(r.harness, r.scope, r.state.replace("_", " "), neutralize(where(r.path))
               + (f" ({len(r.events)} event{'s' * (len(r.events) != 1)})" if r.events else "")) for r in rows]
@@ -613,21 +636,25 @@ def emit_processes(report, as_json: bool) -> None:
     if as_json:
         print_json(report.to_json())
         return
-    lines = [f"processes {report.store}: {report.sessions_followed} session(s) followed, {report.roots} harness "
-             f"process(es), {report.trees} process tree(s) ({report.hook_trees} of them hooks), "
-             f"{report.calls_checked} shell call(s) checked"]
+    lines = [f"processes {report.store}: {_plural(report.sessions_followed, 'session')} followed, "
+             f"{_plural(report.roots, 'harness process', 'harness processes')}, "
+             f"{_plural(report.trees, 'process tree')} ({report.hook_trees} of them hooks), "
+             f"{_plural(report.calls_checked, 'shell call')} checked"]
     if report.calls_unfollowed:
-        lines.append(f"{report.calls_unfollowed} shell call(s) in sessions the witness did not follow (not checked)")
+        lines.append(f"{_plural(report.calls_unfollowed, 'shell call')} in sessions the witness did not follow "
+                     "(not checked)")
     if report.unsettled:
-        lines.append(f"{report.unsettled} tree(s) or call(s) too recent to judge (--settle)")
+        lines.append(f"{_plural(report.unsettled, 'tree or call', 'trees or calls')} too recent to judge (--settle)")
     if report.lost_events:
-        lines.append(f"the witness lost {report.lost_events} kernel event(s): findings near a loss may be the loss")
+        lines.append(f"the witness lost {_plural(report.lost_events, 'kernel event')}: findings near a loss may be "
+                     "the loss")
     for f in report.findings:
         loss = " (near a loss)" if f.during_loss else ""
         lines.append(f"{f.kind} at seq {f.seq}, session {neutralize(str(f.session_id))}: {neutralize(f.detail)}{loss}")
     if not report.findings:
         lines.append("no findings")
-    sys.stdout.write("\n".join(lines) + "\n")
+    for line in lines:
+        say(line)
 
 
 def _clock(ns: int, with_date: bool = False) -> str:
@@ -868,12 +895,12 @@ def emit_coverage(results, as_json: bool) -> None:
         return
     for r in results:
         where = f" ({neutralize(r.transcript.path)})" if r.transcript else ""
-        print(f"{r.harness} {neutralize(r.session_id)}: {r.summary()}{where}")
+        say(f"{r.harness} {neutralize(r.session_id)}: {r.summary()}{where}")
         if r.problem is not None:
-            print(f"  {r.problem.kind}: {neutralize(r.problem.detail)}")
+            say(f"  {r.problem.kind}: {neutralize(r.problem.detail)}")
         for f in r.findings:
             if f.kind in ("missing", "extra", "mismatched"):
                 at = f" at {neutralize(str(f.file))}:{f.line}" if f.file else f" seq {f.seq}"
-                print(f"  {f.kind}: {neutralize(str(f.tool))} {neutralize(str(f.call_id or '-'))}{at}")
+                say(f"  {f.kind}: {neutralize(str(f.tool))} {neutralize(str(f.call_id or '-'))}{at}")
             elif f.source == "process_witness":
-                print(f"  {f.kind} (process witness, seq {f.seq}): {neutralize(f.detail)}")
+                say(f"  {f.kind} (process witness, seq {f.seq}): {neutralize(f.detail)}")

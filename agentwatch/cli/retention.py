@@ -28,7 +28,7 @@ def _sign(cfg) -> None:
     if not cfg["checkpoint.enabled"] or compare.daemon_serving(cfg.store):
         return
     try:
-        checkpoints.sign_store(cfg.store, state_dir=cfg["checkpoint.dir"],
+        checkpoints.sign_store(cfg.store, state_dir=cfg["state_dir"],
                                witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
     except Exception as exc:  # the rows are stored; verify will name them `unsigned`
         print(f"agentwatch: the new rows are not covered by a signed checkpoint: {exc}", file=sys.stderr)
@@ -43,7 +43,7 @@ def _emit(doc: dict, json_out: bool, line: str) -> None:
 
 @hold_app.command("add")
 def hold_add_cmd(
-    session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Hold one session's rows."),
+    session: Optional[str] = typer.Option(None, "--session", metavar="ID", help="Hold one recorded session's rows (its id or an unambiguous prefix of one)."),
     harness: Optional[str] = typer.Option(None, "--harness", metavar="NAME", help="Hold one harness's rows."),
     since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help="Hold rows recorded at or after (ISO time or age)."),
     until: Optional[str] = typer.Option(None, "--until", metavar="TIME", help="Hold rows recorded at or before (ISO time or age)."),
@@ -66,10 +66,12 @@ def hold_add_cmd(
     """
     from agentwatch import config
     from agentwatch.daemon.retention import submit_operator
-    from agentwatch.readers.sessions import parse_since
+    from agentwatch.readers.sessions import parse_since, resolve
 
     try:
         cfg = config.load({"store": store, "socket": socket_path})
+        if session is not None:  # the full id of a recorded session: a hold matches ids exactly
+            session = resolve(cfg.store, session, harness)[1]
         scope = {"session_id": session, "harness": harness,
                  "since_ns": parse_since(since) if since else None, "until_ns": parse_since(until) if until else None}
         request = {"action": "hold", "scope": scope, "reason": reason, **({"by": by} if by else {})}
@@ -79,7 +81,8 @@ def hold_add_cmd(
     if done["via"] == "store":
         _sign(cfg)
     hold_id = done["record_id"].removeprefix("attest-")
-    _emit({"hold_id": hold_id, **done}, json_out, f"placed {hold_id} (seq {done['seq']})")
+    _emit({"hold_id": hold_id, **done}, json_out,
+          f"placed {hold_id} (seq {done['seq']})" + (f" on session {session}" if session else ""))
 
 
 @hold_app.command("release")
@@ -116,6 +119,8 @@ def hold_list_cmd(
     all_: bool = typer.Option(False, "--all", help="Released holds too."),
     store: Optional[Path] = StoreOpt,
     json_out: bool = JsonOpt,
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Only the N newest holds (default: every hold); the next page is --before the smallest seq of this one."),
+    before: Optional[int] = typer.Option(None, "--before", min=1, metavar="SEQ", help="Only holds placed before this seq (the next page of --limit)."),
 ) -> None:
     """List the legal holds in force (with --all, released ones too).
 
@@ -137,6 +142,11 @@ def hold_list_cmd(
                 conn.close()
     except AgentwatchError as exc:
         fail(exc)
+    from agentwatch.readers import paging
+
+    found, next_before = paging.page_back(found, lambda h: h.seq, limit=limit, before=before)
+    if next_before is not None:
+        typer.echo(paging.more_remain("--before", next_before), err=True)
     if json_out:
         print(json.dumps([h.to_json() for h in found], sort_keys=True))
         return
@@ -209,10 +219,12 @@ def archive_cmd(
     from agentwatch.readers.sessions import parse_since
     from agentwatch.store import db
 
+    if out.is_dir():
+        fail(f"{out}: is a directory; give the archive's file name (-o DIR/NAME)", 2)
     try:
         cfg = config.load({"store": store})
         with db.store_errors(cfg.store):
-            result = write_archive(cfg.store, parse_since(before), out, state_dir=cfg["checkpoint.dir"])
+            result = write_archive(cfg.store, parse_since(before), out, state_dir=cfg["state_dir"])
     except AgentwatchError as exc:
         fail(exc)
     try:

@@ -128,7 +128,8 @@ def config_show_cmd(
     render.emit_config(cfg, json_out)
 
 
-service_app = typer.Typer(name="service", help="Run the recorder as a login service.", no_args_is_help=True)
+service_app = typer.Typer(name="service", help="Run the recorder as a login service, or as a system service "
+                          "under an account of its own.", no_args_is_help=True)
 app.add_typer(service_app)
 
 
@@ -140,7 +141,8 @@ def service_print_cmd(
     system: bool = typer.Option(False, "--system", help="A system service run by a dedicated user that owns the "
                                 "store, the key and the witness; developers' hooks connect through a group "
                                 "socket (docs/deployment.md)."),
-    user: str = typer.Option("agentwatch", "--user", help="With --system: the service's user (and group)."),
+    user: Optional[str] = typer.Option(None, "--user", help="With --system: the service's user (and group); "
+                                       "default agentwatch (systemd), _agentwatch (launchd)."),
 ) -> None:
     """Print a service definition that runs `agentwatch serve` with this installation.
 
@@ -159,9 +161,7 @@ def service_print_cmd(
     if kind not in ("systemd", "launchd"):
         fail(f"unknown service kind {kind!r} (expected systemd or launchd)", 2)
     if system:
-        layout = (service.SystemLayout(user=user, group=user) if kind == "systemd" else
-                  service.SystemLayout(user=user, group=user, base=Path("/usr/local/var/agentwatch"),
-                                       runtime=Path("/var/run/agentwatch")))
+        layout = service.system_layout(kind, user)
         text = service.systemd_system_unit(layout) if kind == "systemd" else service.launchd_daemon_plist(layout)
         sys.stdout.write(text)
         print(f"agentwatch: {service.system_install_hint(kind)}", file=sys.stderr)
@@ -175,3 +175,147 @@ def service_print_cmd(
     render_fn = service.systemd_unit if kind == "systemd" else service.launchd_plist
     sys.stdout.write(render_fn(cfg.store, cfg.socket, config_file=config_file))
     print(f"agentwatch: {service.install_hint(kind)}", file=sys.stderr)
+
+
+SystemOpt = typer.Option(False, "--system", help="The system service (required: this command changes system accounts).")
+ServiceUserOpt = typer.Option(None, "--user", metavar="NAME", help="The service's user and group (default agentwatch "
+                              "on Linux, _agentwatch on macOS).")
+KindOpt = typer.Option(None, "--kind", metavar="systemd|launchd", help="Which service manager (default: this "
+                       "platform's); the other one only with --dry-run.")
+# Where the layout lives, for the tests' own directories (the unit's StateDirectory= assumes /var/lib).
+BaseOpt = typer.Option(None, "--base", hidden=True)
+RuntimeOpt = typer.Option(None, "--runtime-dir", hidden=True)
+UnitPathOpt = typer.Option(None, "--unit-path", hidden=True)
+
+
+def _service_options(kind: Optional[str], user: Optional[str], members: list[str], base: Optional[Path],
+                     runtime: Optional[Path], unit_path: Optional[Path], python: Optional[Path] = None,
+                     dry_run: bool = False, no_start: bool = False):
+    from agentwatch.daemon import service_setup
+
+    kind = kind or service_setup.default_kind()
+    if kind not in service_setup.KINDS:
+        fail(f"unknown service kind {kind!r} (expected systemd or launchd)", 2)
+    return service_setup.Options(kind=kind, layout=service_setup.layout_for(kind, user, base, runtime),
+                                 members=list(dict.fromkeys(members)), dry_run=dry_run, no_start=no_start,
+                                 unit_path=unit_path, python=str(python) if python else None)
+
+
+def _service_emit(outcome, json_out: bool) -> None:
+    import json
+
+    if json_out:
+        print(json.dumps(outcome.to_json(), indent=2))
+    else:
+        sys.stdout.write(outcome.text())
+    raise typer.Exit(outcome.exit_code)
+
+
+@service_app.command("install")
+def service_install_cmd(
+    system: bool = SystemOpt,
+    user: Optional[str] = ServiceUserOpt,
+    member: list[str] = typer.Option([], "--member", metavar="NAME", help="A developer whose agents are recorded: "
+                                     "added to the group, and given a config that points at the service "
+                                     "(repeat for each)."),
+    kind: Optional[str] = KindOpt,
+    python: Optional[Path] = typer.Option(None, "--python", help="The interpreter the unit runs (default: this "
+                                          "installation's); the service user must be able to run it."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, with the commands; change nothing."),
+    no_start: bool = typer.Option(False, "--no-start", help="Install everything but do not start the service."),
+    json_out: bool = JsonOpt,
+    base: Optional[Path] = BaseOpt,
+    runtime: Optional[Path] = RuntimeOpt,
+    unit_path: Optional[Path] = UnitPathOpt,
+) -> None:
+    """Install the system service: the daemon, the store, the key and the witness under their own account.
+
+    As root, in order, each step changing only what differs (docs/deployment.md):
+    the group and system user (useradd; dscl on macOS), the members added to the
+    group, /var/lib/agentwatch and /run/agentwatch (0750, the service user's),
+    the store, the key and the witness created by the service user itself, the
+    unit (launchd plist), reload + enable + start, and each member's
+    ~/.config/agentwatch/config.toml (written as the member when there is none,
+    printed when theirs says something else). A second run changes nothing and
+    says so. Exit 0 when done (with --no-start: all but the start), 1 when the
+    service manager is not running here (everything else done; the command to
+    start it is printed), 2 without root (unless --dry-run) or for an unknown
+    member, 3 when a step failed (the steps before it stay done).
+    """
+    from agentwatch.daemon import service_setup
+
+    if not system:
+        fail("service install installs the system service only: add --system (for the login service, "
+             "`agentwatch service print systemd|launchd`)", 2)
+    opts = _service_options(kind, user, member, base, runtime, unit_path, python, dry_run, no_start)
+    try:
+        outcome = service_setup.install(opts)
+    except AgentwatchError as exc:
+        fail(exc)
+    _service_emit(outcome, json_out)
+
+
+@service_app.command("uninstall")
+def service_uninstall_cmd(
+    system: bool = SystemOpt,
+    user: Optional[str] = ServiceUserOpt,
+    member: list[str] = typer.Option([], "--member", metavar="NAME", hidden=True),
+    kind: Optional[str] = KindOpt,
+    purge: bool = typer.Option(False, "--purge", help="Also delete the store, the key, the witness and the "
+                               "service's user and group."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done; change nothing."),
+    json_out: bool = JsonOpt,
+    base: Optional[Path] = BaseOpt,
+    runtime: Optional[Path] = RuntimeOpt,
+    unit_path: Optional[Path] = UnitPathOpt,
+) -> None:
+    """Undo `service install --system`: stop and remove the service, keep the evidence.
+
+    Stops and disables the service, removes the unit (plist) and the socket
+    directory. The store, the key, the witness and the account that owns them
+    stay, so the members can still verify what was recorded; --purge deletes
+    them too (refused while a daemon serves the store). Members' config files
+    are theirs and are left alone. Exit 0 when done, 1 when the service
+    manager is not running here (the command to stop it is printed), 2 without
+    root, 3 when a step failed.
+    """
+    from agentwatch.daemon import service_setup
+
+    if not system:
+        fail("service uninstall removes the system service only: add --system", 2)
+    opts = _service_options(kind, user, member, base, runtime, unit_path, dry_run=dry_run)
+    try:
+        outcome = service_setup.uninstall(opts, purge=purge)
+    except AgentwatchError as exc:
+        fail(exc)
+    _service_emit(outcome, json_out)
+
+
+@service_app.command("run", options_metavar="[OPTIONS] COMMAND...",
+                     context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def service_run_cmd(
+    ctx: typer.Context,
+    system: bool = SystemOpt,
+    user: Optional[str] = ServiceUserOpt,
+    base: Optional[Path] = BaseOpt,
+    runtime: Optional[Path] = RuntimeOpt,
+) -> None:
+    """Run an agentwatch command as the system service's user, with the unit's environment.
+
+    `sudo agentwatch service run --system import FILE` imports into the
+    service's store as its owner (stop the service first: a served store has
+    one writer); what the command creates gets the service layout's owner and
+    modes. The exit code is the command's.
+    """
+    from agentwatch.daemon import service_setup
+
+    if not system:
+        fail("service run runs a command as the system service's user: add --system", 2)
+    if not ctx.args:
+        fail("missing the agentwatch command to run, e.g. `service run --system import FILE`", 2)
+    kind = service_setup.default_kind()
+    try:
+        code = service_setup.run_as_service(service_setup.layout_for(kind, user, base, runtime), list(ctx.args))
+    except AgentwatchError as exc:
+        fail(exc)
+    raise typer.Exit(code)

@@ -39,7 +39,7 @@ def ui_cmd(
         cfg = config.load({"store": store, "socket": socket_path})
         with db.store_errors(cfg.store):
             db.open_reader(cfg.store).close()
-        settings = Settings(store=cfg.store, state_dir=cfg["checkpoint.dir"], socket=cfg.socket,
+        settings = Settings(store=cfg.store, state_dir=cfg["state_dir"], socket=cfg.socket,
                             witness_dirs=[Path(d) for d in cfg["checkpoint.witness_dirs"]])
         server = UIServer(settings, port=port)
     except OSError as exc:

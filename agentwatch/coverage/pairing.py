@@ -345,21 +345,56 @@ def supplied_transcript(harness: str, doc: Any) -> Transcript:
 Source = Callable[[apsw.Connection, SessionCoverage], None]
 
 
+def sessions_page_in(conn: apsw.Connection, *, since_ns: Optional[int], limit: Optional[int],
+                     before_seq: Optional[int]) -> tuple[list[tuple[str, str]], Optional[int]]:
+    """A page of sessions, as `agentwatch sessions` pages them: the `limit` whose last event is newest
+    (and below `before_seq`), ordered by their last event, and the next page's `before_seq` (this
+    page's smallest last seq) when another session remains, else None."""
+    where: list[str] = ["kind = 'event'", "session_id IS NOT NULL"]
+    args: list[Any] = []
+    having: list[str] = []
+    if before_seq is not None:
+        having.append("max(seq) < ?")
+        args.append(before_seq)
+    if since_ns is not None:
+        having.append("max(recorded_at_ns) >= ?")
+        args.append(since_ns)
+    rows: list[Any] = conn.execute(
+        f"SELECT harness, session_id, max(seq) FROM records WHERE {' AND '.join(where)} GROUP BY harness, session_id "
+        f"{'HAVING ' + ' AND '.join(having) if having else ''} ORDER BY max(seq) DESC"
+        f"{' LIMIT ?' if limit is not None else ''}", [*args, *([limit + 1] if limit is not None else [])]).fetchall()
+    more = limit is not None and len(rows) > limit
+    page = rows[:limit] if limit is not None else rows
+    page.reverse()
+    next_before = (page[0][2] if page else before_seq) if more else None
+    return [(h, s) for h, s, _ in page], next_before
+
+
 def coverage(store: Any, *, session: Optional[str] = None, since_ns: Optional[int] = None,
-             check_root: bool = True, sources: Sequence[Source] = ()) -> list[SessionCoverage]:
+             check_root: bool = True, sources: Sequence[Source] = (), limit: Optional[int] = None,
+             before_seq: Optional[int] = None, page: Optional[list] = None) -> list[SessionCoverage]:
     """Coverage of one session (id or prefix), or of every session active since `since_ns` (None: all).
 
     Each of `sources` is called with the read connection and every session's result, and may
     append Findings of its own kinds (with its own `source` name) to `result.findings`.
+    With `limit` or `before_seq`, one page of the sessions (`sessions_page_in`); the next page's
+    `before_seq`, or None, is appended to `page` when one is given.
     """
     from agentwatch.errors import UsageError
     from agentwatch.store import db
 
     conn = db.open_reader(store)
     try:
-        found = sessions_in(conn, session=session, since_ns=since_ns)
+        if limit is not None or before_seq is not None:
+            if session is not None:
+                raise UsageError("--limit and --before page the list of sessions; not with SESSION")
+            found, next_before = sessions_page_in(conn, since_ns=since_ns, limit=limit, before_seq=before_seq)
+            if page is not None:
+                page.append(next_before)
+        else:
+            found = sessions_in(conn, session=session, since_ns=since_ns)
         if session is not None and not found:
-            raise UsageError(f"no session {session!r} in the store")
+            raise UsageError(f"no session {session!r} in this store (see `agentwatch sessions`)")
         results = [session_coverage(conn, h, s, check_root=check_root) for h, s in found]
         for extend in sources:
             for result in results:

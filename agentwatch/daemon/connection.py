@@ -108,7 +108,7 @@ class Connection(asyncio.Protocol):
         self.discarding = False  # inside a line longer than max_line: drop bytes up to its newline
         self.paused = False  # waiting for in-flight capacity
         self.write_paused = False  # the peer is not reading its replies fast enough
-        self.reading_stopped = False  # the daemon is draining for exit
+        self.reading_stopped = False  # the daemon is stopping
         self.reading = True
         self.eof = False
         self.closed = False
@@ -389,7 +389,7 @@ class Connection(asyncio.Protocol):
             self.close()
 
     def close(self) -> None:
-        # Stays in server.conns until connection_lost, so the drain can wait for the last writes.
+        # Stays in server.conns until connection_lost, so the stop can wait for the last writes.
         if not self.closed:
             self.closed = True
             self.transport.close()  # writes what is buffered first

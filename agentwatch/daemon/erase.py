@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from agentwatch.daemon.integrity import DaemonRunning, Exclusive
-from agentwatch.errors import StoreUnreachable
+from agentwatch.errors import StoreMissing
+from agentwatch.store.actors import actor, check_reason
 from agentwatch.store.append import Store
-from agentwatch.store.erasure import EraseResult, actor, check_reason, erase_rows
+from agentwatch.store.erasure import WHY, EraseResult, erase_rows
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +36,10 @@ def erase_store(path: Path, seqs: Iterable[int], reason: str, *, by: str | None 
     """Erase the payloads of `seqs` in the store at `path` (see store.erasure.erase_rows), then
     sign a checkpoint over the erasure rows (`state_dir`: the checkpoint directory)."""
     path = Path(path)
-    check_reason(reason)
+    check_reason(reason, WHY)
     actor(by)  # a bad --by is a usage error before the store is touched
     if not path.exists():
-        raise StoreUnreachable(f"{path}: store does not exist")
+        raise StoreMissing(f"{path}: store does not exist")
     with Exclusive(path, "erase") as writer:
         with Store(path) as store:
             writer.opened(store)

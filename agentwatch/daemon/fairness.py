@@ -75,5 +75,5 @@ def share(limit: int, peers_holding: int) -> int:
 WRITER_WINDOW = 64  # records at the writer at once: a hook's record waits behind about one small group commit
 
 
-def writer_window(max_batch: int) -> int:
-    return max(1, min(max_batch, WRITER_WINDOW))
+def writer_window(batch_max: int) -> int:
+    return max(1, min(batch_max, WRITER_WINDOW))

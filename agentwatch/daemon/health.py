@@ -95,7 +95,7 @@ STATUS_EXIT = {RECORDING: 0, DEGRADED: 1, STOPPED: 3}
 def assess(health: dict) -> tuple[str, list[str]]:
     """The top-level status of a health document and the reasons for it (empty when recording).
 
-    `stopped`: the daemon is draining for exit. `degraded`: it records, but
+    `stopped`: the daemon is stopping (answering what was sent, then exiting). `degraded`: it records, but
     something needs the operator (failing commits, a chain break, a sweeper that
     cannot run, quarantined or stale spool files, a failed redaction self-test,
     a fleet server that refused this store's rows or a signed checkpoint or has
@@ -155,8 +155,8 @@ def assess(health: dict) -> tuple[str, list[str]]:
                        "that were never recorded (agentwatch coverage)")
     for finding in signing.get("findings") or []:
         reasons.append(f"the signer's evidence changed under it ({finding.get('kind')}): {finding.get('detail')}")
-    if health.get("draining"):
-        return STOPPED, ["the daemon is stopping (draining for exit)", *reasons]
+    if health.get("stopping", health.get("draining")):  # "draining": a daemon from before the rename
+        return STOPPED, ["the daemon is stopping", *reasons]
     if stopped:
         return STOPPED, reasons
     return (DEGRADED if reasons else RECORDING), reasons

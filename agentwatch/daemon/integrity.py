@@ -5,8 +5,9 @@
 - `adopt_stop_head(store, path)`: rows past the head the writer left at its last stop were
   written while no daemon ran; the start commit names them (`foreign_rows`), like rows
   appended under a running daemon;
-- `ForeignRows`: each foreign range the writer names is kept outside the store as a finding,
-  so `verify`, `reconcile` and a restarted daemon name it too, and shows in `health`.
+- `remembering(path, store_id)`: how the writer keeps what it finds (each foreign range it
+  names, a truncation) outside the store as a finding, so `verify`, `reconcile` and a
+  restarted daemon name it too; `health` reads the writer's own list.
 - `Exclusive`: what `erase` and `import` do to write beside no daemon: hold the writer lock
   (refused while a daemon or another writer holds it), name rows past the writer's head
   before adding their own, and leave the head file at their last commit, so their rows are
@@ -16,9 +17,8 @@
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from agentwatch import safefs
 from agentwatch.errors import AgentwatchError, StoreUnreachable
@@ -78,28 +78,16 @@ def _signed_head(store: Store, checkpoint_dir: Optional[Path]) -> Optional[tuple
     return state.size, format_hash(row[0])
 
 
-class ForeignRows:
-    """Foreign ranges the writer named, for `health`, and kept as findings outside the store."""
+def remembering(path: Path, store_id: bytes, state_dir: Optional[Path] = None) -> Callable[..., None]:
+    """The writer's `remember`: keep (finding, through_seq, head) in the store's remembered state."""
 
-    def __init__(self, path: Path, store_id: bytes, state_dir: Optional[Path] = None):
-        self.path, self.store_id, self.state_dir = path, store_id, state_dir
-        self._lock = threading.Lock()
-        self.ranges: list[dict] = []
-
-    def named(self, first: int, last: int, gap_seq: int) -> None:
-        """On the writer thread, after the commit holding the gap row that names them."""
-        with self._lock:
-            self.ranges.append({"first_seq": first, "last_seq": last, "gap_seq": gap_seq})
-        finding = Finding(first, foreign.KIND, f"rows {first}..{last} were written outside the recorder's writer "
-                                               f"(named by gap row {gap_seq})")
+    def remember(finding: Finding, through_seq: int, head: Optional[tuple[int, bytes]] = None) -> None:
         try:
-            known_stores.add_finding(self.path, self.store_id, finding, last, self.state_dir)
+            known_stores.add_finding(path, store_id, finding, through_seq, state_dir, head=head)
         except (OSError, AgentwatchError) as exc:
-            log.warning(f"cannot remember the foreign rows: {exc}")
+            log.warning(f"cannot remember the {finding.kind} finding: {exc}")
 
-    def health(self) -> list[dict]:
-        with self._lock:
-            return list(self.ranges)
+    return remember
 
 
 class DaemonRunning(StoreUnreachable):
@@ -112,7 +100,7 @@ class Exclusive:
     def __init__(self, path: Path, command: str, state_dir: Optional[Path] = None):
         self.path, self.command, self.state_dir = Path(path), command, state_dir
         self.lock = WriterLock(self.path)
-        self.foreign: Optional[ForeignRows] = None
+        self.remember: Optional[Callable[..., None]] = None
 
     def __enter__(self) -> "Exclusive":
         # The lock file sits beside the store: a store about to be created (`import` into a new
@@ -138,13 +126,13 @@ class Exclusive:
         self.lock.lock_store()
         store.foreign_gap = foreign_gap_row
         adopt_stop_head(store, self.path, self.state_dir)
-        self.foreign = ForeignRows(self.path, store.store_id, self.state_dir)
+        self.remember = remembering(self.path, store.store_id, self.state_dir)
 
     def closing(self, store: Store) -> None:
         """Before the store is closed: keep the foreign rows named, and the head this command left."""
-        if self.foreign is not None:
+        if self.remember is not None:
             for (first, last), _, named in store.foreign_committed:
-                self.foreign.named(first, last, named.seq)
+                self.remember(foreign.named(first, last, named.seq), last)
         store.foreign_committed.clear()
         head = foreign.writer_head(self.path, store.store_id, self.state_dir)
         if head is None or store.committed_head[0] > head[0]:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 
 from agentwatch.daemon.writer import Chore, Job
 from agentwatch.store import db
+from agentwatch.store.actors import check_reason
 from agentwatch.store.append import Append, Store
 from agentwatch.store.retention import (
     MAX_ROWS,
@@ -27,7 +28,6 @@ from agentwatch.store.retention import (
     Policy,
     Step,
     archived_row,
-    check_reason,
     find_hold,
     frontier,
     hold_row,
@@ -183,8 +183,10 @@ def submit_operator(store_path, socket_path, request: dict) -> dict:
     writes; with one, the daemon writes it (the store has one writer) through its socket.
     """
     from agentwatch.daemon import health, runfiles
-    from agentwatch.errors import StoreUnreachable, UsageError
+    from agentwatch.errors import StoreMissing, UsageError
 
+    if not store_path.exists():  # no daemon serves it either; and a release reads the store (exit 3, not 2)
+        raise StoreMissing(f"{store_path}: store does not exist")
     lock = runfiles.LockFile(runfiles.lock_path(store_path), f"store {store_path}")
     try:
         lock.acquire()
@@ -202,8 +204,6 @@ def submit_operator(store_path, socket_path, request: dict) -> dict:
             row = operator_request(request, store_path=store_path, own_uid=os.getuid(), peer_uid=os.getuid())
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        if not store_path.exists():
-            raise StoreUnreachable(f"{store_path}: store does not exist")
         with Store(store_path, create=False) as store:
             (appended,) = store.append([row])
         return {"seq": appended.seq, "record_id": appended.record_id, "via": "store"}
@@ -215,9 +215,12 @@ def retain_offline(store_path, policy: Policy, *, max_rows: int = MAX_ROWS, by: 
                    now_ns: Optional[int] = None) -> list[Pass]:
     """A retention pass on a store no daemon serves (the daemon runs its own on a schedule)."""
     from agentwatch.daemon import runfiles
-    from agentwatch.errors import StoreUnreachable
-    from agentwatch.store.retention import actor, retain
+    from agentwatch.errors import StoreMissing, StoreUnreachable
+    from agentwatch.store.actors import actor
+    from agentwatch.store.retention import retain
 
+    if not store_path.exists():
+        raise StoreMissing(f"{store_path}: store does not exist")
     lock = runfiles.LockFile(runfiles.lock_path(store_path), f"store {store_path}")
     try:
         lock.acquire()
@@ -225,8 +228,6 @@ def retain_offline(store_path, policy: Policy, *, max_rows: int = MAX_ROWS, by: 
         raise StoreUnreachable(f"{exc}; the daemon applies retention.payload_days itself every "
                                "retention.interval_s (see `agentwatch health`)") from None
     try:
-        if not store_path.exists():
-            raise StoreUnreachable(f"{store_path}: store does not exist")
         with Store(store_path, create=False) as store:
             return retain(store, policy, now_ns, max_rows=max_rows, who=actor(by))
     finally:

@@ -79,25 +79,43 @@ BACKLOG = 4096
 
 def bind_socket(path: Path, gid: int | None = None) -> socket.socket:
     """A listening Unix socket at `path`, mode 0600 from the start (bound under umask 0177);
-    with `gid`, then 0660 and that group's (the service deployment's socket group)."""
+    with `gid`, then 0660 and that group's (the service deployment's socket group).
+
+    The socket is bound and listening under a temporary name beside `path` and only then linked
+    to `path`, so the path never names a socket that refuses connections: a hook that connects
+    the moment it appears is queued for the daemon, not refused into its spool. The link fails
+    when something took the path meanwhile, as a bind would."""
+    tmp = path.with_name(f".aw{os.getpid()}")  # short: AF_UNIX paths stop at 107 bytes
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
-        sock.bind(str(path))
+        try:
+            os.unlink(tmp)  # a leftover of a daemon with this pid that was killed
+        except FileNotFoundError:
+            pass
+        sock.bind(str(tmp))
     except OSError as exc:
         sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise AlreadyServing(f"socket {path} is in use") from None
         raise UsageError(f"{path}: cannot bind socket ({exc.strerror})") from None
     finally:
         os.umask(old)
-    if gid is not None:
-        os.chown(path, -1, gid)
-        os.chmod(path, 0o660)
-    else:
-        os.chmod(path, 0o600)
-    sock.listen(BACKLOG)
-    sock.setblocking(False)
+    try:
+        if gid is not None:
+            os.chown(tmp, -1, gid)
+            os.chmod(tmp, 0o660)
+        else:
+            os.chmod(tmp, 0o600)
+        sock.listen(BACKLOG)
+        sock.setblocking(False)
+        try:
+            os.link(tmp, path)
+        except OSError as exc:
+            sock.close()
+            if exc.errno == errno.EEXIST:
+                raise AlreadyServing(f"socket {path} is in use") from None
+            raise UsageError(f"{path}: cannot bind socket ({exc.strerror})") from None
+    finally:
+        os.unlink(tmp)
     return sock
 
 

@@ -11,11 +11,11 @@ returned. docs/daemon.md describes the whole design.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
 import signal
-import socket
 import time
 import uuid
 from pathlib import Path
@@ -57,13 +57,16 @@ from agentwatch.verify.sweeper import Sweeper
 log = logging.getLogger(__name__)
 
 class Server:
-    # Built by run() before the event loop starts (the loop and its stop event, first thing on
-    # the loop), so every callback, connection and health request finds them: never None.
-    writer: Writer
-    subscriptions: Hub  # live-tail subscribers (subscriptions.py)
-    head_file: known_stores.HeadFile  # the head, remembered after every commit
-    loop: asyncio.AbstractEventLoop
-    _stop: asyncio.Event
+    """The daemon, built whole by its constructor and then run by `run()`.
+
+    The constructor is the startup: it takes the locks, opens the store, writes the start
+    attestation and builds every part (the writer, the live-tail hub, the signer, the sweeper,
+    the process witness, retention, shipping), starts the normalizing workers and only then
+    binds the socket, so a hook that connects the moment the socket appears is served by a
+    daemon that can normalize its record. What is `Optional` here is optional by configuration
+    (or by a failure health reports), never because it is filled in later. `run()` serves until
+    SIGTERM/SIGINT and releases everything the constructor took.
+    """
 
     def __init__(self, config: ServeConfig):
         self.config = config
@@ -71,132 +74,157 @@ class Server:
         self.pid = os.getpid()
         self.counters = Counters()
         self.started_ns = time.time_ns()
-        self.sweeper: Optional[Sweeper] = None
-        self.shipping: Optional[ShipSupervisor] = None  # the fleet shipper's child process, when ship_url is set
         self.conns: set[Connection] = set()
-        # The one count of records handed to the writer and not yet answered.
-        self.admission = Admission(config.max_inflight, lambda jobs: self.writer.submit(jobs),
-                                   window=fairness.writer_window(config.max_batch))
         self.last_data = 0.0  # monotonic time of the last bytes read from any socket
-        self.draining = False
+        self.stopping = False  # SIGTERM/SIGINT came: no new connections, what was sent is answered
         self._dirty: set[Connection] = set()
-        # Loaded once: a per-record lookup of the salt file cost a third of normalization.
-        self.policy = config.policy or redact.default_policy()
-        self.normalize = _normalizer(self.policy)
-        # Normalization off the loop (workers.py); None: on the loop, as tests of the loop alone run it.
-        self.pool = workers.Pool(self.policy, config.normalize_workers) if config.normalize_workers > 0 else None
-        if self.pool is not None:
-            self.pool.backlog, self.admission.on_room = self.admission.ready, self.pool.dispatch
         self._config_digest = config.digest()
-        self.drainer = SpoolDrainer(self, config.spool, self.normalize, self.pool)
-        self.self_test: Optional[redact.SelfTestResult] = None
-        self.start_commit_ns = 0  # the start attestation's commit (the writer's stats begin after it)
-        self.sync_settings: Optional[dict] = None  # the writer connection's durability pragmas
-        self.known_findings: list[Finding] = []  # kept for this store from earlier runs (a live truncation)
         self.head_file_error: Optional[str] = None
         self.salvaged: Optional[str] = None  # where a store deleted or replaced under the writer was copied
-        self.notary: Optional[Notary] = None  # signs checkpoints (None: off, or it could not start)
-        self.checkpoint_timer: Optional[CheckpointTimer] = None
         self.checkpoint_error: Optional[str] = None
+        # Released in reverse order by run(), or here when the startup fails half way.
+        self._resources = contextlib.ExitStack()
+        try:
+            self._start(config)
+        except BaseException:
+            self._resources.close()
+            raise
+
+    def _start(self, cfg: ServeConfig) -> None:
+        res = self._resources
+        # The loop exists from the start (it runs only in run()): the writer's and the sweeper's
+        # threads hand their results to it, and the workers start on it before the socket binds.
+        self._runner = res.enter_context(asyncio.Runner(loop_factory=uvloop.new_event_loop if uvloop else None))
+        self.loop = self._runner.get_loop()
+        self._stop = asyncio.Event()
+        # From here on SIGTERM/SIGINT ask for a clean stop: the socket appears at the end of this
+        # startup, and a client may stop the daemon at once. Noted here, acted on once the loop
+        # runs (its own handlers can miss a signal that comes while it is not running).
+        self._stop_asked = False
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._ask_stop)
+        res.callback(self._remove_signal_handlers)
+        gid = _socket_gid(cfg.socket_group)
+        try:
+            # A directory another user owns or can write is refused as unsafe (exit 2); one
+            # that cannot be written (read-only) leaves the store unopenable, exit 3
+            # (docs/daemon.md, "Exit codes").
+            safefs.private_dir(cfg.store.parent, "store directory")
+            store_lock = integrity.acquire(cfg.store)  # before the store is opened: one writer
+        except safefs.UnsafePath:
+            raise
+        except (OSError, UsageError) as exc:
+            message = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise StoreUnreachable(f"{cfg.store}: cannot open the store ({message})") from None
+        res.callback(store_lock.release)
+        if gid is None:
+            runfiles.private_dir(cfg.socket.parent)
+        else:
+            runfiles.group_dir(cfg.socket.parent, gid)
+        sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
+        res.callback(sock_lock.release)
+        runfiles.clear_socket_path(cfg.socket, health.answers)
+
+        # Loaded once: a per-record lookup of the salt file cost a third of normalization.
+        self.policy = cfg.policy or redact.default_policy()
+        self.normalize = _normalizer(self.policy)
+        # Normalization off the loop (workers.py); None: on the loop, as tests of the loop alone run it.
+        self.pool = workers.Pool(self.policy, cfg.normalize_workers) if cfg.normalize_workers > 0 else None
+        self.drainer = SpoolDrainer(self, cfg.spool, self.normalize, self.pool)
+        self.drainer.prepare()
+        self.self_test = self._check_redaction()
         self.witness: Optional[ProcessWitness] = None  # the process witness, when configured (procwitness.py)
-        if config.process_witness:
-            self.witness = ProcessWitness(self.policy, config.process_witness_buffer)
+        if cfg.process_witness:
+            self.witness = ProcessWitness(self.policy, cfg.process_witness_buffer)
             if self.witness.open():
                 self.normalize = self.witness.observe(self.normalize)
-        # Hook configs and transcript coverage: `config` and `coverage` rows (recorder_watch.py).
-        self.recorder_watch = RecorderWatch(config.store, self._record_attestation,
-                                            manifest_path=config.install_manifest,
-                                            interval=config.hook_watch_interval, periodic=config.attest_interval,
-                                            coverage_delay=config.coverage_delay)
-        self.foreign: Optional[integrity.ForeignRows] = None  # rows the writer did not write, named
-        self.erased: Optional[dict] = None  # erased payloads: how many, the last (store/erasure.py)
+
+        # A path that held a store is never silently given a new one (docs/reliability.md).
+        identity.check_missing(cfg.store)
+        try:
+            store = Store(cfg.store, group_readable=gid is not None, pack=cfg.packing)
+        except apsw.Error as exc:
+            raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
+        res.callback(store.close)  # the store this startup opened; the writer's own, when it reopened one, below
+        store_lock.lock_store()  # a store created just now: lock the file itself too
+        known_findings = identity.check_serving(cfg.store, store.conn)
+        self.erased = erasure.summary(store.conn)  # erase never runs beside the daemon: counted once
+        store.foreign_gap = foreign_gap_row
+        integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.state_dir)  # written while none ran
+        try:
+            store.append([self._attestation("start", store.head(), start=True)])
+        except Exception as exc:
+            raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
+        self.start_commit_ns = time.time_ns()  # the writer's stats begin after it
+        self.sync_settings = db.sync_settings(store.conn)  # the writer connection's durability pragmas
+        self._remember(store.store_id, store.head())
+        self.head_file = known_stores.HeadFile(cfg.store, store.store_id)  # the head, remembered after every commit
+        res.callback(self.head_file.close)
+        self.head_file.write(*store.head())
+
+        self.writer = writer = Writer(store, self._deliver_from_writer, batch_max=cfg.batch_max,
+                                      checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
+                                      on_pending=self._remember_pending,
+                                      salvage=self._salvage, guard=store_lock.check,
+                                      remember=integrity.remembering(cfg.store, store.store_id),
+                                      known_findings=known_findings)
+        self._writer_findings_recorded: set[tuple[int, str]] = set()
+        res.callback(writer.close_store)
+        res.callback(writer.stop)  # a no-op when it already ended; never leave it running
+        # The one count of records handed to the writer and not yet answered.
+        self.admission = Admission(cfg.max_inflight, writer.submit, window=fairness.writer_window(cfg.batch_max))
+        if self.pool is not None:
+            self.pool.backlog, self.admission.on_room = self.admission.ready, self.pool.dispatch
+        self.subscriptions = Hub(cfg.store, store.store_id, writer.head_seq, max_buffer=cfg.subscriber_buffer)
+        self.notary = self._notary(store) if cfg.checkpoints else None  # signs checkpoints (None: off, or failed)
+        self.checkpoint_timer: Optional[CheckpointTimer] = None
+        if self.notary is not None:
+            self.checkpoint_timer = CheckpointTimer(self.notary, lambda: writer.head_seq,
+                                                    interval=cfg.checkpoint_interval, rows=cfg.checkpoint_rows)
+            writer.after_commit = self.checkpoint_timer.rows_committed
+        self.sweeper: Optional[Sweeper] = None
+        if cfg.verify_interval > 0:
+            self.sweeper = Sweeper(cfg.store, lambda: writer.head_seq, interval=cfg.verify_interval,
+                                   full_interval=cfg.full_verify_interval,
+                                   on_finding=self._found_by_sweeper,
+                                   writer_findings=writer.findings)
         self.retainer: Optional[Retainer] = None  # retention passes (config retention.*; None: off)
+        if cfg.retention_days > 0:
+            self.retainer = Retainer(self.admission.submit, Policy(cfg.retention_days),
+                                     cfg.retention_interval, cfg.retention_max_rows)
+        # Hook configs and transcript coverage: `config` and `coverage` rows (recorder_watch.py).
+        self.recorder_watch = RecorderWatch(cfg.store, self._record_attestation,
+                                            manifest_path=cfg.install_manifest,
+                                            interval=cfg.hook_watch_interval, periodic=cfg.attest_interval,
+                                            coverage_delay=cfg.coverage_delay)
+        self.shipping: Optional[ShipSupervisor] = None  # the fleet shipper's child process, when ship_url is set
+        if cfg.ship_url:
+            self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
+                                           batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq,
+                                           state_dir=cfg.state_dir)
+            self.shipping.start()
+            # Released before the writer: after the stop attestation, which the shipper ships before it exits.
+            res.callback(self.shipping.stop)
+
+        # The workers first, then the socket: a hook that connects the moment the socket
+        # appears finds every part it needs (before, it timed out and spooled while they started).
+        pool = self.pool
+        if pool is not None:
+            self._runner.run(pool.start())
+            res.callback(lambda: None if pool.stopping else self._runner.run(pool.stop()))
+        self.listener = runfiles.bind_socket(cfg.socket, gid)
+        res.callback(runfiles.remove_socket, cfg.socket)
+        res.callback(self.listener.close)
 
     # -- lifecycle --------------------------------------------------------------------
 
     def run(self) -> int:
-        """Serve until SIGTERM/SIGINT; return the exit code. Raises AgentwatchError at startup."""
-        cfg = self.config
-        store_lock = sock_lock = store = listener = writer = head_file = None
-        try:
-            gid = _socket_gid(cfg.socket_group)
-            try:
-                # A directory another user owns or can write is refused as unsafe (exit 2); one
-                # that cannot be written (read-only) leaves the store unopenable, exit 3
-                # (docs/daemon.md, "Exit codes").
-                safefs.private_dir(cfg.store.parent, "store directory")
-                store_lock = integrity.acquire(cfg.store)  # before the store is opened: one writer
-            except safefs.UnsafePath:
-                raise
-            except (OSError, UsageError) as exc:
-                message = exc.strerror if isinstance(exc, OSError) else str(exc)
-                raise StoreUnreachable(f"{cfg.store}: cannot open the store ({message})") from None
-            if gid is None:
-                runfiles.private_dir(cfg.socket.parent)
-            else:
-                runfiles.group_dir(cfg.socket.parent, gid)
-            sock_lock = runfiles.LockFile(runfiles.lock_path(cfg.socket), f"socket {cfg.socket}").acquire()
-            runfiles.clear_socket_path(cfg.socket, health.answers)
-            self.drainer.prepare()
-            self._check_redaction()
-            # A path that held a store is never silently given a new one (docs/reliability.md).
-            identity.check_missing(cfg.store)
-            try:
-                store = Store(cfg.store, group_readable=gid is not None, pack=cfg.packing)
-            except apsw.Error as exc:
-                raise StoreUnreachable(f"{cfg.store}: cannot open the store ({type(exc).__name__}: {exc})") from None
-            store_lock.lock_store()  # a store created just now: lock the file itself too
-            self.known_findings = identity.check_serving(cfg.store, store.conn)
-            self.erased = erasure.summary(store.conn)  # erase never runs beside the daemon: counted once
-            store.foreign_gap = foreign_gap_row
-            integrity.adopt_stop_head(store, cfg.store, checkpoint_dir=cfg.checkpoint_dir)  # written while none ran
-            try:
-                store.append([self._attestation("start", store.head())])
-            except Exception as exc:
-                raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
-            self.start_commit_ns = time.time_ns()
-            self.sync_settings = db.sync_settings(store.conn)
-            self._remember(store.store_id, store.head())
-            head_file = self.head_file = known_stores.HeadFile(cfg.store, store.store_id)
-            head_file.write(*store.head())
-            listener = runfiles.bind_socket(cfg.socket, gid)
-            self.foreign = integrity.ForeignRows(cfg.store, store.store_id)
-            for (first, last), _, named in store.foreign_committed:
-                self.foreign.named(first, last, named.seq)
-            store.foreign_committed.clear()
-            writer = self.writer = Writer(store, self._deliver_from_writer, max_batch=cfg.max_batch,
-                                 checkpointer=Checkpointer(cfg.store), on_head=self._remember_head,
-                                 on_pending=self._remember_pending,
-                                 on_truncated=self._truncated_under_writer, salvage=self._salvage,
-                                 guard=store_lock.check, on_foreign=self.foreign.named)
-            if cfg.checkpoints:
-                self.notary = self._notary(store)
-            self.subscriptions = Hub(cfg.store, store.store_id, writer.head_seq, max_buffer=cfg.subscriber_buffer)
-            if cfg.ship_url:
-                self.shipping = ShipSupervisor(cfg.store, cfg.ship_url, host=cfg.ship_host,
-                                               batch_rows=cfg.ship_batch_rows, head_seq=lambda: writer.head_seq,
-                                               state_dir=cfg.checkpoint_dir)
-                self.shipping.start()
+        """Serve until SIGTERM/SIGINT; return the exit code. Releases what the constructor took."""
+        with self._resources:
+            cfg = self.config
             log.info("pid %d, store %s, socket %s, spool %s", self.pid, cfg.store, cfg.socket, cfg.spool)
-            (uvloop.run if uvloop is not None else asyncio.run)(self._serve(listener))
+            self._runner.run(self._serve())
             return self._finish()
-        finally:
-            if writer is not None:
-                writer.stop()  # no-op when it already ended; never leave it running
-            if self.shipping is not None:
-                self.shipping.stop()  # after the stop attestation: the shipper ships it before it exits
-            if listener is not None:
-                listener.close()
-                runfiles.remove_socket(cfg.socket)
-            if writer is not None and writer.store is not None:
-                writer.store.close()
-            elif store is not None and writer is None:
-                store.close()
-            if head_file is not None:
-                head_file.close()
-            for lock in (sock_lock, store_lock):
-                if lock is not None:
-                    lock.release()
 
     # -- the store's identity (verify/identity.py, verify/known_stores.py) --------------------
 
@@ -235,26 +263,6 @@ class Server:
         self.salvaged = str(dest)
         known_stores.note_salvage(self.config.store, store.store_id, dest, head)
 
-    def _truncated_under_writer(self, found: tuple[int, bytes], committed: tuple[int, bytes]) -> None:
-        """On the writer thread: the store's head fell below the writer's last commit."""
-        if self.sweeper is not None:
-            self.sweeper.head_cut()  # before the writer commits over the cut
-        finding = Finding(found[0] + 1, "truncated",
-                          f"the store ends at seq {found[0]}, but seq {committed[0]} was committed: "
-                          f"rows {found[0] + 1}..{committed[0]} were deleted")
-        try:
-            known_stores.add_finding(self.config.store, self.writer.store_id, finding, committed[0], head=found)
-        except (OSError, AgentwatchError) as exc:
-            log.warning(f"cannot remember the truncation: {exc}")
-        self.loop.call_soon_threadsafe(self._note_finding, finding, "writer")
-
-    def _note_finding(self, finding: Finding, found_by: str) -> None:
-        """On the loop: a finding the writer made; the sweeper keeps it, the store records it."""
-        if self.sweeper is not None:
-            self.sweeper.note(finding, found_by)  # hands it on to _record_break, once
-        else:
-            self._record_break(finding, found_by)
-
     def _finish(self) -> int:
         """After the loop ended and the writer thread stopped: the stop attestation, in this thread."""
         writer = self.writer
@@ -275,35 +283,30 @@ class Server:
         log.info("stopped; %d accepted", self.counters.accepted)
         return 0
 
-    async def _serve(self, listener: socket.socket) -> None:
-        loop = self.loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
+    def _ask_stop(self, signum: int, frame: object) -> None:
+        self._stop_asked = True
+
+    def _remove_signal_handlers(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            if not self.loop.is_closed():
+                self.loop.remove_signal_handler(sig)
+            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+
+    async def _serve(self) -> None:
+        loop = self.loop
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
+        if self._stop_asked:  # a signal came during the startup
+            self._stop.set()
         self.writer.start()
         if self.witness is not None:
             self.witness.start(lambda jobs: loop.call_soon_threadsafe(self.admission.submit, jobs))
-        if self.notary is not None:
-            writer = self.writer
-            timer = CheckpointTimer(self.notary, lambda: writer.head_seq, interval=self.config.checkpoint_interval,
-                                    rows=self.config.checkpoint_rows)
-            writer.after_commit = timer.rows_committed
-            timer.start()
-            self.checkpoint_timer = timer
-        if self.config.verify_interval > 0:
-            writer = self.writer
-            self.sweeper = Sweeper(
-                self.config.store,
-                lambda: writer.head_seq,
-                interval=self.config.verify_interval,
-                full_interval=self.config.full_verify_interval,
-                on_finding=functools.partial(self._found_by_sweeper, loop),
-                known_findings=self.known_findings,
-            )
+        if self.checkpoint_timer is not None:
+            self.checkpoint_timer.start()
+        if self.sweeper is not None:
             self.sweeper.start()
-        if self.pool is not None:
-            await self.pool.start()
-        server = await loop.create_unix_server(lambda: Connection(self), sock=listener, backlog=runfiles.BACKLOG)
+        server = await loop.create_unix_server(lambda: Connection(self), sock=self.listener,
+                                               backlog=runfiles.BACKLOG)
         tasks = [
             asyncio.create_task(self._idle_sweep()),
             asyncio.create_task(self.drainer.run()),
@@ -312,12 +315,10 @@ class Server:
             tasks.append(asyncio.create_task(self._attest_periodically()))
         if self.config.hook_watch_interval > 0:
             tasks.append(asyncio.create_task(self.recorder_watch.run()))
-        if self.config.retention_days > 0:
-            self.retainer = Retainer(self.admission.submit, Policy(self.config.retention_days),
-                                     self.config.retention_interval, self.config.retention_max_rows)
+        if self.retainer is not None:
             tasks.append(asyncio.create_task(self.retainer.run()))
         await self._stop.wait()
-        self.draining = True
+        self.stopping = True
         server.close()  # stop accepting; clients now spool
         if self.sweeper is not None:
             await asyncio.to_thread(self.sweeper.stop)
@@ -339,11 +340,11 @@ class Server:
     async def _finish_reading(self) -> None:
         """Read what connections already sent, commit and answer it, then close them."""
         cfg = self.config
-        give_up = time.monotonic() + cfg.drain_max
+        give_up = time.monotonic() + cfg.stop_max
         self.last_data = max(self.last_data, time.monotonic())
         while time.monotonic() < give_up:
             await asyncio.sleep(0.02)
-            quiet = time.monotonic() - self.last_data >= cfg.drain_quiet
+            quiet = time.monotonic() - self.last_data >= cfg.stop_quiet
             if quiet and not any(c.paused for c in self.conns):
                 break
         for conn in list(self.conns):
@@ -371,6 +372,16 @@ class Server:
         if committed:
             self.subscriptions.publish(committed)
             self.recorder_watch.committed(committed)
+        self._record_writer_findings()
+
+    def _record_writer_findings(self) -> None:
+        """On the loop: record each finding the writer made (read from it) once as a row; those it
+        holds from earlier runs were recorded by the run that made them."""
+        for finding, found_by in self.writer.findings():
+            key = (finding.seq, finding.kind)
+            if found_by == "writer" and key not in self._writer_findings_recorded:
+                self._writer_findings_recorded.add(key)
+                self._record_break(finding, found_by)
 
     def _on_results(self, outcomes: list) -> None:
         self.admission.settle(outcomes)
@@ -385,8 +396,10 @@ class Server:
     # -- attestations -----------------------------------------------------------------
 
     def _attestation(
-        self, kind: str, head: tuple[int, bytes], record_id: Optional[str] = None, extra: Optional[dict] = None
+        self, kind: str, head: tuple[int, bytes], record_id: Optional[str] = None, extra: Optional[dict] = None,
+        *, start: bool = False,
     ) -> Append:
+        """An attestation row; `start`: the start row, committed before the writer exists."""
         payload = {
             "schema": 1,
             "type": kind,
@@ -396,14 +409,23 @@ class Server:
             "config_digest": self._config_digest,
             "head_seq": head[0],
             "head_hash": format_hash(head[1]),
-            "counters": self.counters.snapshot(getattr(self, "writer", None)),  # none yet for the start row
+            "counters": self.counters.snapshot(None if start else self.writer),
             **(extra or {}),
         }
         return Append(record_id or f"attest-{uuid.uuid4()}", "attestation", canonical_json(payload))
 
-    def _found_by_sweeper(self, loop: asyncio.AbstractEventLoop, finding: Finding, found_by: str) -> None:
+    def _found_by_sweeper(self, finding: Finding, found_by: str) -> None:
         """On the sweeper's thread: hand the finding to the loop."""
-        loop.call_soon_threadsafe(self._record_break, finding, found_by)
+        self.loop.call_soon_threadsafe(self._sweeper_finding, finding, found_by)
+
+    def _sweeper_finding(self, finding: Finding, found_by: str) -> None:
+        """On the loop: a finding of the sweeper's walk; a truncation is remembered outside the store."""
+        if finding.kind == "truncated":
+            try:
+                known_stores.add_finding(self.config.store, self.writer.store_id, finding, self.writer.head_seq)
+            except (OSError, AgentwatchError) as exc:
+                log.warning(f"cannot remember the truncation: {exc}")
+        self._record_break(finding, found_by)
 
     def _record_break(self, finding: Finding, found_by: str, unique: bool = False) -> None:
         """On the loop: commit one `integrity_break` attestation for a sweeper finding.
@@ -414,13 +436,8 @@ class Server:
         another kind hold the id all the same (stored before that rule), the store refuses
         it as a duplicate and the break is recorded under an id of its own (`unique`).
         """
-        if finding.kind == "schema_changed" and self.writer is not None:
+        if finding.kind == "schema_changed":
             self.writer.halt(f"schema_changed: {finding.detail}")
-        if finding.kind == "truncated" and found_by != "writer" and self.writer is not None:
-            try:
-                known_stores.add_finding(self.config.store, self.writer.store_id, finding, self.writer.head_seq)
-            except (OSError, AgentwatchError) as exc:
-                log.warning(f"cannot remember the truncation: {exc}")
 
         def row(w: Writer) -> Append:
             record_id = f"attest-integrity-break-{finding.seq}-{finding.kind}"
@@ -433,11 +450,12 @@ class Server:
             if error is not None and error.code == "bad_request" and not unique:
                 self._record_break(finding, found_by, unique=True)
                 return
-            if self.sweeper is None:
-                return
             if result is not None:
-                self.sweeper.recorded(finding, result.seq)
-            else:
+                if self.sweeper is not None:
+                    self.sweeper.recorded(finding, result.seq)
+            elif found_by == "writer":
+                self._writer_findings_recorded.discard((finding.seq, finding.kind))  # tried at the next commit
+            elif self.sweeper is not None:
                 self.sweeper.unreported(finding)  # tried again when the sweeper finds it again
 
         self.admission.submit([Job(row, done)])
@@ -478,7 +496,7 @@ class Server:
                     raise CheckpointError("the writer has no tree head yet")
                 return writer.tree_head
 
-            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.checkpoint_dir, witnesses=witnesses)
+            notary = Notary(cfg.store, store.store_id, tree_head, state_dir=cfg.state_dir, witnesses=witnesses)
             for witness in witnesses:
                 witness.trust(notary.verifier, os.path.abspath(cfg.store))
             notary.on_finding = self._signer_finding
@@ -490,8 +508,7 @@ class Server:
 
     def _signer_finding(self, finding: Finding) -> None:
         """On the signer's thread: its record went missing or backwards; the store records it."""
-        if self.loop is not None:
-            self.loop.call_soon_threadsafe(self._note_finding, finding, "signer")
+        self.loop.call_soon_threadsafe(self._record_break, finding, "signer")
 
     def _checkpoint_health(self) -> dict:
         notary = self.notary
@@ -504,10 +521,10 @@ class Server:
 
     def health(self) -> dict:
         writer = self.writer
-        if writer is not None:
-            writer.check_store()  # a deleted or swapped store file shows before any commit does
-        outage = writer.outage if writer else None
-        stats = writer.stats if writer else None
+        writer.check_store()  # a deleted or swapped store file shows before any commit does
+        outage = writer.outage
+        stats = writer.stats
+        wal_checkpoints = writer.checkpointer.stats.as_dict() if writer.checkpointer else None
         cfg = self.config
         doc = {
             "ok": True,
@@ -521,34 +538,37 @@ class Server:
             "config_digest": self._config_digest,
             "event_loop": "uvloop" if uvloop is not None else "asyncio",
             "durability": {"mode": cfg.durability, "sqlite": self.sync_settings},
-            "head_seq": writer.head_seq if writer else None,
-            "head_hash": format_hash(writer.head_hash) if writer else None,
+            "head_seq": writer.head_seq,
+            "head_hash": format_hash(writer.head_hash),
             "writer": {
-                "state": "stopped" if writer and writer.halted else "ok" if outage is None else "failing",
-                "stopped_reason": writer.halted if writer else None,
+                "state": "stopped" if writer.halted else "ok" if outage is None else "failing",
+                "stopped_reason": writer.halted,
                 "remembered_head_error": self.head_file_error,
                 "salvaged_to": self.salvaged,
                 "failing_since_ns": outage.first_ns if outage else None,
                 "failing_since": _iso(outage.first_ns) if outage else None,
-                "last_error": stats.last_error if stats else None,
-                "commits": stats.commits if stats else 0,
-                "rows_committed": stats.rows_committed if stats else 0,
-                "largest_batch": stats.largest_batch if stats else 0,
-                "rows_refused_by_store": stats.rows_refused_by_store if stats else 0,
-                "last_commit_ns": stats.last_commit_ns if stats else 0,
-                "longest_commit_ms": round(stats.commit_max_ns / 1e6, 3) if stats else 0,
-                "longest_queue_wait_ms": round(stats.queue_wait_max_ns / 1e6, 3) if stats else 0,
-                "checkpoints": writer.checkpointer.stats.as_dict() if writer and writer.checkpointer else None,
-                "queued": writer.queued() if writer else 0,
-                "foreign_rows": self.foreign.health() if self.foreign is not None else [],
+                "last_error": stats.last_error,
+                "commits": stats.commits,
+                "rows_committed": stats.rows_committed,
+                "largest_batch": stats.largest_batch,
+                "rows_refused_by_store": stats.rows_refused_by_store,
+                "last_commit_ns": stats.last_commit_ns,
+                "longest_commit_ms": round(stats.commit_max_ns / 1e6, 3),
+                "longest_queue_wait_ms": round(stats.queue_wait_max_ns / 1e6, 3),
+                # SQLite's WAL checkpoints, off the commit path (store/wal.py); not the signed checkpoints.
+                "wal_checkpoints": wal_checkpoints,
+                "checkpoints": wal_checkpoints,  # its old name, kept for --json readers
+                "queued": writer.queued(),
+                "foreign_rows": list(stats.foreign_rows),
             },
             "inflight": self.admission.inflight,
             "max_inflight": cfg.max_inflight,
             "max_inflight_per_connection": cfg.max_inflight_per_connection,
             "connections_open": len(self.conns),
             "normalizing": self.pool.health() if self.pool is not None else {"workers": 0},
-            "subscriptions": self.subscriptions.health() if self.subscriptions is not None else None,
-            "draining": self.draining,
+            "subscriptions": self.subscriptions.health(),
+            "stopping": self.stopping,
+            "draining": self.stopping,  # its old name, kept for --json readers; "drain" is the spool's replay
             "spool": self.drainer.stats(),
             "signed_checkpoints": self._checkpoint_health(),
             "erased": self.erased,
@@ -566,23 +586,23 @@ class Server:
                 "attest_interval_s": cfg.attest_interval,
                 "verify_interval_s": cfg.verify_interval,
                 "full_verify_interval_s": cfg.full_verify_interval,
-                "max_batch": cfg.max_batch,
+                "batch_max": cfg.batch_max, "max_batch": cfg.batch_max,  # max_batch: the old name, kept for --json readers
             },
         }
         # The operator's summary: reachable (it answered), how fresh the last commit is, how big
         # the WAL has grown, whether the redactor passed its self-test; then status and reasons.
-        last_commit_ns = max(stats.last_commit_ns if stats else 0, self.start_commit_ns)
+        last_commit_ns = max(stats.last_commit_ns, self.start_commit_ns)
         doc["reachable"] = True
         doc["last_commit_age_s"] = round((time.time_ns() - last_commit_ns) / 1e9, 3) if last_commit_ns else None
         doc["wal_bytes"] = _file_size(Path(f"{cfg.store}-wal"))
         doc["redaction"] = {
             "mode": self.policy.mode,
-            "self_test": self.self_test.as_dict() if self.self_test is not None else None,
+            "self_test": self.self_test.as_dict(),
         }
         doc["status"], doc["reasons"] = health.assess(doc)
         return doc
 
-    def _check_redaction(self) -> None:
+    def _check_redaction(self) -> redact.SelfTestResult:
         """Run the redaction self-test once, before the store is opened and any record is read.
 
         A redactor that fails it could store a secret in rows that can never be deleted,
@@ -590,15 +610,16 @@ class Server:
         are not applied anyway; hooks spool meanwhile, and the drain redacts those records
         once a fixed daemon runs. In `full` mode it starts, and health says degraded.
         """
-        result = self.self_test = redact.self_test(self.policy)
+        result = redact.self_test(self.policy)
         if result.ok:
-            return
+            return result
         message = f"redaction self-test failed ({len(result.failures)} of {result.checked} checks): " + "; ".join(
             result.failures[:3]
         )
         if self.policy.mode != redact.FULL:
             raise RedactionBroken(f"{message}; refusing to record in privacy mode {self.policy.mode!r}")
         log.warning("%s; privacy is 'full', so nothing is redacted anyway", message)
+        return result
 
 
 class RedactionBroken(AgentwatchError):

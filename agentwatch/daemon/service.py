@@ -116,13 +116,27 @@ class SystemLayout:
             "AGENTWATCH_SPOOL": str(self.base / "data" / "spool"),
             "AGENTWATCH_SOCKET": str(self.runtime / "agentwatch.sock"),
             "AGENTWATCH_SERVE_SOCKET_GROUP": self.group,
-            "AGENTWATCH_CHECKPOINT_DIR": str(self.base / "state"),
+            "AGENTWATCH_STATE_DIR": str(self.base / "state"),
             "AGENTWATCH_CHECKPOINT_WITNESS_DIRS": json.dumps([str(self.base / "witness")]),
             "HOME": str(self.base),
             "XDG_CONFIG_HOME": str(self.base / "config"),
             "XDG_DATA_HOME": str(self.base / "data"),
             "XDG_STATE_HOME": str(self.base / "state"),
         }
+
+
+def system_layout(kind: str, user: str | None = None) -> SystemLayout:
+    """The system service's layout on Linux (systemd) or macOS (launchd); `user` names the user and group.
+
+    On macOS the socket directory lies under the base directory: /var/run is emptied at boot
+    and only root can make a directory there again, so the daemon, which runs as the service
+    user, makes its own under a directory it owns."""
+    if kind == "launchd":
+        name = user or "_agentwatch"
+        base = Path("/usr/local/var/agentwatch")
+        return SystemLayout(user=name, group=name, base=base, runtime=base / "run")
+    name = user or SYSTEM_USER
+    return SystemLayout(user=name, group=name)
 
 
 def systemd_system_unit(layout: SystemLayout = SystemLayout(), *, python: str | None = None) -> str:
@@ -167,8 +181,7 @@ def systemd_system_unit(layout: SystemLayout = SystemLayout(), *, python: str | 
 
 def launchd_daemon_plist(layout: SystemLayout | None = None, *, python: str | None = None) -> str:
     """A launchd LaunchDaemon (/Library/LaunchDaemons/agentwatch.serve.plist) running as layout.user."""
-    layout = layout or SystemLayout(user="_agentwatch", group="_agentwatch", base=Path("/usr/local/var/agentwatch"),
-                                    runtime=Path("/var/run/agentwatch"))
+    layout = layout or system_layout("launchd")
     doc = {
         "Label": LABEL,
         "UserName": layout.user,

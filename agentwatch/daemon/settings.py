@@ -29,7 +29,7 @@ class ServeConfig:
     spool: Path
     attest_interval: float = _default("serve.attest_interval_s")
     idle_timeout: float = _default("serve.idle_timeout_s")
-    max_batch: int = _default("serve.batch_max")
+    batch_max: int = _default("serve.batch_max")
     verify_interval: float = _default("serve.verify_interval_s")
     full_verify_interval: float = _default("serve.full_verify_interval_s")
     log_level: str = _default("serve.log_level")
@@ -44,8 +44,8 @@ class ServeConfig:
     subscriber_buffer: int = DEFAULT_MAX_BUFFER  # unsent bytes a live-tail subscriber may hold before catch-up
     max_line: int = MAX_LINE
     spool_poll: float = 0.5  # seconds between looks at spool/new
-    drain_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
-    drain_max: float = 10.0  # ... or this long at most
+    stop_quiet: float = 0.2  # at stop: read until connections were quiet this long ...
+    stop_max: float = 10.0  # ... or this long at most
     # Signed checkpoints of the Merkle tree (docs/chain.md): every checkpoint_interval seconds
     # or checkpoint_rows rows (0: not by that trigger) and at stop, kept by each witness dir.
     checkpoints: bool = _default("checkpoint.enabled")
@@ -53,7 +53,7 @@ class ServeConfig:
     checkpoint_rows: int = _default("checkpoint.rows")
     # Defaults that depend on the environment (XDG directories) are taken when one is built.
     witness_dirs: tuple[str, ...] = field(default_factory=lambda: tuple(_default("checkpoint.witness_dirs")))
-    checkpoint_dir: Path = field(default_factory=lambda: _default("checkpoint.dir"))  # keys/ and checkpoints/
+    state_dir: Path = field(default_factory=lambda: _default("state_dir"))  # keys/ and checkpoints/
     # The service deployment: members of this group may connect (socket 0660, its dir 0750), the
     # store is group-readable (0640) so they can verify it, and every peer's uid is recorded.
     socket_group: str = _default("serve.socket_group")
@@ -109,11 +109,11 @@ class ServeConfig:
 FIELD_KEYS = {
     "store": "store", "socket": "socket", "spool": "spool",
     "attest_interval": "serve.attest_interval_s", "idle_timeout": "serve.idle_timeout_s",
-    "max_batch": "serve.batch_max", "verify_interval": "serve.verify_interval_s",
+    "batch_max": "serve.batch_max", "verify_interval": "serve.verify_interval_s",
     "full_verify_interval": "serve.full_verify_interval_s", "log_level": "serve.log_level",
     "log_format": "serve.log_format", "durability": "durability", "packing": "packing",
     "checkpoints": "checkpoint.enabled", "checkpoint_interval": "checkpoint.interval_s",
-    "checkpoint_rows": "checkpoint.rows", "witness_dirs": "checkpoint.witness_dirs", "checkpoint_dir": "checkpoint.dir",
+    "checkpoint_rows": "checkpoint.rows", "witness_dirs": "checkpoint.witness_dirs", "state_dir": "state_dir",
     "socket_group": "serve.socket_group", "ship_url": "ship.url", "ship_batch_rows": "ship.batch_rows",
     "retention_days": "retention.payload_days", "retention_interval": "retention.interval_s",
     "retention_max_rows": "retention.max_rows", "hook_watch_interval": "serve.hook_watch_interval_s",

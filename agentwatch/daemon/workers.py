@@ -201,6 +201,11 @@ class Pool:
                     proc.kill()
                     await asyncio.to_thread(proc.wait)
 
+    @property
+    def stopping(self) -> bool:
+        """stop() was called (the daemon's shutdown, or a startup that failed after start())."""
+        return self._stopping
+
     def pids(self) -> list[int]:
         return [c.proc.pid for c in self._children if c.proc is not None and c.alive]
 

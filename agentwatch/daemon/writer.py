@@ -2,7 +2,7 @@
 
 Everything else (socket reading, parsing, normalization, spool reading) runs
 elsewhere and hands finished rows to `Writer.submit`. The writer takes
-whatever is queued, up to `max_batch`, appends it in one `Store.append`
+whatever is queued, up to `batch_max`, appends it in one `Store.append`
 transaction and reports every outcome back to the event loop in one call,
 only after COMMIT returned. Its critical section is O(batch): it never waits
 on background work.
@@ -17,13 +17,16 @@ what it was given) stops the writer for good: every later job is answered
 `unavailable` and `health` says `stopped` with the reason, until an operator
 restarts the daemon (docs/reliability.md, "Store identity"). A head below the
 writer's last commit (rows deleted from the tail) is a truncation: the writer
-reports it (`on_truncated`), goes on from the head the store has, and the
-finding is recorded.
+keeps it as a finding (`findings()`, with those remembered for the store from
+earlier runs), has it remembered outside the store (`remember`), and goes on from
+the head the store has; the daemon reads the finding from here and records it.
 
 Rows another process appended (foreign rows) are named by a `gap` row (reason
 `foreign_rows`) in the very commit that first chains past them (store/append.py),
 so no commit, and no checkpoint signed from one, covers them unnamed; when idle the
-writer looks for them every `probe_interval` seconds. Before every commit group it
+writer looks for them every `probe_interval` seconds. The writer owns what it names:
+`stats.foreign_rows` lists every range (those the start commit named, made before the
+writer existed, included), and `remember` keeps each as a finding outside the store. Before every commit group it
 asks `guard` (store/writerlock.py) whether it is still the one writer: a second one
 stops it for good, like a replaced store.
 """
@@ -45,12 +48,16 @@ from agentwatch.store.erasure import FINDING_GAP_PREFIX
 from agentwatch.store.rows import TailRecord
 from agentwatch.store.schema_check import SchemaChanged
 from agentwatch.store.wal import BACKGROUND_AT, Checkpointer
+from agentwatch.verify import foreign
+from agentwatch.verify.findings import Finding
 
 log = logging.getLogger(__name__)
 
 # A job's row, or a function the writer calls just before the commit to build
 # it (attestations, which need the head as the writer sees it).
 RowSource = Union[Append, Callable[["Writer"], Append], "Chore"]
+# Keeps a finding outside the store (verify/known_stores.py): (finding, through_seq, head or None).
+Remember = Callable[[Finding, int, Optional[tuple[int, bytes]]], None]
 
 
 def foreign_gap_row(first: int, last: int) -> Append:
@@ -149,15 +156,15 @@ class Writer:
         store: Store,
         deliver: Callable[[list], None],
         *,
-        max_batch: int,
+        batch_max: int,
         reopen: Optional[Callable[[], Store]] = None,
         checkpointer: Optional[Checkpointer] = None,
         on_head: Optional[Callable[[int, bytes], None]] = None,
         on_pending: Optional[Callable[[int, bytes], None]] = None,
-        on_truncated: Optional[Callable[[tuple[int, bytes], tuple[int, bytes]], None]] = None,
         salvage: Optional[Callable[[Store], None]] = None,
         guard: Optional[Callable[[], Optional[str]]] = None,
-        on_foreign: Optional[Callable[[int, int, int], None]] = None,
+        remember: Optional[Remember] = None,
+        known_findings: Sequence[Finding] = (),
         probe_interval: float = 1.0,
     ):
         self.store: Optional[Store] = store
@@ -167,16 +174,18 @@ class Writer:
         self._reopen = reopen or (lambda: Store(Path(store.path), create=False, pack=pack))
         self.store_id = store.store_id
         self._store_file = store.files_ids()[0]
-        # Called after every commit, before its acknowledgements go out (the remembered head),
-        # and when the store's head is found below the last commit (found, committed).
+        # Called after every commit, before its acknowledgements go out (the remembered head).
         self._on_head = on_head
         # Called inside each commit's transaction, just before COMMIT, with the head it will leave.
         self._on_pending = on_pending
-        self._on_truncated = on_truncated
         # Asked before every commit group: None while this process is the store's one writer.
         self._guard = guard
-        # Called (writer thread) with (first_seq, last_seq, gap_seq) for each foreign range named.
-        self._on_foreign = on_foreign
+        # Called (writer thread) with each foreign range and truncation the writer finds.
+        self._remember = remember
+        # What the writer knows is wrong with its store: (finding, found_by), "remembered" from
+        # earlier runs (verify/identity.py) or "writer" (a truncation found here); read by others.
+        self._findings: list[tuple[Finding, str]] = [(f, "remembered") for f in known_findings]
+        self._findings_lock = threading.Lock()
         self.probe_interval = probe_interval
         store.foreign_gap = foreign_gap_row
         store.pending_hook = on_pending
@@ -185,13 +194,14 @@ class Writer:
         # replaced: the connection still holds them, and what it committed there can be copied out.
         self._salvage = salvage
         self._files_lost = False
-        self.max_batch = max_batch
+        self.batch_max = batch_max
         self._queue: deque[Job] = deque()
         self._cond = threading.Condition(threading.Lock())
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="agentwatch-writer", daemon=True)
         self.outage: Optional[Outage] = None
         self.stats = WriterStats()
+        self._named(store, counted=False)  # rows the start commit, made before the writer, named
         self.committed: list[TailRecord] = []  # since the last take_committed()
         self.head_seq, self.head_hash = store.head()
         # The Merkle tree head (size, root) of the last commit, for the checkpoint signer.
@@ -234,6 +244,16 @@ class Writer:
 
     def queued(self) -> int:
         return len(self._queue)
+
+    def findings(self) -> list[tuple[Finding, str]]:
+        """(finding, found_by) for each finding the writer holds, in the order it learned them (any thread)."""
+        with self._findings_lock:
+            return list(self._findings)
+
+    def close_store(self) -> None:
+        """Close the store the writer holds (the one it opened, or reopened): after stop()."""
+        if self.store is not None:
+            self.store.close()
 
     def halt(self, reason: str) -> None:
         """Stop committing for good: the store is not the one this writer opened (any thread)."""
@@ -286,7 +306,7 @@ class Writer:
                     log.exception("writer: unexpected %r", exc)
                 continue
             with self._cond:
-                n = min(len(queue), self.max_batch)
+                n = min(len(queue), self.batch_max)
                 jobs = [queue.popleft() for _ in range(n)]
             chores = [job for job in jobs if isinstance(job.row, Chore)]
             if chores:
@@ -316,10 +336,11 @@ class Writer:
             return
         if self.store.head()[0] <= self.store.committed_head[0]:
             return
+        learned = len(self._findings)
         outcomes = self._commit_rows([], [], probe=True)
         if outcomes:
             self._deliver(outcomes)
-        elif self.committed:
+        elif self.committed or len(self._findings) != learned:  # the loop reads what is new
             self._deliver([])
 
     def _do_chore(self, job: Job) -> tuple:
@@ -336,13 +357,10 @@ class Writer:
         except Exception as exc:  # the chore's transaction rolled back; the writer goes on
             log.warning("writer: a chore failed: %r", exc)
             return (job, None, Refusal("unavailable", f"{type(exc).__name__}: {exc}"))
-        named = self.store.foreign_committed  # a gap row the chore's append put ahead of its own rows
-        stored = [(row, r) for _, row, r in named] + [(row, r) for row, r in appended if not r.duplicate]
-        for (first, last), _, r in named:
-            self.stats.foreign_rows.append({"first_seq": first, "last_seq": last, "gap_seq": r.seq})
-            if self._on_foreign is not None:
-                self._on_foreign(first, last, r.seq)
-        named.clear()
+        # A gap row the chore's append put ahead of its own rows.
+        stored = [(row, r) for _, row, r in self.store.foreign_committed]
+        stored += [(row, r) for row, r in appended if not r.duplicate]
+        self._named(self.store, counted=False)
         self.committed.extend(
             TailRecord(r.seq, r.record_id, row.kind, r.recorded_at_ns, r.hash, row.payload) for row, r in stored)
         if stored:
@@ -386,12 +404,11 @@ class Writer:
             if exc.kind != "truncated" or retried:
                 self.halt(f"{exc.kind}: {exc}")
                 return self._stopped(jobs)
-            # Rows were deleted from the tail: say so, and go on from the head the store has.
+            # Rows were deleted from the tail: keep the finding, and go on from the head the store has.
             if self.store is not None:
                 self.store.committed_head = exc.found
             self.head_seq, self.head_hash = exc.found
-            if self._on_truncated is not None:
-                self._on_truncated(exc.found, exc.expected)
+            self._truncated(exc.found, exc.expected)
             return self._commit_rows(jobs, rows, retried=True)
         except (StoreIntegrityError, SchemaChanged) as exc:
             kind = exc.kind if isinstance(exc, StoreIntegrityError) else "schema_changed"
@@ -433,14 +450,7 @@ class Writer:
         store = self.store
         if store is not None:
             self.tree_head = store.tree_head
-            for (first, last), _, r in named:
-                log.warning("rows %d..%d were appended to the store by another process; named by gap row %d",
-                            first, last, r.seq)
-                stats.gaps_recorded += 1
-                stats.foreign_rows.append({"first_seq": first, "last_seq": last, "gap_seq": r.seq})
-                if self._on_foreign is not None:
-                    self._on_foreign(first, last, r.seq)
-            named.clear()
+            self._named(store, counted=True)
             store.foreign_rows.clear()
         stats.commits += 1
         stats.rows_committed += len(rows)
@@ -448,6 +458,30 @@ class Writer:
         if len(rows) > stats.largest_batch:
             stats.largest_batch = len(rows)
         return [(job, result, None) for job, result in zip(jobs, results)]
+
+    def _named(self, store: Store, *, counted: bool) -> None:
+        """Take the foreign ranges the store's last commit named: listed, remembered, and (a group
+        commit's, whose gap rows the writer counts) counted."""
+        for (first, last), _, r in store.foreign_committed:
+            if counted:
+                log.warning("rows %d..%d were appended to the store by another process; named by gap row %d",
+                            first, last, r.seq)
+                self.stats.gaps_recorded += 1
+            self.stats.foreign_rows.append({"first_seq": first, "last_seq": last, "gap_seq": r.seq})
+            if self._remember is not None:
+                self._remember(foreign.named(first, last, r.seq), last, None)
+        store.foreign_committed.clear()
+
+    def _truncated(self, found: tuple[int, bytes], committed: tuple[int, bytes]) -> None:
+        """The store's head fell below the writer's last commit: a finding, kept before the commit over the cut."""
+        finding = Finding(found[0] + 1, "truncated",
+                          f"the store ends at seq {found[0]}, but seq {committed[0]} was committed: "
+                          f"rows {found[0] + 1}..{committed[0]} were deleted")
+        log.error("the writer found %s at seq %d: %s", finding.kind, finding.seq, finding.detail)
+        if self._remember is not None:
+            self._remember(finding, committed[0], found)
+        with self._findings_lock:
+            self._findings.append((finding, "writer"))
 
     def _stopped(self, jobs: list[Job]) -> list:
         if not jobs:

@@ -142,15 +142,19 @@ def verify_store(
     witness_dirs: Iterable[Path] | None = None,
     key: str | None = None,
     evidence: bool = True,
-    evidence_dir: Path | None = None,
+    signer_dir: Path | None = None,
 ) -> VerifyResult:
     """Verify a store's chain; see the module docstring. progress(done, total) runs between chunks.
 
     `jobs` processes verify consecutive segments at once (None: one per CPU, at most
     PARALLEL_MAX, once there are PARALLEL_MIN_ROWS rows to check; 1: this process only).
     With `evidence` (the default) the store is also compared with every signed checkpoint
-    kept outside it: the signer's record under `evidence_dir` (None: `state_dir`) and each
+    kept outside it: the signer's record under `signer_dir` (None: `state_dir`) and each
     of `witness_dirs` (None: <state_dir>/witness); `key` overrides the store's verifier key.
+    Two directories, each with one role: `signer_dir` is the daemon's state directory (config
+    `state_dir`: its key and signed checkpoints, read only), `state_dir` this verifier's own
+    memory (anchors, known stores, the re-check schedule), which the person verifying must be
+    able to write, so in the service layout it stays theirs while `signer_dir` is the service's.
     """
     path = Path(path)
     identity.check_missing(path, state_dir)  # a remembered path with no store: `replaced`, not just absent
@@ -192,7 +196,7 @@ def verify_store(
             resume = None
             if incremental and before is not None and before.tree:
                 resume = CompactRange.from_bytes(before.seq, before.tree)
-            report = check_evidence(conn, path, store_id, state_dir=evidence_dir or state_dir, witness_dirs=dirs,
+            report = check_evidence(conn, path, store_id, state_dir=signer_dir or state_dir, witness_dirs=dirs,
                                     key=key, resume=resume, keep=last_seq)
         recorder = coverage_rows.summary(conn)
         # Rows the recorder's writer did not write: named by the store's gap rows in the walked
@@ -214,7 +218,7 @@ def verify_store(
         # anchor as an edit, and from genesis as the rows missing where they were deleted.
         from_genesis = verify_store(path, full=True, state_dir=state_dir, progress=progress,
                                     update_anchor=update_anchor, chunk_rows=chunk_rows, jobs=jobs,
-                                    witness_dirs=witness_dirs, key=key, evidence=evidence, evidence_dir=evidence_dir)
+                                    witness_dirs=witness_dirs, key=key, evidence=evidence, signer_dir=signer_dir)
         return dataclasses.replace(from_genesis, mode="incremental")
     if update_anchor:
         known_stores.remember(path, store_id, head_seq, head_hash if isinstance(head_hash, bytes) else None,

@@ -21,7 +21,7 @@ from agentwatch.evidence.cosign import CosignerKey
 from agentwatch.evidence.note import NoteError, Verifier, open_checkpoint
 from agentwatch.evidence.stored_tree import StoredTree, TreeReadError
 from agentwatch.store import db
-from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_identity, parse_hash, row_hash_framed
+from agentwatch.store.chain import DOMAIN_TAG, format_hash, framed_kind_id, parse_hash, row_hash_framed
 from agentwatch.store.erasure import ERASED_PAYLOAD, erasure_named
 from agentwatch.store.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
 from agentwatch.store.packing import Dictionaries
@@ -245,7 +245,7 @@ def _verify_inclusion(doc: dict, checkpoint, store_id: str) -> BundleResult:
         raise BundleError("the payload does not match payload_sha256")
     stored = parse_hash(rec["hash"])
     recomputed = row_hash_framed(DOMAIN_TAG + bytes.fromhex(store_id), seq, rec["recorded_at_ns"],
-                                 framed_identity(rec["kind"], rec["record_id"]), parse_hash(rec["prev_hash"]), payload_sha)
+                                 framed_kind_id(rec["kind"], rec["record_id"]), parse_hash(rec["prev_hash"]), payload_sha)
     if recomputed != stored:
         raise BundleError("the record's fields do not hash to its row hash (chain v1)")
     verify_inclusion(seq - 1, checkpoint.size, leaf_hash(stored), _hashes(doc["inclusion_proof"], "inclusion_proof"),

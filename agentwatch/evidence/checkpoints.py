@@ -1,6 +1,6 @@
 """Signed checkpoints of a store's Merkle tree (docs/chain.md, "Checkpoints").
 
-Files, outside the store, under the state directory (`evidence_dir`):
+Files, outside the store, under the state directory (`resolved_state_dir`):
 
     keys/<store_id>.key           the signer key (signed-note private key form), 0600
     keys/<store_id>.pub           its note verifier key, public
@@ -50,20 +50,20 @@ def origin_for(store_id: bytes) -> str:
     return ORIGIN_PREFIX + store_id.hex()
 
 
-def evidence_dir(state_dir: Path | None = None) -> Path:
+def resolved_state_dir(state_dir: Path | None = None) -> Path:
     return Path(state_dir or paths.state_dir())
 
 
 def key_path(store_id: bytes, state_dir: Path | None = None) -> Path:
-    return evidence_dir(state_dir) / "keys" / f"{store_id.hex()}.key"
+    return resolved_state_dir(state_dir) / "keys" / f"{store_id.hex()}.key"
 
 
 def pub_path(store_id: bytes, state_dir: Path | None = None) -> Path:
-    return evidence_dir(state_dir) / "keys" / f"{store_id.hex()}.pub"
+    return resolved_state_dir(state_dir) / "keys" / f"{store_id.hex()}.pub"
 
 
 def state_path(store_id: bytes, state_dir: Path | None = None) -> Path:
-    return evidence_dir(state_dir) / "checkpoints" / f"{store_id.hex()}.json"
+    return resolved_state_dir(state_dir) / "checkpoints" / f"{store_id.hex()}.json"
 
 
 # --- keys -------------------------------------------------------------------------------------

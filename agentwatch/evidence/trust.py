@@ -46,3 +46,17 @@ def explain(trust: str) -> str:
         return (f"{trust}: this user can rewrite the store and every file that vouches for it "
                 "(docs/deployment.md: the service deployment puts the key and witness in another account)")
     return trust
+
+
+def as_seen_here(daemon_level: str | None, witness_dirs: Iterable[Path], state_dir: Path | None) -> str | None:
+    """The trust level for the user asking `health`, from the daemon's statement of it.
+
+    The daemon judges by its own uid: in the service deployment the witness is its own
+    (`same user only`), while to the developer asking, whose agent is what is recorded, it
+    belongs to another account. So a reader judges the same files again by its own uid; a
+    fleet server stays a fleet server."""
+    if daemon_level is None or daemon_level == FLEET:
+        return daemon_level
+    from agentwatch.evidence.checkpoints import resolved_state_dir
+
+    return level(witness_dirs, [resolved_state_dir(state_dir) / "checkpoints"])

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-rows", type=int, default=BATCH_ROWS, choices=range(1, MAX_BATCH_ROWS + 1),
                         metavar="N")
     parser.add_argument("--state-dir", default=None,
-                        help="where the signed checkpoints live (checkpoint.dir; default: the state directory)")
+                        help="where the signed checkpoints live (state_dir; default: the state directory)")
     parser.add_argument("--nice", type=int, default=19)
     parser.add_argument("--flush-s", type=float, default=5.0,
                         help="once told to stop, ship what the store holds for at most this long")

@@ -1,8 +1,8 @@
 """Durable named consumers: an acknowledged position and a delivery log per consumer.
 
 Where: `$XDG_STATE_HOME/agentwatch/consumers/<store_id>/<name>.cursor.json` and
-`<name>.deliveries.jsonl` (override the directory with AGENTWATCH_STATE_DIR or a
-`state_dir` argument). Why there and not in the store: consumers read the store
+`<name>.deliveries.jsonl`, under the `state_dir` setting (config.load: `--state-dir`,
+AGENTWATCH_STATE_DIR, the config file; docs/config.md) or a `state_dir` argument. Why there and not in the store: consumers read the store
 read-only (readers never write it), a consumer's position is its own state and
 not part of the recorded history, and keying by store id keeps positions of one
 store from being applied to another.
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from agentwatch import paths, platform_layer, safefs
+from agentwatch import platform_layer, safefs
 from agentwatch.errors import UsageError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -38,8 +38,11 @@ def check_name(name: str) -> str:
 
 
 def consumers_dir(store_id: bytes, state_dir: Path | None = None) -> Path:
-    base = state_dir or Path(os.environ.get("AGENTWATCH_STATE_DIR") or paths.state_dir())
-    return Path(base) / "consumers" / store_id.hex()
+    if state_dir is None:
+        from agentwatch import config  # the one resolver: environment, then the config file, then the default
+
+        state_dir = config.load(project=False)["state_dir"]
+    return Path(state_dir) / "consumers" / store_id.hex()
 
 
 @dataclass

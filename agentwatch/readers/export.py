@@ -74,15 +74,33 @@ class ExportReport:
     rejected_spans: int = 0
     resent: list[int] = field(default_factory=list)  # [first, last] of a batch sent again (resend_uncertain)
     skipped: list[int] = field(default_factory=list)  # [first, last] of a batch acknowledged unsent
+    next_from: Optional[int] = None  # with a limit: where the next page starts (--from), None when none remain
 
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        doc = dict(self.__dict__)
+        next_from = doc.pop("next_from")
+        doc["next"] = {"from": next_from} if next_from is not None else None
+        return doc
 
 
 def traces_url(endpoint: str) -> str:
     """OTLP/HTTP: a base endpoint gets `/v1/traces`; a URL already ending in it is used as given."""
     endpoint = endpoint.rstrip("/")
     return endpoint if endpoint.endswith("/v1/traces") else endpoint + "/v1/traces"
+
+
+def check_endpoint(endpoint: str) -> None:
+    """UsageError unless `endpoint` is an http(s) URL with a host (a malformed one is said, not raised
+    from deep in the HTTP client)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        parts.port  # noqa: B018 - reading it checks the port
+    except ValueError as exc:
+        raise UsageError(f"OTLP endpoint {endpoint!r}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"OTLP endpoint {endpoint!r}: expected http://HOST:PORT or https://HOST (OTLP/HTTP)")
 
 
 def default_endpoint() -> Optional[str]:
@@ -137,12 +155,20 @@ def export(
     batch_rows: int = BATCH_ROWS,
     progress: Optional[Callable[[int, int], None]] = None,
     sender: Callable[[str, bytes], bytes] = post,
+    limit: Optional[int] = None,
 ) -> ExportReport:
+    """Export the committed records after the start (`from_seq`, or the consumer's cursor) up to the head.
+
+    With `limit`, at most that many records (a page); the report's `next_from` names where the
+    next page starts, or is None when the head was reached. Seqs are contiguous, so a page is a
+    range of seqs.
+    """
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r} (expected {' or '.join(FORMATS)})")
     if fmt == "otlp":
         if not endpoint:
             raise UsageError("--format otlp needs --endpoint URL (or OTEL_EXPORTER_OTLP_ENDPOINT)")
+        check_endpoint(endpoint)
         destination = traces_url(endpoint)
     else:
         if endpoint:
@@ -210,12 +236,15 @@ def export(
                 if pending is not None:
                     after = _settle_pending(conn, named, pending, after, deliver, acknowledge, report,
                                             resend_uncertain, skip_uncertain)
+            if limit is not None and after + limit < head:
+                head = after + limit
+                report.next_from = head + 1
             total = max(head - after, 0)
             done = 0
             if progress:
                 progress(0, total)
             while after < head:
-                batch = [r for r in read_after(conn, after, batch_rows) if r.seq <= head]
+                batch = [r for r in read_after(conn, after, min(batch_rows, head - after)) if r.seq <= head]
                 if not batch:
                     break
                 deliver(batch)

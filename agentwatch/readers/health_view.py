@@ -217,16 +217,20 @@ def _ship(ship: Any) -> Row:
 # -- --verbose: every field, grouped --------------------------------------------------
 
 
+# Old names the daemon still sends for --json readers, shown under their new names only.
+OLD_NAMES = frozenset(("draining", "writer.checkpoints"))
+
+
 def groups(doc: dict) -> list[tuple[str, list[tuple[str, str]]]]:
     """Every field of the document as (group, [(key, value)]), nested keys dotted within a group."""
     top: list[tuple[str, str]] = []
     out: list[tuple[str, list[tuple[str, str]]]] = []
     for key, value in doc.items():
-        if key in ("ok", "op"):
+        if key in ("ok", "op") or key in OLD_NAMES:
             continue
         if isinstance(value, dict):
             items: list[tuple[str, str]] = []
-            _flatten("", value, items)
+            _flatten("", {k: v for k, v in value.items() if f"{key}.{k}" not in OLD_NAMES}, items)
             out.append((key, items))
         else:
             top.append((key, _scalar(value)))

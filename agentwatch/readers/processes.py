@@ -118,13 +118,15 @@ class Report:
     unsettled: int = 0  # trees and calls of the last `settle_s` seconds, not judged yet
     lost_events: int = 0
     findings: list[Finding] = field(default_factory=list)
+    next_before: Optional[int] = None  # a page of findings (--limit): where the next page starts
 
     def to_json(self) -> dict:
         return {"store": self.store, "roots": self.roots, "sessions_followed": self.sessions_followed,
                 "trees": self.trees, "hook_trees": self.hook_trees, "calls_checked": self.calls_checked,
                 "calls_unfollowed": self.calls_unfollowed, "unsettled": self.unsettled,
                 "lost_events": self.lost_events,
-                "findings": [f.to_json() for f in self.findings]}
+                "findings": [f.to_json() for f in self.findings],
+                "next": {"before": self.next_before} if self.next_before is not None else None}
 
 
 def reconcile(store: Path, session: Optional[str] = None, settle_s: float = SETTLE_S,

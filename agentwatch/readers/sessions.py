@@ -98,7 +98,7 @@ def list_sessions(store: Path, *, since_ns: Optional[int] = None, harness: Optio
     the head, so a page costs what its sessions hold, not what the store holds.
     """
     if limit is not None or before_seq is not None:
-        return _page(store, since_ns, harness, limit, before_seq)
+        return _page(store, since_ns, harness, limit, before_seq)[0]
     conn = schema_guard.open_reader(store)
     try:
         where: list[str] = ["kind = 'event'", "session_id IS NOT NULL"]
@@ -158,9 +158,20 @@ def _summary(conn: apsw.Connection, row: Any, erased: dict[tuple[str, str], int]
 _PAGE_READ = 4096  # records read back from the head at a time while a page is filled
 
 
+def sessions_page(store: Path, *, since_ns: Optional[int] = None, harness: Optional[str] = None,
+                  limit: Optional[int] = None, before_seq: Optional[int] = None
+                  ) -> tuple[list[SessionSummary], Optional[int]]:
+    """list_sessions, and where the next page starts (`before_seq` for it: this page's smallest
+    `last_seq`) when sessions remain past a page of `limit`, else None."""
+    if limit is None and before_seq is None:
+        return list_sessions(store, since_ns=since_ns, harness=harness), None
+    return _page(store, since_ns, harness, limit, before_seq)
+
+
 def _page(store: Path, since_ns: Optional[int], harness: Optional[str], limit: Optional[int],
-          before_seq: Optional[int]) -> list[SessionSummary]:
-    """The newest `limit` sessions (by last event) before `before_seq`, oldest first."""
+          before_seq: Optional[int]) -> tuple[list[SessionSummary], Optional[int]]:
+    """The newest `limit` sessions (by last event) before `before_seq`, oldest first, and the next
+    page's `before_seq` when another session remains (one more is looked for, not summarized)."""
     conn = schema_guard.open_reader(store)
     try:
         erased, covered = _erased_by_session(conn), coverage_rows.coverage_by_session(conn)
@@ -187,10 +198,12 @@ def _page(store: Path, since_ns: Optional[int], harness: Optional[str], limit: O
                         "LIMIT 1", (sid, h, before_seq)).fetchone():
                     continue  # its last event is on an earlier page
                 found.append(key)
-                if limit is not None and len(found) >= limit:
+                if limit is not None and len(found) > limit:
                     done = True
                     break
             cursor = rows[-1][0]
+        more = limit is not None and len(found) > limit
+        found = found[:limit] if limit is not None else found
         summaries = []
         for h, sid in found:
             row = db.one(conn.execute(
@@ -200,7 +213,10 @@ def _page(store: Path, since_ns: Optional[int], harness: Optional[str], limit: O
                 (sid, h)))
             summaries.append(_summary(conn, row, erased, covered))
         summaries.sort(key=lambda summary: summary.first_seq)
-        return summaries
+        if not more:
+            return summaries, None
+        return summaries, (min(x.last_seq for x in summaries) if summaries else
+                           before_seq if before_seq is not None else _head(conn) + 1)
     finally:
         conn.close()
 
@@ -285,6 +301,16 @@ def resolve_session(conn: apsw.Connection, session: str, harness: Optional[str] 
         names = ", ".join(f"{h}:{s}" for h, s in rows[:3])
         raise UsageError(f"session {session!r} is ambiguous ({names}); give more of the id, or --harness")
     return rows[0][0], rows[0][1]
+
+
+@schema_guard.store_errors
+def resolve(store: Path, session: str, harness: Optional[str] = None) -> tuple[str, str]:
+    """(harness, session_id) in the store for a full id or an unambiguous prefix (resolve_session)."""
+    conn = schema_guard.open_reader(store)
+    try:
+        return resolve_session(conn, session, harness)
+    finally:
+        conn.close()
 
 
 @schema_guard.store_errors
@@ -373,14 +399,15 @@ def items(conn: apsw.Connection, harness: str, session_id: str, *, after_seq: in
 
 
 def erasures(conn: apsw.Connection) -> list[dict[str, Any]]:
-    """Every erasure the store records (its erasure rows, read through their partial index), oldest
+    """Every erasure the store records (its erasure rows, read through their partial index: the `+`
+    keeps SQLite from scanning the whole table in seq order instead), oldest
     first: the erased seq, when that record was recorded, what it was (harness, session, event, tool),
     the erasure row's seq and time, who erased it and why."""
     out = []
     try:
         rows = conn.execute(
             "SELECT e.seq, e.recorded_at_ns, CAST(e.payload AS BLOB), r.recorded_at_ns FROM records AS e "
-            "LEFT JOIN records AS r ON r.seq = e.erased_seq WHERE e.erased_seq IS NOT NULL ORDER BY e.seq").fetchall()
+            "LEFT JOIN records AS r ON r.seq = e.erased_seq WHERE e.erased_seq IS NOT NULL ORDER BY +e.seq").fetchall()
     except apsw.SQLError:
         return []  # a store from before erasure
     for erasure_seq, erased_at_ns, payload, at_ns in cast(Any, rows):

@@ -270,11 +270,12 @@ def run_tail(
     on_source=None,
     progress=None,
     limit: int | None = None,
-) -> None:
+) -> int | None:
     """`agentwatch tail`: emit batches; with a named consumer, log and acknowledge each one.
 
     `limit`: at most this many rows, then stop (a page: the next starts `--from` the last seq + 1);
-    without `from_seq` or a consumer, the last `limit` rows.
+    without `from_seq` or a consumer, the last `limit` rows. Returns where the next page starts
+    when a page of `limit` rows ended with rows of `kinds` left after it, else None.
 
     The records come from the daemon's subscription when a daemon answers on
     `socket_path`, else from the store; the consumer logic is the same for both.
@@ -312,6 +313,7 @@ def run_tail(
         behind = head - after
         catching_up = progress is not None and behind > 0
         left = limit
+        last_seq = None
         for batch in source:
             if left is not None:
                 batch = batch[:left]
@@ -319,6 +321,7 @@ def run_tail(
                 if not batch:
                     break
             emit(batch)
+            last_seq = batch[-1].seq
             if named is not None and cursor is not None:
                 named.record_deliveries(r.seq for r in batch)
                 named.ack(cursor, batch[-1].seq)
@@ -331,3 +334,10 @@ def run_tail(
     finally:
         if named is not None:
             named.close()
+    if left != 0 or last_seq is None:
+        return None
+    conn = schema_guard.open_reader(path)
+    try:
+        return last_seq + 1 if read_after(conn, last_seq, 1, kinds) else None
+    finally:
+        conn.close()

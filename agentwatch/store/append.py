@@ -15,7 +15,7 @@ import apsw
 from agentwatch.store import db, packing, schema_check
 from agentwatch.store import tree as store_tree
 from agentwatch.store.canonical import json_nesting_exceeds
-from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_identity, row_hash_framed
+from agentwatch.store.chain import DOMAIN_TAG, GENESIS, KINDS, MAX_RECORD_ID_BYTES, framed_kind_id, row_hash_framed
 from agentwatch.store.merkle import CompactRange
 from agentwatch.store.tree import TILE_HEIGHT
 
@@ -54,7 +54,7 @@ class Append:
     kind: str
     payload: bytes
     payload_sha256: bytes = field(init=False, repr=False, compare=False)
-    identity: bytes = field(init=False, repr=False, compare=False)  # chain.framed_identity(kind, record_id)
+    kind_id: bytes = field(init=False, repr=False, compare=False)  # chain.framed_kind_id(kind, record_id)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -68,7 +68,7 @@ class Append:
         if json_nesting_exceeds(self.payload, MAX_JSON_DEPTH):
             raise ValueError(f"payload is nested too deeply to store (more than {MAX_JSON_DEPTH} levels)")
         object.__setattr__(self, "payload_sha256", hashlib.sha256(self.payload).digest())
-        object.__setattr__(self, "identity", framed_identity(self.kind, self.record_id))
+        object.__setattr__(self, "kind_id", framed_kind_id(self.kind, self.record_id))
 
 
 class Appended(NamedTuple):
@@ -140,7 +140,7 @@ class Store:
     """
 
     def __init__(self, path: Path | str, *, vfs: str | None = None, create: bool = True,
-                 group_readable: bool = False, pack: bool = True):
+                 group_readable: bool | None = None, pack: bool = True):
         self.path = Path(path)
         self.conn = db.open_writer(self.path, vfs=vfs, create=create, group_readable=group_readable)
         try:
@@ -318,7 +318,7 @@ class Store:
                     results.append(Appended(a.record_id, earlier[0], True))
                     continue
                 seq += 1
-                digest = row_hash_framed(prefix, seq, now, a.identity, prev, a.payload_sha256)
+                digest = row_hash_framed(prefix, seq, now, a.kind_id, prev, a.payload_sha256)
                 try:
                     text = a.payload.decode("utf-8")
                 except UnicodeDecodeError as exc:

@@ -70,11 +70,11 @@ def row_hash(
     payload: bytes,
 ) -> bytes:
     """sha256 over the framed row: every field at a fixed width or length-prefixed."""
-    return row_hash_framed(DOMAIN_TAG + store_id, seq, recorded_at_ns, framed_identity(kind, record_id),
+    return row_hash_framed(DOMAIN_TAG + store_id, seq, recorded_at_ns, framed_kind_id(kind, record_id),
                            prev_hash, _sha256(payload).digest())
 
 
-def framed_identity(kind: str, record_id: str) -> bytes:
+def framed_kind_id(kind: str, record_id: str) -> bytes:
     """A row's kind and record_id as the recipe frames them: each UTF-8, after its 4-byte length."""
     kind_b = kind.encode("utf-8")
     rid_b = record_id.encode("utf-8")
@@ -82,14 +82,14 @@ def framed_identity(kind: str, record_id: str) -> bytes:
 
 
 def row_hash_framed(
-    prefix: bytes, seq: int, recorded_at_ns: int, identity: bytes, prev_hash: bytes, payload_sha256: bytes
+    prefix: bytes, seq: int, recorded_at_ns: int, kind_id: bytes, prev_hash: bytes, payload_sha256: bytes
 ) -> bytes:
-    """The recipe from its parts: `prefix` is DOMAIN_TAG + store_id, `identity` framed_identity(kind, record_id).
+    """The recipe from its parts: `prefix` is DOMAIN_TAG + store_id, `kind_id` framed_kind_id(kind, record_id).
 
     The writer's loop: the parts that do not depend on the row's place in the chain
     are framed once, before the queue.
     """
-    return _sha256(b"".join((prefix, _fixed.pack(seq, recorded_at_ns), identity, prev_hash, payload_sha256))).digest()
+    return _sha256(b"".join((prefix, _fixed.pack(seq, recorded_at_ns), kind_id, prev_hash, payload_sha256))).digest()
 
 
 def format_hash(digest: bytes) -> str:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 import apsw
 
 from agentwatch import platform_layer, safefs
-from agentwatch.errors import SchemaError, StoreUnreachable
+from agentwatch.errors import SchemaError, StoreMissing, StoreUnreachable
 from agentwatch.store import migrations, packing, schema_check
 
 BUSY_TIMEOUT_MS = 5000
@@ -84,23 +84,27 @@ def sync_settings(conn: apsw.Connection) -> dict[str, int]:
 
 
 def open_writer(path: Path, *, create: bool = True, vfs: str | None = None,
-                group_readable: bool = False) -> apsw.Connection:
+                group_readable: bool | None = None) -> apsw.Connection:
     """The write connection: WAL, synchronous=FULL, schema migrated to the latest.
 
     `vfs` names a registered SQLite VFS to open through (fault-injection tests
     use support.faultvfs); None is SQLite's default. `group_readable` makes the
     store, its WAL and shm files 0640 (the service deployment: the recorded
-    developers' group verifies, read-only); otherwise they are owner-only.
+    developers' group verifies, read-only); otherwise they are owner-only. None
+    follows the layout this process runs in: group-readable once the configuration
+    names a socket group (config.load calls safefs.share_with_group).
     """
     path = Path(path)
     _refuse_symlink(path)
     if not path.exists() and not create:
-        raise StoreUnreachable(f"{path}: store does not exist")
+        raise StoreMissing(f"{path}: store does not exist")
     # Whoever can write the store's directory can move the store aside or plant its -wal.
     safefs.private_dir(path.parent, "store directory")
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
     if create:
         flags |= apsw.SQLITE_OPEN_CREATE
+    if group_readable is None:  # the layout this process runs in (safefs.share_with_group)
+        group_readable = safefs.shared_file_mode() == 0o640
     old_umask = os.umask(0o027 if group_readable else 0o077)  # store, WAL and shm: owner (and group) only
     new = not path.exists() or path.stat().st_size == 0
     try:
@@ -172,7 +176,7 @@ def open_reader(path: Path) -> apsw.Connection:
     with store_errors(path):
         _refuse_symlink(path)
         if not path.exists():
-            raise StoreUnreachable(f"{path}: store does not exist")
+            raise StoreMissing(f"{path}: store does not exist")
         if path.is_dir():
             raise StoreUnreachable(f"{path}: is a directory, not a store file")
         try:

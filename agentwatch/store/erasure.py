@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,14 +29,14 @@ import apsw
 from agentwatch import __version__
 from agentwatch.errors import EXIT_OK, EXIT_PROBLEM, AgentwatchError, UsageError
 from agentwatch.store import db, packing
+from agentwatch.store.actors import actor, check_reason
 from agentwatch.store.append import Append, Store
-from agentwatch.store.chain import DOMAIN_TAG, canonical_json, format_hash, framed_identity, row_hash_framed
+from agentwatch.store.chain import DOMAIN_TAG, canonical_json, format_hash, framed_kind_id, row_hash_framed
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")  # exactly the display form: lowercase, as docs/chain.md says
 ERASED_PAYLOAD = b"null"  # an erased row's payload: valid JSON, so the generated columns read NULL
 ERASURE_TYPE = "erasure"
-MAX_REASON_CHARS = 1000
-MAX_BY_CHARS = 200
+WHY = " the payload is erased"  # what an erasure's --reason explains (store/actors.py)
 QUOTE_CHARS = 12  # a reason may not repeat this many consecutive characters of the payload it erases
 
 # Erasure rows naming a seq, oldest first (records.erased_seq is indexed where it is set).
@@ -186,35 +185,6 @@ class EraseResult:
         }
 
 
-def actor(by: str | None = None) -> dict[str, Any]:
-    """Who erases: the kernel's uid and its login name, and the name given with --by."""
-    uid = os.getuid()
-    who: dict[str, Any] = {"uid": uid, "pid": os.getpid()}
-    try:
-        import pwd
-
-        who["user"] = pwd.getpwuid(uid).pw_name
-    except (ImportError, KeyError):
-        pass
-    if by is not None:
-        by = by.strip()
-        if not by or len(by) > MAX_BY_CHARS or not by.isprintable():
-            raise UsageError(f"--by must be a printable name of at most {MAX_BY_CHARS} characters")
-        who["by"] = by
-    return who
-
-
-def check_reason(reason: str) -> str:
-    reason = reason.strip()
-    if not reason:
-        raise UsageError("--reason must say why the payload is erased")
-    if len(reason) > MAX_REASON_CHARS:
-        raise UsageError(f"--reason is longer than {MAX_REASON_CHARS} characters")
-    if not reason.isprintable():
-        raise UsageError("--reason must be printable text on one line")
-    return reason
-
-
 def _quotes(reason: str, payload: str) -> str | None:
     """A run of QUOTE_CHARS characters of `reason` that the payload contains (the reason is stored in clear)."""
     for i in range(len(reason) - QUOTE_CHARS + 1):
@@ -240,10 +210,10 @@ def erase_rows(
     """
     from agentwatch.store.retention import holding, holds
 
-    reason = check_reason(reason)
+    reason = check_reason(reason, WHY)
     who = actor(by)
     if override_hold is not None:
-        override_hold = check_reason(override_hold)
+        override_hold = check_reason(override_hold, WHY)
     conn = store.conn
     wanted = sorted(set(seqs))
     plans = [_plan(store, seq, reason) for seq in wanted]
@@ -300,7 +270,7 @@ def _plan(store: Store, seq: int, reason: str) -> _Plan | Erasure:
     if z is not None:  # a packed row: the chain covers its document (store/packing.py)
         payload = packing.unpacked(payload, packing.Dictionaries(store.conn).get(dict_id), z) or payload
     digest = hashlib.sha256(payload).digest()
-    recomputed = row_hash_framed(DOMAIN_TAG + store.store_id, seq, at, framed_identity(kind, record_id), prev, digest)
+    recomputed = row_hash_framed(DOMAIN_TAG + store.store_id, seq, at, framed_kind_id(kind, record_id), prev, digest)
     if recomputed != stored:
         raise EraseRefused(
             f"seq {seq} does not match its stored hash: erasing it would hide that; run agentwatch verify"

@@ -29,6 +29,7 @@ import apsw
 from agentwatch import __version__
 from agentwatch.errors import UsageError
 from agentwatch.store import packing
+from agentwatch.store.actors import actor, check_reason
 from agentwatch.store.append import Append, Appended, Store
 from agentwatch.store.chain import canonical_json, format_hash
 
@@ -38,7 +39,6 @@ RELEASE_TYPE = "hold_release"
 RETAINABLE_KINDS = ("event", "gap")
 MAX_ROWS = 200  # rows one retention transaction retains at most: the writer is held that long
 NS_PER_DAY = 86_400 * 1_000_000_000
-MAX_REASON_CHARS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,32 +98,6 @@ class Hold:
                 **({"release": self.release} if self.release else {})}
 
 
-def actor(by: str | None = None) -> dict[str, Any]:
-    """Who acts: the kernel's uid, its login name, this pid, and `by` when given."""
-    import pwd
-
-    uid = os.getuid()
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    who: dict[str, Any] = {"uid": uid, "user": user, "pid": os.getpid()}
-    if by is not None:
-        if not by.strip() or len(by) > 200:
-            raise UsageError("--by must be 1 to 200 characters")
-        who["by"] = by
-    return who
-
-
-def check_reason(reason: str) -> str:
-    reason = reason.strip()
-    if not reason:
-        raise UsageError("--reason must say why")
-    if len(reason) > MAX_REASON_CHARS:
-        raise UsageError(f"--reason is longer than {MAX_REASON_CHARS} characters")
-    return reason
-
-
 def check_scope(scope: dict[str, Any]) -> dict[str, Any]:
     """A hold's scope: a session, a harness, and/or a time range; at least one of them."""
     out = {k: v for k, v in scope.items() if v is not None}
@@ -131,7 +105,8 @@ def check_scope(scope: dict[str, Any]) -> dict[str, Any]:
         raise UsageError("a hold needs --session, --harness, or --since/--until")
     for key in ("since_ns", "until_ns"):
         if key in out and (type(out[key]) is not int or out[key] < 0):
-            raise UsageError(f"{key} must be a time")
+            option = "--since" if key == "since_ns" else "--until"
+            raise UsageError(f"{option} ({key}) must be a time at or after 1970-01-01 UTC")
     if "since_ns" in out and "until_ns" in out and out["since_ns"] > out["until_ns"]:
         raise UsageError("--since is after --until")
     for key in ("session_id", "harness"):

@@ -164,7 +164,7 @@ class Reader:
         self.check()
         try:
             result = audit.verify_store(self.settings.store, update_anchor=False, state_dir=self.settings.state_dir,
-                                        evidence_dir=self.settings.state_dir, witness_dirs=self.settings.witness_dirs,
+                                        signer_dir=self.settings.state_dir, witness_dirs=self.settings.witness_dirs,
                                         jobs=1)
             verify = {"status": "ok" if result.exit_code == 0 else "problem", **result.to_json()}
         except AgentwatchError as exc:

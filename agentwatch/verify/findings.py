@@ -91,8 +91,8 @@ class Finding:
 def _hash_at(prefix: bytes, row: Row, seq: int, prev: bytes | None = None) -> bytes:
     """The row's hash as if it sat at `seq` (and, if given, after `prev`)."""
     _, rid, kind, at, digest, own_prev, _ = row
-    identity = len(kind).to_bytes(4, "big") + kind + len(rid).to_bytes(4, "big") + rid  # both stored bytes
-    return row_hash_framed(prefix, seq, at, identity, own_prev if prev is None else prev, digest)
+    kind_id = len(kind).to_bytes(4, "big") + kind + len(rid).to_bytes(4, "big") + rid  # both stored bytes
+    return row_hash_framed(prefix, seq, at, kind_id, own_prev if prev is None else prev, digest)
 
 
 def _malformed(row: Row) -> str | None:

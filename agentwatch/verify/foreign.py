@@ -27,6 +27,12 @@ from agentwatch.verify import known_stores
 from agentwatch.verify.findings import Finding
 
 KIND = "foreign_rows"
+
+
+def named(first: int, last: int, gap_seq: int) -> Finding:
+    """The finding for rows first..last a writer named by its gap row at `gap_seq`."""
+    return Finding(first, KIND, f"rows {first}..{last} were written outside the recorder's writer "
+                                f"(named by gap row {gap_seq})")
 # While a daemon serves the store, a row past the head file may be one it committed a moment
 # ago and has not yet written to the head file (it does before any acknowledgement): wait this
 # long for the head file to catch up before naming the rows.

@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 import apsw
 
+from agentwatch import safefs
 from agentwatch.errors import AgentwatchError, UsageError, exit_for_findings
 from agentwatch.store import db, schema_check
 from agentwatch.store import tree as store_tree
@@ -173,6 +174,7 @@ def init_store(store: Path | str, *, new_store: bool = False, state_dir: Path | 
     from agentwatch.store.writerlock import AlreadyServing, WriterLock
 
     lock = WriterLock(Path(os.path.abspath(store)))
+    safefs.private_dir(lock.store.parent, "store directory")  # the lock file lives beside the store
     try:
         lock.acquire()
     except AlreadyServing as exc:

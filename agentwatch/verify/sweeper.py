@@ -27,6 +27,10 @@ sweeper never writes. An incremental finding ends the incremental walk (the
 rows after it cannot be linked to what was verified); the full passes go on,
 each stopping at the first break it meets. It does not write the anchor
 (`agentwatch verify` owns that).
+
+What the writer knows (a truncation it met, findings remembered from earlier runs) the
+writer owns; the sweeper reads it through `writer_findings`, shows it beside its own, does
+not report it again, and walks again from genesis when the writer met a cut.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 from agentwatch.store import db, schema_check
 from agentwatch.store.chain import GENESIS, format_hash
@@ -62,7 +66,7 @@ class Sweeper:
         full_interval: float,
         on_finding: Optional[Callable[[Finding, str], None]] = None,
         state_dir: Optional[Path] = None,
-        known_findings: Iterable[Finding] = (),
+        writer_findings: Callable[[], list[tuple[Finding, str]]] = lambda: [],
     ):
         self.store = Path(store)
         self._head_seq = head_seq
@@ -96,14 +100,10 @@ class Sweeper:
         self._worker: Optional[Worker] = Worker(self.store)  # None: verify in this thread
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="agentwatch-sweeper", daemon=True)
-        self._lock = threading.Lock()  # findings come from this thread and, through note(), the loop's
-        self._restart = False  # a truncation moved the head below the position: walk again from genesis
-        for finding in known_findings:  # kept from earlier runs: already recorded, still true
-            self.findings[(finding.seq, finding.kind)] = finding
-            self._reported.add((finding.seq, finding.kind))
-            self.finding = self.finding or finding
-            self.found_by = self.found_by or "remembered"
-            self.state = "broken"
+        self._lock = threading.Lock()  # findings and their recorded seqs, from this thread and the loop's
+        self._writer_findings = writer_findings
+        self._cuts_seen = 0  # truncations the writer met that this walk has started again from
+        self._first_of_writer()
 
     def start(self) -> None:
         self._thread.start()
@@ -113,8 +113,31 @@ class Sweeper:
         if self._thread.ident is not None:
             self._thread.join(timeout)
 
+    def _first_of_writer(self) -> None:
+        """The writer's findings count as this sweeper's first and make it broken (sticky)."""
+        for finding, by in self._writer_findings():
+            if self.finding is None:
+                self.finding, self.found_by = finding, by
+            self.state = "broken"
+
+    def _all_findings(self) -> dict[tuple[int, str], Finding]:
+        found = {(f.seq, f.kind): f for f, _ in self._writer_findings()}
+        for key, finding in dict(self.findings).items():
+            found.setdefault(key, finding)
+        return found
+
+    def _writer_cut(self) -> bool:
+        """Whether the writer met a truncation since the last call: it goes on from the cut, so
+        rows it commits now sit where verified ones were."""
+        cuts = sum(1 for _, by in self._writer_findings() if by == "writer")
+        if cuts == self._cuts_seen:
+            return False
+        self._cuts_seen = cuts
+        return True
+
     def health(self) -> dict:
         head = self._head_seq()
+        self._first_of_writer()
         return {
             "state": self.state,
             "started_from": self.started_from,
@@ -127,7 +150,7 @@ class Sweeper:
             "last_error": self.last_error,
             "found_by": self.found_by,
             "findings": [
-                {**f.to_json(), "recorded_seq": self._recorded.get(key)} for key, f in dict(self.findings).items()
+                {**f.to_json(), "recorded_seq": self._recorded.get(key)} for key, f in self._all_findings().items()
             ],
             "rounds": self.rounds,
             "verifies_in": "thread" if self._worker is None else "process",
@@ -157,11 +180,11 @@ class Sweeper:
                         self._incremental_done = True
                     self._full_round(conn)
                     self.rounds += 1
-                    if not self.findings:
+                    if not self._all_findings():
                         self.state = "ok"
                     self.last_error = None
                 except Exception as exc:  # report, then retry on a fresh connection
-                    if not self.findings:
+                    if not self._all_findings():
                         self.state = "error"
                     self.last_error = f"{type(exc).__name__}: {exc}"
                     if conn is not None:
@@ -211,8 +234,7 @@ class Sweeper:
         (one row), so a head cut below it is found at once, and the rows the writer
         committed must all be there: a store ending below them is `truncated`.
         """
-        if self._restart:
-            self._restart = False
+        if self._writer_cut():
             self.verified_seq, self.verified_hash = 0, GENESIS
         while not self._stop.is_set():
             self._looked = True
@@ -226,10 +248,9 @@ class Sweeper:
             if finding is None and result.rows < CHUNK_ROWS and result.last_seq < committed:
                 finding = Finding(result.last_seq + 1, "truncated",
                                   f"the store ends at seq {result.last_seq}, but seq {committed} was committed")
-            if finding is not None and self._restart:
+            if finding is not None and self._writer_cut():
                 # The writer found the head cut meanwhile and goes on from it: rows it commits now
                 # sit where verified ones were. Its finding names the cut; walk again from genesis.
-                self._restart = False
                 self.verified_seq, self.verified_hash = 0, GENESIS
                 return False
             if finding is not None:
@@ -265,14 +286,6 @@ class Sweeper:
             self.full_passes += 1
             self.full_last_ns = time.time_ns()
 
-    def head_cut(self) -> None:
-        """The writer saw rows deleted from the tail and is about to commit over them (any thread)."""
-        self._restart = True
-
-    def note(self, finding: Finding, by: str) -> None:
-        """A finding made elsewhere (the writer saw a truncation): kept and reported like our own."""
-        self._found(finding, by)
-
     def _found(self, finding: Finding, by: str) -> None:
         with self._lock:
             self._found_locked(finding, by)
@@ -282,6 +295,8 @@ class Sweeper:
         if self.finding is None:
             self.finding, self.found_by = finding, by
         self.state = "broken"
+        if any((f.seq, f.kind) == key for f, _ in self._writer_findings()):
+            return  # the writer's: shown, and recorded by the daemon from the writer
         if key not in self.findings:
             self.findings[key] = finding
             log.error("chain verification (%s) found %s at seq %d: %s", by, finding.kind, finding.seq, finding.detail)
@@ -296,7 +311,8 @@ class Sweeper:
 
 
     def recorded(self, finding: Finding, seq: int) -> None:
-        """`finding` is in the store, as the row at `seq` (stored now, or earlier: a duplicate)."""
+        """`finding` (its own or the writer's) is in the store, as the row at `seq` (stored now, or
+        earlier: a duplicate)."""
         self._recorded[(finding.seq, finding.kind)] = seq
 
     def unreported(self, finding: Finding) -> None:

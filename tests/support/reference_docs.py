@@ -74,7 +74,16 @@ def cli_markdown() -> str:
     lines = ["# Command reference", "",
              "Generated from the code by `make reference` (tests/support/reference_docs.py); `make lint`",
              "fails when it is stale. Every command also answers `-h`/`--help`. Settings a command does",
-             "not take as an option come from the environment and the config file (docs/config.md).", ""]
+             "not take as an option come from the environment and the config file (docs/config.md).", "",
+             "**Pages.** Every command that prints a list takes `--limit N` (default: the whole list, or",
+             "as its help says). Lists read back from the newest (`sessions`, `show`, `coverage`,",
+             "`processes`, `hold list`) take `--before SEQ` for the next page; lists read forward in seq",
+             "order (`tail`, `export`) take `--from SEQ`. When rows remain past a page, one line on",
+             "stderr names the next page (`agentwatch: more remain; the next page: --before 41`); stdout",
+             "is the list alone, and a `--json` that is one object also carries `\"next\"`",
+             "(`{\"before\": 41}`, `{\"from\": 42}`, or null on the last page). `install --list` and",
+             "`config show` print fixed, short lists (one row per harness or setting) and take no",
+             "`--limit`.", ""]
     for path, command in commands():
         name = "agentwatch " + " ".join(path)
         arguments = [p for p in command.params if p.param_type_name == "argument"]
@@ -163,6 +172,9 @@ EVENTS = [
 ]
 
 
+ERRORS = "(errors)"  # the label of the error documents collected
+
+
 def collect(tmp: Path) -> dict[str, list[Any]]:
     from support.otlpreceiver import Receiver
 
@@ -197,6 +209,11 @@ def collect(tmp: Path) -> dict[str, list[Any]]:
     run("config show", "config", "show", "--store", store, "--json")
     run("install", "install", "claude-code", "--json")
     run("uninstall", "uninstall", "claude-code", "--json")
+    # The system service's plans (--dry-run changes nothing; the paths are the test's own).
+    where = ["--user", "awref", "--base", str(tmp / "svc"), "--runtime-dir", str(tmp / "svc-run"),
+             "--unit-path", str(tmp / "agentwatch.service")]
+    run("service install", "service", "install", "--system", "--kind", "systemd", "--dry-run", *where, "--json")
+    run("service uninstall", "service", "uninstall", "--system", "--kind", "systemd", "--dry-run", *where, "--json")
     with Receiver() as receiver:
         run("export", "export", "--format", "otlp", "--store", store, "--endpoint", receiver.endpoint, "--json")
     hold = run("hold add", "hold", "add", "--session", "s1", "--reason", "an example", "--store", store, "--json")
@@ -207,6 +224,13 @@ def collect(tmp: Path) -> dict[str, list[Any]]:
         "--store", store, "--json")
     run("erase", "erase", "2", "--reason", "an example", "--store", store, "--json")
     _health(run, tmp, store)
+    # Failures: a store that is not there, and a usage error the command line finds.
+    run(ERRORS, "sql", "--store", str(tmp / "absent.db"), "--json", "SELECT 1", ok=(3,))
+    run(ERRORS, "tail", "--store", store, "--from", "0", "--json", ok=(2,))
+    run(ERRORS, "import", "-", "--store", store, "--batch-size", "0", "--json", ok=(2,))
+    keyless = str(tmp / "keyless.db")
+    run("init", "init", "--store", keyless, "--json")
+    run(ERRORS, "key", "--store", keyless, "--json", ok=(1,))  # no next step to name: `next` is null
     return run.docs
 
 
@@ -256,6 +280,8 @@ def not_run(name: str) -> str | None:
 
 
 def json_markdown() -> str:
+    from agentwatch.cli import jsonerror
+
     tmp = Path(tempfile.mkdtemp(prefix="agentwatch-ref-"))
     try:
         docs = collect(tmp)
@@ -284,6 +310,22 @@ def json_markdown() -> str:
             lines += ["One JSON object per line, one per record.", ""]
         lines += ["| field | type |", "|---|---|", *(f"| `{p}` | {' or '.join(sorted(t))} |"
                                                   for p, t in sorted(fields.items())), ""]
+    errors: dict[str, set[str]] = defaultdict(set)
+    for doc in docs.pop(ERRORS):
+        shape(doc, "", errors, str(tmp))
+    lines += ["## Errors", "",
+              "A command given `--json` that fails prints one error document on stdout instead of its own, and",
+              "exits with the code it has without `--json`; the person's line stays on stderr. `code` is",
+              "the exit code and `kind` its name:",
+              ", ".join(f"{c} `{k}`" for c, k in jsonerror.KINDS.items()) + ".",
+              "`message` is what stderr says (without the `agentwatch: ` prefix) and `next` the step to take",
+              "(a command; `agentwatch COMMAND --help` for a usage error), or null. Usage errors the command",
+              "line itself finds (a bad option value, a missing argument) are documents too when `--json` is",
+              "among the arguments (before any `--`). `health` with no daemon answering prints its own",
+              "document (`status` `stopped`, exit 3). `tail --json` ends its lines with this document when",
+              "it fails or is interrupted.", "",
+              "| field | type |", "|---|---|", *(f"| `{p}` | {' or '.join(sorted(t))} |"
+                                              for p, t in sorted(errors.items())), ""]
     missing = set(docs) - set(with_json)
     if missing:
         raise SystemExit(f"documents collected for commands without --json: {sorted(missing)}")
