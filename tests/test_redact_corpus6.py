@@ -109,6 +109,18 @@ def test_sixth_corpus_figures_before_the_round_of_rule_changes():
     assert len(before["failures"]) == len(set(before["failures"])) == 420 + 72 + 682
 
 
+def test_sixth_corpus_figures_after_the_round_of_rule_changes():
+    """The "after" figure, scored once when #33's round of rule changes landed: recall and
+    benign as before it, 35 more upstream negatives intact."""
+    after = json.loads(corpus6.FIGURES.read_text())
+    assert corpus6.totals(after) == {"upstream-positive": (1756, 2176), "benign": (588, 660),
+                                     "upstream-negative": (2373, 3020), "not-secret": (16, 16)}
+    for carrier in corpus6.CARRIERS:
+        got = corpus6.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"]) == ((439, 544), (147, 165)), carrier
+        assert got["upstream-negative"] == ((594, 755) if carrier == "command" else (593, 755)), carrier
+
+
 def test_sixth_corpus_figures_are_the_recorded_ones():
     recorded = json.loads(corpus6.FIGURES.read_text())
     measured = corpus6.score(POLICY)
