@@ -655,3 +655,16 @@ def test_a_secret_glued_inside_a_blob_s_middle_is_not_found():
     assert secret in ruleset.redact(text, _masker)
     short = _blob("a", 100) + secret + _blob("b", 100)  # no blob: the whole scan finds it
     assert secret not in ruleset.redact(short, _masker)
+
+
+def test_the_benign_rules_read_a_bounded_value_whatever_the_text(monkeypatch):
+    """`auth=(` repeated: each assignment's unquoted value runs to the end of the text, and the
+    benign rules read each whole (6 s for 4,000 repeats). They now read at most BENIGN_MAX
+    characters of a value, and a longer one is masked."""
+    seen: list[int] = []
+    placeholder = rules._placeholder
+    monkeypatch.setattr(rules, "_placeholder", lambda value: seen.append(len(value)) or placeholder(value))
+    text = "auth=(" * 4000
+    out = POLICY.redact_text(text)
+    assert seen and max(seen) <= rules.BENIGN_MAX
+    assert out.startswith("auth=[REDACTED:assignment:") and "(" not in out  # all after the first name masked

@@ -889,6 +889,13 @@ def structural_value(value: str) -> bool:
     return v in ("[", "{", "(", "[]", "{}", "()", "[{", "({") or bool(_VERSION.fullmatch(v))
 
 
+# The longest value the benign rules read. An unquoted value runs to the next blank or quote, so in
+# text like `auth=(auth=(…` every assignment's value runs to the end of the text, and reading each
+# whole would make the work quadratic in the text's length. A longer value is taken as a secret
+# (it is masked: the safe side); no placeholder, message or reference is that long.
+BENIGN_MAX = 2048
+
+
 def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool = False) -> bool:
     """Not a secret though next to a secret name: refs, placeholders, labels, messages, code.
 
@@ -896,6 +903,8 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     `api_key: str`); after an upper-case (environment) name it is taken as a value.
     """
     value = value.strip()
+    if len(value) > BENIGN_MAX:
+        return False  # judged a secret unread: keeps the work per assignment bounded (see BENIGN_MAX)
     if not value or _placeholder(value) or message_text(value):
         return True
     if structural_value(value):
