@@ -13,6 +13,7 @@ explicit @example.
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -21,6 +22,13 @@ from hypothesis import HealthCheck, settings
 # (pyproject's pytest `pythonpath` puts tests/ on the path): `daemon` (a started `agentwatch serve`) and
 # `reap_daemons` (kills what a failed test left running).
 pytest_plugins = ["support.daemon", "support.faultload"]
+
+# A suite started in the background of a non-interactive shell (`make soak &`) inherits SIGINT
+# ignored, and so would every process it starts: the tests that press Ctrl-C on a real `tail`,
+# `import` or `sql` would wait for an exit that never comes. A handler here (not SIG_IGN) makes
+# the processes the tests start get SIGINT's default again, as in a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile(
     "ci", derandomize=True, database=None, print_blob=True, deadline=None,

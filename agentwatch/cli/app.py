@@ -71,12 +71,17 @@ def fail(error: AgentwatchError | str, code: int | None = None, next_step: str |
     raise typer.Exit(exit_code)
 
 
-def interrupted(committed: str) -> NoReturn:
-    """Ctrl-C, the same in every command: one line on stderr saying what was committed, exit 130."""
+def interrupted(committed: str, *, document: bool = True) -> NoReturn:
+    """Ctrl-C, the same in every command: one line on stderr saying what was committed, exit 130.
+
+    With --json the error document follows on stdout, except where stdout is a stream of records
+    that Ctrl-C is the way to end (`tail -f --json`, a durable consumer): `document=False` keeps
+    every line of that stream a record."""
     global _interrupt_said
     _interrupt_said = True
     print(f"agentwatch: interrupted (Ctrl-C); {committed}", file=sys.stderr)
-    jsonerror.failed(EXIT_INTERRUPTED, f"interrupted (Ctrl-C); {committed}", None)
+    if document:
+        jsonerror.failed(EXIT_INTERRUPTED, f"interrupted (Ctrl-C); {committed}", None)
     raise typer.Exit(EXIT_INTERRUPTED)
 
 

@@ -139,7 +139,7 @@ def tail_cmd(
             typer.echo(paging.more_remain("--from", next_from), err=True)
     except KeyboardInterrupt:
         interrupted(f"consumer {consumer}: acknowledged up to the last batch printed" if consumer
-                    else "tail only reads: nothing to commit")
+                    else "tail only reads: nothing to commit", document=False)
     except BrokenPipeError:
         raise typer.Exit(0) from None
     except AgentwatchError as exc:

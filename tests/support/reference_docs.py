@@ -323,7 +323,8 @@ def json_markdown() -> str:
               "line itself finds (a bad option value, a missing argument) are documents too when `--json` is",
               "among the arguments (before any `--`). `health` with no daemon answering prints its own",
               "document (`status` `stopped`, exit 3). `tail --json` ends its lines with this document when",
-              "it fails or is interrupted.", "",
+              "it fails; Ctrl-C, the way a follow ends, adds nothing to them (every line stays a record;",
+              "exit 130 and the line on stderr say it was interrupted).", "",
               "| field | type |", "|---|---|", *(f"| `{p}` | {' or '.join(sorted(t))} |"
                                               for p, t in sorted(errors.items())), ""]
     missing = set(docs) - set(with_json)
