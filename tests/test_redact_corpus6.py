@@ -109,16 +109,31 @@ def test_sixth_corpus_figures_before_the_round_of_rule_changes():
     assert len(before["failures"]) == len(set(before["failures"])) == 420 + 72 + 682
 
 
-def test_sixth_corpus_figures_after_the_round_of_rule_changes():
-    """The "after" figure, scored once when #33's round of rule changes landed: recall and
-    benign as before it, 35 more upstream negatives intact."""
-    after = json.loads(corpus6.FIGURES.read_text())
+def test_sixth_corpus_figures_after_the_first_round_of_rule_changes():
+    """The "after" figure, scored once when #33's first round of rule changes landed (with this
+    corpus held out; figures6-round1.json): recall and benign as before it, 35 more upstream
+    negatives intact."""
+    after = json.loads(corpus6.ROUND1.read_text())
     assert corpus6.totals(after) == {"upstream-positive": (1756, 2176), "benign": (588, 660),
                                      "upstream-negative": (2373, 3020), "not-secret": (16, 16)}
     for carrier in corpus6.CARRIERS:
         got = corpus6.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"]) == ((439, 544), (147, 165)), carrier
         assert got["upstream-negative"] == ((594, 755) if carrier == "command" else (593, 755)), carrier
+
+
+def test_sixth_corpus_figures_after_the_second_round_tuned_on_it():
+    """The second round of #33 studied this corpus's misses (it is an earlier corpus now, no longer
+    held out) and fixed them by class (docs/redaction.md, "Benign by principle"): figures6.json."""
+    after = json.loads(corpus6.FIGURES.read_text())
+    assert corpus6.totals(after) == {"upstream-positive": (1756, 2176), "benign": (648, 660),
+                                     "upstream-negative": (2377, 3020), "not-secret": (16, 16)}
+    for carrier in corpus6.CARRIERS:
+        got = corpus6.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"]) == ((439, 544), (162, 165)), carrier
+        assert got["upstream-negative"] == ((595, 755) if carrier == "command" else (594, 755)), carrier
+    assert [corpus6.totals(after, source=s)["benign"] for s in corpus6.SOURCES] == [
+        (196, 204), (0, 0), (128, 132), (100, 100), (156, 156), (68, 68)]
 
 
 def test_sixth_corpus_figures_are_the_recorded_ones():

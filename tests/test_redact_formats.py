@@ -669,3 +669,71 @@ def test_typed_declarations_with_a_literal(text):
                                   'def f(password: str = ""): pass'])
 def test_typed_declarations_without_a_secret_stay(text):
     assert POLICY.redact_text(text) == text
+
+
+# --- values that name or choose (docs/redaction.md, "Benign by principle") ------------------------
+# GitHub Actions, "Assigning permissions to jobs": each scope of `permissions:` takes `read`, `write`
+# or `none`, and `read-all`/`write-all` set every scope; `id-token: write` lets a job request an
+# OIDC token, it is not one.
+@pytest.mark.parametrize("text", [
+    "permissions:\n  id-token: write\n  contents: read\n",
+    "jobs:\n  publish:\n    permissions:\n      id-token: write\n      packages: none\n",
+    "permissions: write-all\n",
+    "permissions:\n  secret-scanning-alerts: read\n",
+])
+def test_github_actions_permission_levels_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, ".github/workflows/ci.yml", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# A key's file named under a key's name: cosign's docs sign with `--key cosign.key`; sigstore's
+# GitHub action and many tools take a key file's path in a `*_KEY`/`key_file` setting. The path
+# says where the key is; the key's bytes are not in it.
+@pytest.mark.parametrize("text", [
+    "env:\n  COSIGN_PRIVATE_KEY: /tmp/cosign.key\n",
+    "tls:\n  key_file: path/to/server.pem\n",
+    "ssl_key = ~/.ssh/id_ed25519.key\n",
+    "PRIVATE_KEY_PATH=./certs/private.pem\n",
+    "api_key_file: ${HOME}/secrets/api.txt\n",
+])
+def test_key_file_paths_under_key_names_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "config/app.yaml", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# Gradle, "Gradle Wrapper" (verifying the distribution): `distributionSha256Sum` in
+# gradle/wrapper/gradle-wrapper.properties holds the SHA-256 of the distribution's zip, a digest of
+# public content; the name `Sha256` is a word of the identifier, not entropy.
+def test_a_gradle_wrapper_checksum_stays():
+    text = ("distributionBase=GRADLE_USER_HOME\ndistributionPath=wrapper/dists\n"
+            "distributionSha256Sum=" + "5f" * 32 + "\n"
+            "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.10-bin.zip\n")
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "gradle/wrapper/gradle-wrapper.properties", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# Python packaging, "Entry points specification": an object reference is `importable.module:object`,
+# and setuptools writes them one a line under `[options.entry_points]` in setup.cfg. A plugin
+# named after what it checks (`hardcoded_password_string = pkg.plugins.mod:func`) names code.
+def test_setup_cfg_entry_points_under_secret_names_stay():
+    text = ("[options.entry_points]\nexample.plugins =\n"
+            "    hardcoded_password_string = example.plugins.passwords:hardcoded_password_string\n"
+            "    token_check = example.checks.tokens:check [extra]\n")
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "setup.cfg", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# The same names over values that are secrets: the classes above are narrow on purpose.
+@pytest.mark.parametrize(("text", "secret"), [
+    ("permissions_token: writer9\n", "writer9"),                 # not one of the permission levels
+    ("COSIGN_PASSWORD: Zq3/Kx9Vb7/Tm2Wp8Rn4\n", "Zq3/Kx9Vb7/Tm2Wp8Rn4"),  # base64 with slashes: no extension
+    ("auth = first.last:hunter22\n", "hunter22"),                # user:password, not a three-name module path
+])
+def test_secrets_that_resemble_those_classes_are_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "conf/app.cfg", text)}
+        assert secret.encode() not in stored(doc), carrier

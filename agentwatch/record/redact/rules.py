@@ -299,8 +299,8 @@ class RuleSet:
         return False
 
     def placeholder(self, value: str) -> bool:
-        """A stand-in for a secret (a reference, a template, filler): `_placeholder`."""
-        return _placeholder(value)
+        """A stand-in for a secret (a reference, a template, filler, a path, a permission level)."""
+        return _placeholder(value) or enumerated_or_reference(value)
 
     def structural(self, value: str) -> bool:
         """An opening bracket or a version range: `structural_value`."""
@@ -889,6 +889,26 @@ def structural_value(value: str) -> bool:
     return v in ("[", "{", "(", "[]", "{}", "()", "[{", "({") or bool(_VERSION.fullmatch(v))
 
 
+# A permission level from a fixed vocabulary: GitHub Actions' `permissions:` map gives each scope
+# (`id-token`, `contents`, ...) one of `read`, `write` or `none`, and `read-all`/`write-all` to all.
+_PERMISSION = re.compile(r"read|write|none|read-all|write-all")
+# A file's path: absolute, home- or dot-relative, or two names or more, ending in a file name with an
+# extension (`/tmp/cosign.key`, `path/to/x.pem`). The extension keeps base64 out (it has no `.`).
+_FILE_PATH = re.compile(r"(?:~|\.{1,2}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)?/?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_@-][A-Za-z0-9_.@-]*"
+                        r"\.[A-Za-z][A-Za-z0-9]{0,7}|/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
+# A Python entry point's object reference (`importable.module:object.attr`, the packaging spec's
+# "Entry points specification"), with a package path of three names or more so that a
+# `first.last:password` pair is not taken for one.
+_ENTRY_POINT = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+                          r"(?:[ \t]*\[[A-Za-z0-9_, \t-]*\])?")
+
+
+def enumerated_or_reference(value: str) -> bool:
+    """A value that names or chooses, and holds nothing: a permission level, a file's path, an entry point."""
+    v = value.strip().strip("\"'")
+    return bool(_PERMISSION.fullmatch(v) or _FILE_PATH.fullmatch(v) or _ENTRY_POINT.fullmatch(v))
+
+
 # The longest value the benign rules read. An unquoted value runs to the next blank or quote, so in
 # text like `auth=(auth=(…` every assignment's value runs to the end of the text, and reading each
 # whole would make the work quadratic in the text's length. A longer value is taken as a secret
@@ -917,6 +937,8 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
         return True  # `auth: _t.AuthType = None`: a type annotation with its default, not a value
     if value.startswith("arn:aws"):
         return True  # an Amazon Resource Name names a secret (arn:aws:secretsmanager:...), it is not one
+    if enumerated_or_reference(value):
+        return True  # `id-token: write`, `key_file: /tmp/cosign.key`, `x = pkg.mod.sub:func`
     low = value.lower().strip("\"'`")
     words = name_words(name)
     if low in (name.lower(), name.rsplit(".", 1)[-1].lower()) or low.replace("-", "_") == name.lower():
@@ -968,7 +990,9 @@ ID_PREFIXES = (
 INTEGRITY_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
 _ID_BOUNDARY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _WORDLIKE_SEGMENT = re.compile(r"[A-Z]?[a-z0-9_.-]*")
-_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])")
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])|(?:[Ss]ha|SHA|[Mm]d|MD|[Cc]rc|CRC)[0-9]{1,3}")
+# A hash algorithm's name is a word of identifiers (`distributionSha256Sum`, `md5Hex`), though it has few vowels.
+_ALGORITHM = re.compile(r"(?i:sha|md|crc)[0-9]{1,3}")
 _SEGMENT_SEP = re.compile(r"[_./=+-]+")
 _SIMPLE_SEGMENT = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[A-Za-z]{0,2}|[A-Za-z]{1,2}")
 
@@ -985,7 +1009,7 @@ def _speakable(word: str) -> bool:
 
 def identifier_like(tok: str) -> bool:
     """Made of words: camelCase (`getUserAccountSettings2`) or separated (`test_2D_vs_RGI`)."""
-    if sum(len(w) for w in _WORD.findall(tok) if _speakable(w)) >= 0.6 * len(tok):
+    if sum(len(w) for w in _WORD.findall(tok) if _speakable(w) or _ALGORITHM.fullmatch(w)) >= 0.6 * len(tok):
         return True
     segments = _SEGMENT_SEP.split(tok)
     if len(segments) >= 3:
