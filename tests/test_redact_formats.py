@@ -737,3 +737,56 @@ def test_secrets_that_resemble_those_classes_are_masked(text, secret):
     for carrier in corpus5.CARRIERS:
         doc = {"schema": 1, "raw": corpus5.payload(carrier, "conf/app.cfg", text)}
         assert secret.encode() not in stored(doc), carrier
+
+
+# --- literals compared with a password or key ----------------------------------------------------
+# Python's and Go's `==`/`!=` (and JavaScript's `===`/`!==`) compare a variable with a literal on
+# either side; when the variable is a password or key, the literal is the value it must equal.
+@pytest.mark.parametrize(("text", "secret"), [
+    ('if obj.password == "this cool password":\n    pass\n', "this cool password"),  # read like a phrase
+    ('if "f62e5bcda4fae4f82370da0c6f20697b8f8447ef" == password {\n}\n', "f62e5bcda4fae4f82370da0c6f20697b8f8447ef"),
+    ("if ('hunter2-prod' !== this.secretKey) { deny(); }\n", "hunter2-prod"),
+    ('if api_key != "Zorro Mask 9":\n', "Zorro Mask 9"),
+])
+def test_a_literal_compared_with_a_secret_is_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/check.txt", text)}
+        assert secret.encode() not in stored(doc), carrier
+
+
+@pytest.mark.parametrize("text", [
+    'if token === "--flag":\n',          # parsers compare tokens
+    'if password == "":\n',               # an empty check
+    'if "--verbose" == token {\n',
+    'if password == "${PASSWORD}":\n',    # a reference
+])
+def test_comparisons_without_a_secret_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/check.txt", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# --- quoted literals under a one-word secret name, and weak passwords in code ---------------------
+# A quoted string assigned in code is a literal; under a name that is only the secret's word
+# (`password = "..."`) it is the password even when it contains that word, and `"secret"` or
+# `"password"` under another secret name is a weak password, not a stand-in.
+@pytest.mark.parametrize(("text", "secret"), [
+    ('class Conf:\n    password = "class_password"\n', "class_password"),
+    ('EMAIL_PASSWORD = "secret"\n', "secret"),
+    ('db_secret = "password"\n', "password"),
+])
+def test_quoted_word_like_literals_under_secret_names_are_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/settings.py", text)}
+        assert not re.search(rf'"{secret}"'.encode(), stored(doc)), carrier
+
+
+@pytest.mark.parametrize("text", [
+    'SECRET_KEY_ACCOUNT = "secret-key"\n',   # a label naming the secret, under a longer name
+    'PGPASSWORD = "password"\n',             # the name's own word
+    'password_field = "user.password"\n',
+])
+def test_labels_and_own_names_under_secret_names_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/settings.py", text)}
+        assert json.loads(stored(doc)) == doc, carrier

@@ -568,7 +568,7 @@ class RuleSet:
             m = DSL_RE.match(s, lo)
             at = lo
         if m is None:
-            return self._label_at(s, lo)
+            return self._compared_before(s, lo) or self._label_at(s, lo)
         name = m.group("name")
         keyed = 0
         if not self.secret_name(name):
@@ -594,6 +594,9 @@ class RuleSet:
             return None  # `if not token: raise`, `def f(token: str)`: a colon in code, not YAML
         if op in ("==", "===", "!=", "!==") and not _COMPARED.search(name):
             return None  # `token === "--flag"`: parsers compare tokens; passwords and keys are secrets
+        if op in ("==", "===", "!=", "!==") and not keyed:
+            # a literal a password is checked against is that password, whatever it reads like
+            return None if compared_benign(value) else (start, end, "assignment")
         if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted):
             return None
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
@@ -601,6 +604,18 @@ class RuleSet:
         if op == "," and not self.key_shaped(value, True):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
+
+    def _compared_before(self, s: str, lo: int) -> tuple[int, int, str] | None:
+        """`"f62e…" == password`: a literal on the left of a comparison with a secret-named variable."""
+        m = _COMPARED_BEFORE.search(s, max(0, lo - 300), lo)
+        if m is None:
+            return None
+        m_name = _IDENT_AT.match(s, lo)
+        name = m_name.group().rsplit(".", 1)[-1] if m_name else ""
+        if not name or not self.secret_name(name) or not _COMPARED.search(name):
+            return None
+        value = m.group("v")
+        return None if compared_benign(value) else (m.start("v"), m.end("v"), "assignment")
 
     def _label_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`acme SECRET <key>`: a label and a value with blanks between, no operator.
@@ -909,6 +924,28 @@ def enumerated_or_reference(value: str) -> bool:
     return bool(_PERMISSION.fullmatch(v) or _FILE_PATH.fullmatch(v) or _ENTRY_POINT.fullmatch(v))
 
 
+# A quoted literal, a comparison operator and the start of a variable's (dotted) name, ending where
+# the name starts: `"f62e…" == password`, `'x' !== this.pwd`.
+_COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?)[ \t]*"""
+                              r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z")
+_IDENT_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def compared_benign(value: str) -> bool:
+    """A literal compared with a password or key that is not one: empty, a reference or placeholder.
+
+    The label and message rules do not apply here: a program compares a password with the
+    password it accepts, so `if obj.password == "this cool password"` holds it however it reads.
+    """
+    v = value.strip()
+    return not v or len(v) <= BENIGN_MAX and _placeholder(v)
+
+
+# Words that stand for a secret in prose and docs (`_PLACEHOLDERS`) and are also weak passwords
+# people use: a quoted literal in code under another secret name is taken as the password.
+_WEAK_WORDS = frozenset({"secret", "password"})
+
+
 # The longest value the benign rules read. An unquoted value runs to the next blank or quote, so in
 # text like `auth=(auth=(…` every assignment's value runs to the end of the text, and reading each
 # whole would make the work quadratic in the text's length. A longer value is taken as a secret
@@ -925,6 +962,8 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     value = value.strip()
     if len(value) > BENIGN_MAX:
         return False  # judged a secret unread: keeps the work per assignment bounded (see BENIGN_MAX)
+    if quoted and name and value.lower() in _WEAK_WORDS and value.lower() not in name.lower():
+        return False  # EMAIL_PASSWORD = "secret": a weak password, quoted in code under a name it is not
     if not value or _placeholder(value) or message_text(value):
         return True
     if structural_value(value):
@@ -943,7 +982,8 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     words = name_words(name)
     if low in (name.lower(), name.rsplit(".", 1)[-1].lower()) or low.replace("-", "_") == name.lower():
         return True  # `self.api_key = api_key`, TOKENS = "tokens": a name, not a value
-    if any(w in low for w in words if len(w) >= 4 and w not in ("user", "name")) and _LABEL_RE.fullmatch(low):
+    if (not quoted or len(words) > 1) and _LABEL_RE.fullmatch(low) and any(
+            w in low for w in words if len(w) >= 4 and w not in ("user", "name")):
         return True  # SECRET_KEY_ACCOUNT = 'secret-key', "user.auth_logged_out": a label naming the secret
     if _NUMBER_RE.fullmatch(value) and "token" in name.lower():
         return True  # max_tokens = 4096
