@@ -790,3 +790,33 @@ def test_labels_and_own_names_under_secret_names_stay(text):
     for carrier in corpus5.CARRIERS:
         doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/settings.py", text)}
         assert json.loads(stored(doc)) == doc, carrier
+
+
+# Develocity's docs ("Authenticating with Develocity"): DEVELOCITY_ACCESS_KEY is `host=accesskey`;
+# a workflow fills the key from a reference. hashicorp/vault-action's README ("Key Syntax"): each
+# line of its `secrets` input is `path key | OUTPUT_NAME ;`. Both name where the secret is.
+@pytest.mark.parametrize("text", [
+    "env:\n  DEVELOCITY_ACCESS_KEY: ge.example.com=${{ secrets.DEVELOCITY_TOKEN }}\n",
+    "with:\n  secrets: |\n    secret/data/ci/develocity token | DEVELOCITY_TOKEN;\n    secret/data/ci/npm token | NPM_TOKEN\n",
+])
+def test_references_joined_to_a_name_and_vault_action_paths_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, ".github/workflows/build.yml", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# POSIX date: `-u` is UTC and `+FORMAT` its format operand, not curl's `-u user:password`.
+def test_date_with_a_utc_format_is_not_a_user_and_password():
+    doc = {"schema": 1, "raw": {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                "tool_input": {"command": "date -u +%Y-%m-%dT%H:%M:%SZ"}}}
+    assert json.loads(stored(doc)) == doc
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("curl -u admin:Hunter2Prod https://example.com\n", "Hunter2Prod"),
+    ("env:\n  DEVELOCITY_ACCESS_KEY: ge.acme.io=Qx7Lm2Vb9Kp4Zr8Tw3\n", "Qx7Lm2Vb9Kp4Zr8Tw3"),
+])
+def test_the_same_shapes_with_a_secret_are_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, ".github/workflows/build.yml", text)}
+        assert secret.encode() not in stored(doc), carrier

@@ -918,10 +918,20 @@ _ENTRY_POINT = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}:[A-Za-z_]
                           r"(?:[ \t]*\[[A-Za-z0-9_, \t-]*\])?")
 
 
+# A name joined to a reference (`host=${{ secrets.KEY }}`, Develocity's `DEVELOCITY_ACCESS_KEY`
+# format `host=key`; `user:${PASSWORD}`): the secret part is where the secret is kept.
+_KEYED_REFERENCE = re.compile(r"[A-Za-z0-9_.-]+[=:](?:\$\{\{[^{}\n]*\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)")
+# A line of hashicorp/vault-action's `secrets` input: `path key | OUTPUT_NAME ;` names where a
+# secret is read from and the variable it goes to (the action's README, "Key Syntax").
+_VAULT_ACTION = re.compile(r"[A-Za-z0-9_./-]+/[A-Za-z0-9_./-]+ +[A-Za-z0-9_.-]+ *\| *[A-Za-z_][A-Za-z0-9_]* *;?")
+
+
 def enumerated_or_reference(value: str) -> bool:
-    """A value that names or chooses, and holds nothing: a permission level, a file's path, an entry point."""
+    """A value that names or chooses, and holds nothing: a permission level, a file's path, an entry
+    point, a name joined to a reference, a secret store's path."""
     v = value.strip().strip("\"'")
-    return bool(_PERMISSION.fullmatch(v) or _FILE_PATH.fullmatch(v) or _ENTRY_POINT.fullmatch(v))
+    return bool(_PERMISSION.fullmatch(v) or _FILE_PATH.fullmatch(v) or _ENTRY_POINT.fullmatch(v)
+                or _KEYED_REFERENCE.fullmatch(v) or _VAULT_ACTION.fullmatch(v))
 
 
 # A quoted literal, a comparison operator and the start of a variable's (dotted) name, ending where
