@@ -820,3 +820,36 @@ def test_the_same_shapes_with_a_secret_are_masked(text, secret):
     for carrier in corpus5.CARRIERS:
         doc = {"schema": 1, "raw": corpus5.payload(carrier, ".github/workflows/build.yml", text)}
         assert secret.encode() not in stored(doc), carrier
+
+
+# Setters that take a (name, value) pair: Java's System.setProperty(key, value) and
+# Properties.setProperty, Go's os.Setenv(key, value), POSIX setenv(name, value, overwrite),
+# django-environ's env.str(var, default=...): under a secret name the second argument is the secret.
+@pytest.mark.parametrize(("text", "secret"), [
+    ('System.setProperty("db.password", "Tr0ub4dor&3");\n', "Tr0ub4dor&3"),
+    ('os.Setenv("GITHUB_TOKEN", "letmein77")\n', "letmein77"),
+    ('setenv("API_KEY", "letmein77", 1);\n', "letmein77"),
+    ('props.set("api_token", "7299:AAWJ-letmein")\n', "7299:AAWJ-letmein"),
+    ('SECRET_KEY = env.str("SECRET_KEY", default="letmein77")\n', "letmein77"),
+])
+def test_setters_with_a_secret_name_and_a_literal(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "src/app.code", text)}
+        assert secret.encode() not in stored(doc), carrier
+
+
+@pytest.mark.parametrize("text", ['cache.set("token", "")\n', 'os.Setenv("TOKEN", "${TOKEN}")\n',
+                                  'System.setProperty("user.name", "alice")\n'])
+def test_setters_without_a_secret_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "src/app.code", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# Django's startproject writes SECRET_KEY = 'django-insecure-' + get_random_secret_key(): 50 characters
+# of a-z, 0-9 and !@#$%^&*(-_=+) (django/core/management/utils.py). The prefix marks the key anywhere.
+def test_a_django_insecure_secret_key_is_masked_under_any_name():
+    key = "django-insecure-" + ("k3!a(z=8" * 7)[:50]
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "notes.txt", f"KEY = '{key}'\nsee {key}\n")}
+        assert key[16:40].encode() not in stored(doc), carrier
