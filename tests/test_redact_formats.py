@@ -853,3 +853,24 @@ def test_a_django_insecure_secret_key_is_masked_under_any_name():
     for carrier in corpus5.CARRIERS:
         doc = {"schema": 1, "raw": corpus5.payload(carrier, "notes.txt", f"KEY = '{key}'\nsee {key}\n")}
         assert key[16:40].encode() not in stored(doc), carrier
+
+
+# RFC 3986 3.2.1 userinfo; GitHub's docs let a token stand as the user name of an HTTPS remote.
+@pytest.mark.parametrize(("text", "secret"), [
+    ("git clone https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git\n",
+     "0123456789abcdef0123456789abcdef01234567"),
+    ("pip install git+https://fedcba9876543210fedcba9876543210@git.acme.io/o/r@1.0#egg=r\n",
+     "fedcba9876543210fedcba9876543210"),
+])
+def test_a_hex_token_as_a_urls_user_name_is_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "notes.txt", text)}
+        assert secret[:12].encode() not in stored(doc), carrier
+
+
+@pytest.mark.parametrize("text", ["git clone https://alice@github.com/o/r.git\n",
+                                  "see https://github.com/o/r/commit/0123456789abcdef0123456789abcdef01234567\n"])
+def test_a_person_as_a_urls_user_and_a_commit_in_its_path_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "notes.txt", text)}
+        assert json.loads(stored(doc)) == doc, carrier
