@@ -126,14 +126,14 @@ def test_sixth_corpus_figures_after_the_second_round_tuned_on_it():
     """The second round of #33 studied this corpus's misses (it is an earlier corpus now, no longer
     held out) and fixed them by class (docs/redaction.md, "Benign by principle"): figures6.json."""
     after = json.loads(corpus6.FIGURES.read_text())
-    assert corpus6.totals(after) == {"upstream-positive": (1812, 2176), "benign": (660, 660),
+    assert corpus6.totals(after) == {"upstream-positive": (1824, 2176), "benign": (660, 660),
                                      "upstream-negative": (2357, 3020), "not-secret": (16, 16)}
     for carrier in corpus6.CARRIERS:
         got = corpus6.totals(after, carrier=carrier)
-        assert (got["upstream-positive"], got["benign"]) == ((453, 544), (165, 165)), carrier
+        assert (got["upstream-positive"], got["benign"]) == ((456, 544), (165, 165)), carrier
         assert got["upstream-negative"] == ((590, 755) if carrier == "command" else (589, 755)), carrier
     assert [corpus6.totals(after, source=s)["upstream-positive"] for s in corpus6.SOURCES] == [
-        (580, 640), (928, 940), (108, 124), (60, 60), (88, 88), (48, 324)]
+        (592, 640), (928, 940), (108, 124), (60, 60), (88, 88), (48, 324)]
     assert [corpus6.totals(after, source=s)["benign"] for s in corpus6.SOURCES] == [
         (204, 204), (0, 0), (132, 132), (100, 100), (156, 156), (68, 68)]
 

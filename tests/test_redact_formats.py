@@ -874,3 +874,13 @@ def test_a_person_as_a_urls_user_and_a_commit_in_its_path_stay(text):
     for carrier in corpus5.CARRIERS:
         doc = {"schema": 1, "raw": corpus5.payload(carrier, "notes.txt", text)}
         assert json.loads(stored(doc)) == doc, carrier
+
+
+# SonarQube docs, "Managing your tokens": user tokens start squ_, project analysis tokens sqp_, global
+# analysis tokens sqa_; the prefix marks them wherever they are written (Windows `setx NAME VALUE`).
+@pytest.mark.parametrize("prefix", ["squ_", "sqp_", "sqa_"])
+def test_sonarqube_prefixed_tokens_are_masked_under_any_name(prefix):
+    token = prefix + "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c"
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "ci.cmd", f'setx "CI_VALUE" "{token}"\n')}
+        assert token[4:16].encode() not in stored(doc), carrier
