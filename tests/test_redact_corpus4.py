@@ -80,8 +80,10 @@ def test_recorded_figures_before_and_after_the_rules_changed_without_this_corpus
 def test_which_prefixes_are_distinctive_is_decided_by_the_stated_criterion():
     ruleset = rules.builtin()
     chosen = {r.id: r.distinctive for r in ruleset.rules if r.distinctive}
-    # with Braintree's two (#33), and Tailscale's, Vercel's and Private Packagist's 15 (#33's second round)
-    assert len(chosen) == 62 and sum(map(len, chosen.values())) == 160
+    # with Braintree's two (#33), and Tailscale's, Vercel's and Private Packagist's 15 (#33's second round),
+    # and SonarQube's three (squ_, sqp_, sqa_: #33's third round)
+    assert len(chosen) == 63 and sum(map(len, chosen.values())) == 163
+    assert chosen["sonarqube-prefixed-token"] == ("squ_", "sqp_", "sqa_")
     assert chosen["github-token"] == ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
     assert chosen["aws-access-key-id"][:2] == ("AKIA", "ASIA")
     assert chosen["shippo-api-token"] == ("shippo_live_", "shippo_test_")

@@ -109,16 +109,34 @@ def test_sixth_corpus_figures_before_the_round_of_rule_changes():
     assert len(before["failures"]) == len(set(before["failures"])) == 420 + 72 + 682
 
 
-def test_sixth_corpus_figures_after_the_round_of_rule_changes():
-    """The "after" figure, scored once when #33's round of rule changes landed: recall and
-    benign as before it, 35 more upstream negatives intact."""
-    after = json.loads(corpus6.FIGURES.read_text())
+def test_sixth_corpus_figures_after_the_first_round_of_rule_changes():
+    """The "after" figure, scored once when #33's first round of rule changes landed (with this
+    corpus held out; figures6-round1.json): recall and benign as before it, 35 more upstream
+    negatives intact."""
+    after = json.loads(corpus6.ROUND1.read_text())
     assert corpus6.totals(after) == {"upstream-positive": (1756, 2176), "benign": (588, 660),
                                      "upstream-negative": (2373, 3020), "not-secret": (16, 16)}
     for carrier in corpus6.CARRIERS:
         got = corpus6.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"]) == ((439, 544), (147, 165)), carrier
         assert got["upstream-negative"] == ((594, 755) if carrier == "command" else (593, 755)), carrier
+
+
+def test_sixth_corpus_figures_after_the_round_tuned_on_it():
+    """#33's third round (after the one this corpus first measured) studied its misses (it is an
+    earlier corpus now, no longer held out) and fixed them by class (docs/redaction.md, "Benign by
+    principle" and "The third round of #33"): figures6.json."""
+    after = json.loads(corpus6.FIGURES.read_text())
+    assert corpus6.totals(after) == {"upstream-positive": (1824, 2176), "benign": (660, 660),
+                                     "upstream-negative": (2357, 3020), "not-secret": (16, 16)}
+    for carrier in corpus6.CARRIERS:
+        got = corpus6.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"]) == ((456, 544), (165, 165)), carrier
+        assert got["upstream-negative"] == ((590, 755) if carrier == "command" else (589, 755)), carrier
+    assert [corpus6.totals(after, source=s)["upstream-positive"] for s in corpus6.SOURCES] == [
+        (592, 640), (928, 940), (108, 124), (60, 60), (88, 88), (48, 324)]
+    assert [corpus6.totals(after, source=s)["benign"] for s in corpus6.SOURCES] == [
+        (204, 204), (0, 0), (132, 132), (100, 100), (156, 156), (68, 68)]
 
 
 def test_sixth_corpus_figures_are_the_recorded_ones():

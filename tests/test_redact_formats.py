@@ -669,3 +669,218 @@ def test_typed_declarations_with_a_literal(text):
                                   'def f(password: str = ""): pass'])
 def test_typed_declarations_without_a_secret_stay(text):
     assert POLICY.redact_text(text) == text
+
+
+# --- values that name or choose (docs/redaction.md, "Benign by principle") ------------------------
+# GitHub Actions, "Assigning permissions to jobs": each scope of `permissions:` takes `read`, `write`
+# or `none`, and `read-all`/`write-all` set every scope; `id-token: write` lets a job request an
+# OIDC token, it is not one.
+@pytest.mark.parametrize("text", [
+    "permissions:\n  id-token: write\n  contents: read\n",
+    "jobs:\n  publish:\n    permissions:\n      id-token: write\n      packages: none\n",
+    "permissions: write-all\n",
+    "permissions:\n  secret-scanning-alerts: read\n",
+])
+def test_github_actions_permission_levels_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, ".github/workflows/ci.yml", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# A key's file named under a key's name: cosign's docs sign with `--key cosign.key`; sigstore's
+# GitHub action and many tools take a key file's path in a `*_KEY`/`key_file` setting. The path
+# says where the key is; the key's bytes are not in it.
+@pytest.mark.parametrize("text", [
+    "env:\n  COSIGN_PRIVATE_KEY: /tmp/cosign.key\n",
+    "tls:\n  key_file: path/to/server.pem\n",
+    "ssl_key = ~/.ssh/id_ed25519.key\n",
+    "PRIVATE_KEY_PATH=./certs/private.pem\n",
+    "api_key_file: ${HOME}/secrets/api.txt\n",
+])
+def test_key_file_paths_under_key_names_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "config/app.yaml", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# Gradle, "Gradle Wrapper" (verifying the distribution): `distributionSha256Sum` in
+# gradle/wrapper/gradle-wrapper.properties holds the SHA-256 of the distribution's zip, a digest of
+# public content; the name `Sha256` is a word of the identifier, not entropy.
+def test_a_gradle_wrapper_checksum_stays():
+    text = ("distributionBase=GRADLE_USER_HOME\ndistributionPath=wrapper/dists\n"
+            "distributionSha256Sum=" + "5f" * 32 + "\n"
+            "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.10-bin.zip\n")
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "gradle/wrapper/gradle-wrapper.properties", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# Python packaging, "Entry points specification": an object reference is `importable.module:object`,
+# and setuptools writes them one a line under `[options.entry_points]` in setup.cfg. A plugin
+# named after what it checks (`hardcoded_password_string = pkg.plugins.mod:func`) names code.
+def test_setup_cfg_entry_points_under_secret_names_stay():
+    text = ("[options.entry_points]\nexample.plugins =\n"
+            "    hardcoded_password_string = example.plugins.passwords:hardcoded_password_string\n"
+            "    token_check = example.checks.tokens:check [extra]\n")
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "setup.cfg", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# The same names over values that are secrets: the classes above are narrow on purpose.
+@pytest.mark.parametrize(("text", "secret"), [
+    ("permissions_token: writer9\n", "writer9"),                 # not one of the permission levels
+    ("COSIGN_PASSWORD: Zq3/Kx9Vb7/Tm2Wp8Rn4\n", "Zq3/Kx9Vb7/Tm2Wp8Rn4"),  # base64 with slashes: no extension
+    ("auth = first.last:hunter22\n", "hunter22"),                # user:password, not a three-name module path
+])
+def test_secrets_that_resemble_those_classes_are_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "conf/app.cfg", text)}
+        assert secret.encode() not in stored(doc), carrier
+
+
+# --- literals compared with a password or key ----------------------------------------------------
+# Python's and Go's `==`/`!=` (and JavaScript's `===`/`!==`) compare a variable with a literal on
+# either side; when the variable is a password or key, the literal is the value it must equal.
+@pytest.mark.parametrize(("text", "secret"), [
+    ('if obj.password == "this cool password":\n    pass\n', "this cool password"),  # read like a phrase
+    ('if "f62e5bcda4fae4f82370da0c6f20697b8f8447ef" == password {\n}\n', "f62e5bcda4fae4f82370da0c6f20697b8f8447ef"),
+    ("if ('hunter2-prod' !== this.secretKey) { deny(); }\n", "hunter2-prod"),
+    ('if api_key != "Zorro Mask 9":\n', "Zorro Mask 9"),
+])
+def test_a_literal_compared_with_a_secret_is_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/check.txt", text)}
+        assert secret.encode() not in stored(doc), carrier
+
+
+@pytest.mark.parametrize("text", [
+    'if token === "--flag":\n',          # parsers compare tokens
+    'if password == "":\n',               # an empty check
+    'if "--verbose" == token {\n',
+    'if password == "${PASSWORD}":\n',    # a reference
+])
+def test_comparisons_without_a_secret_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/check.txt", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# --- quoted literals under a one-word secret name, and weak passwords in code ---------------------
+# A quoted string assigned in code is a literal; under a name that is only the secret's word
+# (`password = "..."`) it is the password even when it contains that word, and `"secret"` or
+# `"password"` under another secret name is a weak password, not a stand-in.
+@pytest.mark.parametrize(("text", "secret"), [
+    ('class Conf:\n    password = "class_password"\n', "class_password"),
+    ('EMAIL_PASSWORD = "secret"\n', "secret"),
+    ('db_secret = "password"\n', "password"),
+])
+def test_quoted_word_like_literals_under_secret_names_are_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/settings.py", text)}
+        assert not re.search(rf'"{secret}"'.encode(), stored(doc)), carrier
+
+
+@pytest.mark.parametrize("text", [
+    'SECRET_KEY_ACCOUNT = "secret-key"\n',   # a label naming the secret, under a longer name
+    'PGPASSWORD = "password"\n',             # the name's own word
+    'password_field = "user.password"\n',
+])
+def test_labels_and_own_names_under_secret_names_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "app/settings.py", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# Develocity's docs ("Authenticating with Develocity"): DEVELOCITY_ACCESS_KEY is `host=accesskey`;
+# a workflow fills the key from a reference. hashicorp/vault-action's README ("Key Syntax"): each
+# line of its `secrets` input is `path key | OUTPUT_NAME ;`. Both name where the secret is.
+@pytest.mark.parametrize("text", [
+    "env:\n  DEVELOCITY_ACCESS_KEY: ge.example.com=${{ secrets.DEVELOCITY_TOKEN }}\n",
+    "with:\n  secrets: |\n    secret/data/ci/develocity token | DEVELOCITY_TOKEN;\n    secret/data/ci/npm token | NPM_TOKEN\n",
+])
+def test_references_joined_to_a_name_and_vault_action_paths_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, ".github/workflows/build.yml", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# POSIX date: `-u` is UTC and `+FORMAT` its format operand, not curl's `-u user:password`.
+def test_date_with_a_utc_format_is_not_a_user_and_password():
+    doc = {"schema": 1, "raw": {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                "tool_input": {"command": "date -u +%Y-%m-%dT%H:%M:%SZ"}}}
+    assert json.loads(stored(doc)) == doc
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("curl -u admin:Hunter2Prod https://example.com\n", "Hunter2Prod"),
+    ("env:\n  DEVELOCITY_ACCESS_KEY: ge.acme.io=Qx7Lm2Vb9Kp4Zr8Tw3\n", "Qx7Lm2Vb9Kp4Zr8Tw3"),
+])
+def test_the_same_shapes_with_a_secret_are_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, ".github/workflows/build.yml", text)}
+        assert secret.encode() not in stored(doc), carrier
+
+
+# Setters that take a (name, value) pair: Java's System.setProperty(key, value) and
+# Properties.setProperty, Go's os.Setenv(key, value), POSIX setenv(name, value, overwrite),
+# django-environ's env.str(var, default=...): under a secret name the second argument is the secret.
+@pytest.mark.parametrize(("text", "secret"), [
+    ('System.setProperty("db.password", "Tr0ub4dor&3");\n', "Tr0ub4dor&3"),
+    ('os.Setenv("GITHUB_TOKEN", "letmein77")\n', "letmein77"),
+    ('setenv("API_KEY", "letmein77", 1);\n', "letmein77"),
+    ('props.set("api_token", "7299:AAWJ-letmein")\n', "7299:AAWJ-letmein"),
+    ('SECRET_KEY = env.str("SECRET_KEY", default="letmein77")\n', "letmein77"),
+])
+def test_setters_with_a_secret_name_and_a_literal(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "src/app.code", text)}
+        assert secret.encode() not in stored(doc), carrier
+
+
+@pytest.mark.parametrize("text", ['cache.set("token", "")\n', 'os.Setenv("TOKEN", "${TOKEN}")\n',
+                                  'System.setProperty("user.name", "alice")\n'])
+def test_setters_without_a_secret_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "src/app.code", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# Django's startproject writes SECRET_KEY = 'django-insecure-' + get_random_secret_key(): 50 characters
+# of a-z, 0-9 and !@#$%^&*(-_=+) (django/core/management/utils.py). The prefix marks the key anywhere.
+def test_a_django_insecure_secret_key_is_masked_under_any_name():
+    key = "django-insecure-" + ("k3!a(z=8" * 7)[:50]
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "notes.txt", f"KEY = '{key}'\nsee {key}\n")}
+        assert key[16:40].encode() not in stored(doc), carrier
+
+
+# RFC 3986 3.2.1 userinfo; GitHub's docs let a token stand as the user name of an HTTPS remote.
+@pytest.mark.parametrize(("text", "secret"), [
+    ("git clone https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git\n",
+     "0123456789abcdef0123456789abcdef01234567"),
+    ("pip install git+https://fedcba9876543210fedcba9876543210@git.acme.io/o/r@1.0#egg=r\n",
+     "fedcba9876543210fedcba9876543210"),
+])
+def test_a_hex_token_as_a_urls_user_name_is_masked(text, secret):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "notes.txt", text)}
+        assert secret[:12].encode() not in stored(doc), carrier
+
+
+@pytest.mark.parametrize("text", ["git clone https://alice@github.com/o/r.git\n",
+                                  "see https://github.com/o/r/commit/0123456789abcdef0123456789abcdef01234567\n"])
+def test_a_person_as_a_urls_user_and_a_commit_in_its_path_stay(text):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "notes.txt", text)}
+        assert json.loads(stored(doc)) == doc, carrier
+
+
+# SonarQube docs, "Managing your tokens": user tokens start squ_, project analysis tokens sqp_, global
+# analysis tokens sqa_; the prefix marks them wherever they are written (Windows `setx NAME VALUE`).
+@pytest.mark.parametrize("prefix", ["squ_", "sqp_", "sqa_"])
+def test_sonarqube_prefixed_tokens_are_masked_under_any_name(prefix):
+    token = prefix + "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c"
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "ci.cmd", f'setx "CI_VALUE" "{token}"\n')}
+        assert token[4:16].encode() not in stored(doc), carrier

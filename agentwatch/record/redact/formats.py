@@ -468,9 +468,13 @@ def _xml(ruleset: RuleSet, s: str) -> Iterator[Span]:
 # -- source code: calls and declarations that hold a literal ---------------------------------------
 _STR = r"""(?P<q{n}>["'`])(?P<v{n}>(?:\\.|(?!(?P=q{n}))[^\\\n]){{0,2048}})(?P=q{n})"""
 _CODE = (
-    # define('DB_PASSWORD', '...'); getenv("PASSWORD", "..."); environ.get('pwd', '...'); ENV.fetch("TOKEN", "...")
-    re.compile(r"(?:define|getenv|Getenv|get|fetch|getProperty|env|config|setdefault)\(\s*"
-               + _STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*,\s*" + _STR.format(n=2) + r"\s*[,)]"),
+    # define('DB_PASSWORD', '...'); getenv("PASSWORD", "..."); environ.get('pwd', '...'); ENV.fetch("TOKEN", "...");
+    # setters with the same (name, value) arguments: props.set("api_token", "..."), os.Setenv("TOKEN", "..."),
+    # System.setProperty("db.password", "..."), putenv; django-environ's env.str("SECRET_KEY", default="...")
+    re.compile(r"(?:define|getenv|Getenv|get|fetch|getProperty|env|config|setdefault|set|Set|setenv|Setenv|putenv"
+               r"|setProperty|put|str)\(\s*"
+               + _STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*,\s*(?:default\s*=\s*)?" + _STR.format(n=2)
+               + r"\s*[,)]"),
     # $cfg['db_password'] = '...';  'password' => '...';  ["token"] = "..."
     re.compile(r"\[\s*" + _STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*\]\s*=\s*" + _STR.format(n=2)),
     re.compile(_STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*=>\s*" + _STR.format(n=2)),

@@ -299,8 +299,8 @@ class RuleSet:
         return False
 
     def placeholder(self, value: str) -> bool:
-        """A stand-in for a secret (a reference, a template, filler): `_placeholder`."""
-        return _placeholder(value)
+        """A stand-in for a secret (a reference, a template, filler, a path, a permission level)."""
+        return _placeholder(value) or enumerated_or_reference(value)
 
     def structural(self, value: str) -> bool:
         """An opening bracket or a version range: `structural_value`."""
@@ -568,7 +568,7 @@ class RuleSet:
             m = DSL_RE.match(s, lo)
             at = lo
         if m is None:
-            return self._label_at(s, lo)
+            return self._compared_before(s, lo) or self._label_at(s, lo)
         name = m.group("name")
         keyed = 0
         if not self.secret_name(name):
@@ -594,6 +594,9 @@ class RuleSet:
             return None  # `if not token: raise`, `def f(token: str)`: a colon in code, not YAML
         if op in ("==", "===", "!=", "!==") and not _COMPARED.search(name):
             return None  # `token === "--flag"`: parsers compare tokens; passwords and keys are secrets
+        if op in ("==", "===", "!=", "!==") and not keyed:
+            # a literal a password is checked against is that password, whatever it reads like
+            return None if compared_benign(value) else (start, end, "assignment")
         if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted):
             return None
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
@@ -601,6 +604,18 @@ class RuleSet:
         if op == "," and not self.key_shaped(value, True):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
+
+    def _compared_before(self, s: str, lo: int) -> tuple[int, int, str] | None:
+        """`"f62e…" == password`: a literal on the left of a comparison with a secret-named variable."""
+        m = _COMPARED_BEFORE.search(s, max(0, lo - 300), lo)
+        if m is None:
+            return None
+        m_name = _IDENT_AT.match(s, lo)
+        name = m_name.group().rsplit(".", 1)[-1] if m_name else ""
+        if not name or not self.secret_name(name) or not _COMPARED.search(name):
+            return None
+        value = m.group("v")
+        return None if compared_benign(value) else (m.start("v"), m.end("v"), "assignment")
 
     def _label_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`acme SECRET <key>`: a label and a value with blanks between, no operator.
@@ -889,6 +904,58 @@ def structural_value(value: str) -> bool:
     return v in ("[", "{", "(", "[]", "{}", "()", "[{", "({") or bool(_VERSION.fullmatch(v))
 
 
+# A permission level from a fixed vocabulary: GitHub Actions' `permissions:` map gives each scope
+# (`id-token`, `contents`, ...) one of `read`, `write` or `none`, and `read-all`/`write-all` to all.
+_PERMISSION = re.compile(r"read|write|none|read-all|write-all")
+# A file's path: absolute, home- or dot-relative, or two names or more, ending in a file name with an
+# extension (`/tmp/cosign.key`, `path/to/x.pem`). The extension keeps base64 out (it has no `.`).
+_FILE_PATH = re.compile(r"(?:~|\.{1,2}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)?/?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_@-][A-Za-z0-9_.@-]*"
+                        r"\.[A-Za-z][A-Za-z0-9]{0,7}|/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
+# A Python entry point's object reference (`importable.module:object.attr`, the packaging spec's
+# "Entry points specification"), with a package path of three names or more so that a
+# `first.last:password` pair is not taken for one.
+_ENTRY_POINT = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+                          r"(?:[ \t]*\[[A-Za-z0-9_, \t-]*\])?")
+
+
+# A name joined to a reference (`host=${{ secrets.KEY }}`, Develocity's `DEVELOCITY_ACCESS_KEY`
+# format `host=key`; `user:${PASSWORD}`): the secret part is where the secret is kept.
+_KEYED_REFERENCE = re.compile(r"[A-Za-z0-9_.-]+[=:](?:\$\{\{[^{}\n]*\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)")
+# A line of hashicorp/vault-action's `secrets` input: `path key | OUTPUT_NAME ;` names where a
+# secret is read from and the variable it goes to (the action's README, "Key Syntax").
+_VAULT_ACTION = re.compile(r"[A-Za-z0-9_./-]+/[A-Za-z0-9_./-]+ +[A-Za-z0-9_.-]+ *\| *[A-Za-z_][A-Za-z0-9_]* *;?")
+
+
+def enumerated_or_reference(value: str) -> bool:
+    """A value that names or chooses, and holds nothing: a permission level, a file's path, an entry
+    point, a name joined to a reference, a secret store's path."""
+    v = value.strip().strip("\"'")
+    return bool(_PERMISSION.fullmatch(v) or _FILE_PATH.fullmatch(v) or _ENTRY_POINT.fullmatch(v)
+                or _KEYED_REFERENCE.fullmatch(v) or _VAULT_ACTION.fullmatch(v))
+
+
+# A quoted literal, a comparison operator and the start of a variable's (dotted) name, ending where
+# the name starts: `"f62e…" == password`, `'x' !== this.pwd`.
+_COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?)[ \t]*"""
+                              r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z")
+_IDENT_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def compared_benign(value: str) -> bool:
+    """A literal compared with a password or key that is not one: empty, a reference or placeholder.
+
+    The label and message rules do not apply here: a program compares a password with the
+    password it accepts, so `if obj.password == "this cool password"` holds it however it reads.
+    """
+    v = value.strip()
+    return not v or len(v) <= BENIGN_MAX and _placeholder(v)
+
+
+# Words that stand for a secret in prose and docs (`_PLACEHOLDERS`) and are also weak passwords
+# people use: a quoted literal in code under another secret name is taken as the password.
+_WEAK_WORDS = frozenset({"secret", "password"})
+
+
 # The longest value the benign rules read. An unquoted value runs to the next blank or quote, so in
 # text like `auth=(auth=(…` every assignment's value runs to the end of the text, and reading each
 # whole would make the work quadratic in the text's length. A longer value is taken as a secret
@@ -905,6 +972,8 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     value = value.strip()
     if len(value) > BENIGN_MAX:
         return False  # judged a secret unread: keeps the work per assignment bounded (see BENIGN_MAX)
+    if quoted and name and value.lower() in _WEAK_WORDS and value.lower() not in name.lower():
+        return False  # EMAIL_PASSWORD = "secret": a weak password, quoted in code under a name it is not
     if not value or _placeholder(value) or message_text(value):
         return True
     if structural_value(value):
@@ -917,11 +986,14 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
         return True  # `auth: _t.AuthType = None`: a type annotation with its default, not a value
     if value.startswith("arn:aws"):
         return True  # an Amazon Resource Name names a secret (arn:aws:secretsmanager:...), it is not one
+    if enumerated_or_reference(value):
+        return True  # `id-token: write`, `key_file: /tmp/cosign.key`, `x = pkg.mod.sub:func`
     low = value.lower().strip("\"'`")
     words = name_words(name)
     if low in (name.lower(), name.rsplit(".", 1)[-1].lower()) or low.replace("-", "_") == name.lower():
         return True  # `self.api_key = api_key`, TOKENS = "tokens": a name, not a value
-    if any(w in low for w in words if len(w) >= 4 and w not in ("user", "name")) and _LABEL_RE.fullmatch(low):
+    if (not quoted or len(words) > 1) and _LABEL_RE.fullmatch(low) and any(
+            w in low for w in words if len(w) >= 4 and w not in ("user", "name")):
         return True  # SECRET_KEY_ACCOUNT = 'secret-key', "user.auth_logged_out": a label naming the secret
     if _NUMBER_RE.fullmatch(value) and "token" in name.lower():
         return True  # max_tokens = 4096
@@ -968,7 +1040,9 @@ ID_PREFIXES = (
 INTEGRITY_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
 _ID_BOUNDARY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _WORDLIKE_SEGMENT = re.compile(r"[A-Z]?[a-z0-9_.-]*")
-_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])")
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])|(?:[Ss]ha|SHA|[Mm]d|MD|[Cc]rc|CRC)[0-9]{1,3}")
+# A hash algorithm's name is a word of identifiers (`distributionSha256Sum`, `md5Hex`), though it has few vowels.
+_ALGORITHM = re.compile(r"(?i:sha|md|crc)[0-9]{1,3}")
 _SEGMENT_SEP = re.compile(r"[_./=+-]+")
 _SIMPLE_SEGMENT = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[A-Za-z]{0,2}|[A-Za-z]{1,2}")
 
@@ -985,7 +1059,7 @@ def _speakable(word: str) -> bool:
 
 def identifier_like(tok: str) -> bool:
     """Made of words: camelCase (`getUserAccountSettings2`) or separated (`test_2D_vs_RGI`)."""
-    if sum(len(w) for w in _WORD.findall(tok) if _speakable(w)) >= 0.6 * len(tok):
+    if sum(len(w) for w in _WORD.findall(tok) if _speakable(w) or _ALGORITHM.fullmatch(w)) >= 0.6 * len(tok):
         return True
     segments = _SEGMENT_SEP.split(tok)
     if len(segments) >= 3:
