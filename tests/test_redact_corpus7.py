@@ -1,0 +1,111 @@
+"""The redaction rules on a seventh held-out corpus, format x carrier (tests/support/redaction_corpus7.py).
+
+Built for #33 from four projects no earlier corpus reads (GitGuardian/ggshield's unit-test
+texts and recorded API exchanges, awslabs/git-secrets' AWS credential test,
+nickdeis/eslint-plugin-no-secrets' rule tests, microsoft/DevSkim's secrets rule examples)
+and ordinary files of those repositories (tests/support/redaction_corpus7_extract.py,
+every sample naming its source and the format of its text, none of its texts or secrets
+in the first six corpora). It was committed before it was scored, then scored once with
+the rules as they were (figures7-before.json), while the rules were being changed for
+#33 without it in view. figures7.json holds the figures of the rules in this tree; a
+change in what they catch or leave alone shows here as a difference, sample by sample.
+Re-record with `python tests/support/redaction_corpus7.py --write` after a deliberate
+change (the "after" figure of docs/redaction.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from support import redaction_corpus7 as corpus7
+from support.redaction_corpus6_extract import scorable
+
+from agentwatch.record import redact
+from agentwatch.store.chain import canonical_json
+
+POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
+DATA = corpus7.load()
+SAMPLES = DATA["samples"]
+
+
+def test_every_sample_names_its_source_its_format_and_its_secrets():
+    assert len(SAMPLES) == 227
+    assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 44, "upstream-negative": 16, "benign": 167}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {
+        "ggshield": 145, "no-secrets": 35, "git-secrets": 27, "devskim": 20}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+        "ggshield": 23, "git-secrets": 11, "no-secrets": 8, "devskim": 2}
+    assert DATA["upstream"] == ["GitGuardian/ggshield@eaa3e43b1ae1", "awslabs/git-secrets@7d6b970cbd3c",
+                                "microsoft/DevSkim@a452aa506f80", "nickdeis/eslint-plugin-no-secrets@fe95b10ac26b"]
+    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
+    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
+    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
+    assert len({s["format"] for s in SAMPLES}) == 17
+    for s in SAMPLES:
+        if s["set"] == "upstream-positive":
+            # every secret is in its text, and masking it there would leave none of it in the carrier
+            assert s["secrets"] and all(scorable(s["text"], s["path"], x) for x in s["secrets"]), s["source"]
+            assert "corpus7" not in s["secrets"]
+
+
+def test_what_was_left_out_is_counted():
+    assert DATA["left_out"] == {
+        "a secret already in the first, second, third, fourth, fifth or sixth corpus": 5,
+        "no-secrets valid case only because an option switches the rule off": 4,
+        "text already in the first, second, third, fourth, fifth or sixth corpus": 6,
+        "the same text twice in one set": 58,
+    }
+
+
+def test_no_text_or_secret_of_the_first_six_corpora_is_in_this_one():
+    from support import (
+        redaction_corpus,
+        redaction_corpus2,
+        redaction_corpus3,
+        redaction_corpus4,
+        redaction_corpus5,
+        redaction_corpus6,
+    )
+
+    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
+                                                redaction_corpus4, redaction_corpus5, redaction_corpus6)
+                             for s in c.load()["samples"])
+    assert not [s["source"] for s in SAMPLES if s["text"] in before]
+    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+
+
+def test_seventh_corpus_figures_before_the_round_of_rule_changes():
+    """The held-out figure: the rules as they were at the corpus's first scoring (f8beb48), per carrier."""
+    before = json.loads(corpus7.BEFORE.read_text())
+    assert corpus7.totals(before) == {"upstream-positive": (128, 176), "benign": (664, 668),
+                                      "upstream-negative": (64, 64)}
+    for carrier in corpus7.CARRIERS:
+        got = corpus7.totals(before, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (32, 44), (166, 167), (16, 16)), carrier
+    assert [corpus7.totals(before, source=s)["upstream-positive"] for s in corpus7.SOURCES] == [
+        (84, 92), (12, 44), (32, 32), (0, 8)]
+    assert len(before["failures"]) == len(set(before["failures"])) == 48 + 4
+
+
+def test_seventh_corpus_figures_are_the_recorded_ones():
+    recorded = json.loads(corpus7.FIGURES.read_text())
+    measured = corpus7.score(POLICY)
+    assert measured["failures"] == recorded["failures"]
+    assert measured["counts"] == recorded["counts"]
+
+
+def test_seventh_corpus_fast_path_and_walk_agree_in_every_carrier():
+    for sample in SAMPLES:
+        for carrier in corpus7.CARRIERS:
+            doc = corpus7.record(sample, carrier)
+            assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+
+
+def test_a_shell_sample_is_the_command_line_itself():
+    shell = next(s for s in SAMPLES if s["format"] == "shell" and s["set"] == "upstream-positive")
+    assert corpus7.payload("command", shell["path"], shell["text"], "shell")["tool_input"]["command"] == shell["text"]
+    other = next(s for s in SAMPLES if s["format"] == "diff")
+    command = corpus7.payload("command", other["path"], other["text"], "diff")["tool_input"]["command"]
+    assert command.startswith("cat > /home/dev/project/") and other["text"] in command
