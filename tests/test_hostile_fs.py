@@ -271,8 +271,10 @@ def test_a_config_file_others_can_write_is_refused(isolated_env, how):
             said = f"{config}: config file is owned by uid {other.pw_uid}, not by this user"
         proc = cli("config", "show")
     err = proc.stderr.decode()
-    assert (proc.returncode, proc.stdout, err.count("\n")) == (2, b"", 1), err
-    assert said in err
+    assert (proc.returncode, proc.stdout, err.count("\n")) == (2, b"", 2), err  # the refusal, then the next step
+    assert said in err.splitlines()[0]
+    assert err.splitlines()[1] == ("agentwatch: next: `agentwatch docs config` lists every setting, its values "
+                                   "and where each is read from")
 
 
 def _listening(path: Path) -> socket.socket:

@@ -3,6 +3,7 @@ memory cap; Ctrl-C stops a running statement (issue 13, class 6)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -41,7 +42,11 @@ WRITES = "agentwatch: only reading is allowed: this statement would write or cha
 @pytest.mark.parametrize(("query", "said"), [("SELECT 1; DELETE FROM records", WRITES), ("SELECT 1; SELECT 2", SEVERAL),
                                              ("SELECT 1;;SELECT 2 -- x", SEVERAL)])  # fmt: skip
 def test_a_second_statement_is_refused_before_the_first_prints_anything(store, query, said):
-    assert sql(store, "--json", query) == (2, "", said)
+    """Nothing of the first statement's rows: with --json, stdout holds only the error document."""
+    message = said.removeprefix("agentwatch: ").rstrip("\n")
+    document = {"error": {"code": 2, "kind": "usage", "message": message, "next": "agentwatch sql --help"}}
+    code, out, err = sql(store, "--json", query)
+    assert (code, json.loads(out), err) == (2, document, said)
 
 
 @pytest.mark.parametrize("query", ["SELECT count(*) AS n FROM records;", "SELECT count(*) AS n FROM records; -- done\n"])

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from agentwatch import platform_layer
 from agentwatch.daemon import service
 from agentwatch.errors import EXIT_PROBLEM, EXIT_UNREACHABLE, AgentwatchError, UsageError
 
@@ -125,7 +126,7 @@ def _shell_word(word: str) -> str:
 
 
 def default_kind() -> str:
-    return "launchd" if sys.platform == "darwin" else "systemd"
+    return "launchd" if platform_layer.is_macos() else "systemd"
 
 
 def layout_for(kind: str, user: Optional[str], base: Optional[Path] = None,
@@ -448,7 +449,7 @@ def _write_root_file(path: Path, text: str) -> Callable[[], None]:
         try:
             os.fchmod(fd, 0o644)
             os.write(fd, text.encode("utf-8"))
-            os.fsync(fd)
+            platform_layer.full_fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -510,7 +511,7 @@ def _start_step(opts: Options, unit_changed: bool) -> tuple[Step, str, int]:
     by_hand = " && ".join(" ".join(_shell_word(w) for w in c) for c in cmds)
     if opts.no_start:
         return Step("start", "skip", "--no-start", cmds), by_hand, 0
-    manager_here = systemd_running() if opts.kind == "systemd" else sys.platform == "darwin"
+    manager_here = systemd_running() if opts.kind == "systemd" else platform_layer.is_macos()
     if not manager_here:
         manager = "systemd" if opts.kind == "systemd" else "launchd"
         return (Step("start", "manual", f"{manager} is not running here; start the service where it runs", cmds),
@@ -593,7 +594,7 @@ def _require(opts: Options, what: str) -> None:
         raise UsageError(f"service {what} --system changes system accounts and files: run it as root "
                          f"(sudo agentwatch service {what} --system …), or add --dry-run to see what it would do")
     if opts.kind != default_kind():
-        raise UsageError(f"a {opts.kind} service cannot be {what}ed on {sys.platform}; "
+        raise UsageError(f"a {opts.kind} service cannot be {what}ed on {platform_layer.SYSTEM}; "
                          f"--dry-run shows what it would do")
 
 
@@ -638,7 +639,7 @@ def uninstall(opts: Options, *, purge: bool = False) -> Outcome:
     _require(opts, "uninstall")
     layout, steps = opts.layout, []
     name, unit_exists = _unit_name(opts), opts.unit.exists()
-    manager_here = systemd_running() if opts.kind == "systemd" else sys.platform == "darwin"
+    manager_here = systemd_running() if opts.kind == "systemd" else platform_layer.is_macos()
     stop = ([["systemctl", "disable", "--now", name]] if opts.kind == "systemd" else
             [["launchctl", "bootout", f"system/{name}"]])
     next_command = ""
