@@ -3,7 +3,9 @@
 Each command is walked page by page through the CLI, following the cursor its stderr line names,
 and the pages are checked against the same command unpaged: every row exactly once, none
 skipped, the last page without a cursor, and a limit that ends exactly at the list's end naming
-no next page. The store holds one session of each of the eight harnesses
+no next page. The forward walks at `--limit 1` (a cursor at every one of the 57 rows) call the
+same command in this process (typer's runner: the same code, stdout and stderr kept apart); every
+other walk starts a process per page. The store holds one session of each of the eight harnesses
 (tests/support/sessions.py, built from the harnesses' own published payloads).
 """
 
@@ -17,7 +19,9 @@ import sys
 
 import pytest
 from support import sessions as fixture_sessions
+from typer.testing import CliRunner
 
+from agentwatch.cli import app
 from agentwatch.readers import paging
 
 MORE = re.compile(r"^agentwatch: more remain; the next page: (--before|--from) (\d+)$", re.M)
@@ -37,12 +41,22 @@ def run(tmp_path, *args: str, ok=(0,)) -> subprocess.CompletedProcess:
     return done
 
 
-def walk(tmp_path, argv: list[str], limit: int, rows_of, *, ok=(0,), first: tuple[str, int] | None = None):
+def run_here(tmp_path, *args: str, ok=(0,)) -> subprocess.CompletedProcess:
+    """`run` in this process: the same command through typer's runner, stdout and stderr apart."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENTWATCH_SOCKET", str(tmp_path / "no-daemon.sock"))
+        result = CliRunner().invoke(app, list(args))
+    assert result.exit_code in ok, (result.stderr, result.exception)
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+
+def walk(tmp_path, argv: list[str], limit: int, rows_of, *, ok=(0,), first: tuple[str, int] | None = None,
+         runner=run):
     """Pages of `argv --limit limit`, each started at the cursor the previous one named; (pages, cursors)."""
     pages, cursors, cursor = [], [], first
     while True:
         extra = [cursor[0], str(cursor[1])] if cursor else []
-        done = run(tmp_path, *argv, "--limit", str(limit), *extra, ok=ok)
+        done = runner(tmp_path, *argv, "--limit", str(limit), *extra, ok=ok)
         pages.append(rows_of(done.stdout))
         found = MORE.findall(done.stderr)
         assert len(found) <= 1
@@ -101,8 +115,9 @@ def test_tail_pages_forward(store, tmp_path):
     argv = ["tail", "--store", str(store), "--json"]
     whole = jsonl(run(tmp_path, *argv, "--from", "1").stdout)
     assert whole == list(range(1, 58))
+    assert jsonl(run_here(tmp_path, *argv, "--from", "1").stdout) == whole
     for limit in (1, 10, 19):
-        pages, cursors = walk(tmp_path, argv, limit, jsonl, first=("--from", 1))
+        pages, cursors = walk(tmp_path, argv, limit, jsonl, first=("--from", 1), runner=run_here if limit == 1 else run)
         assert [s for p in pages for s in p] == whole
         assert [len(p) for p in pages[:-1]] == [limit] * (len(pages) - 1)
         assert [c[1] for c in cursors] == [p[-1] + 1 for p in pages[:-1]]
@@ -114,8 +129,9 @@ def test_export_pages_forward(store, tmp_path):
     argv = ["export", "--format", "jsonl", "--store", str(store)]
     whole = jsonl(run(tmp_path, *argv).stdout)
     assert whole == list(range(1, 58))
+    assert jsonl(run_here(tmp_path, *argv).stdout) == whole
     for limit in (1, 10, 19, 56):
-        pages, cursors = walk(tmp_path, argv, limit, jsonl, first=("--from", 1))
+        pages, cursors = walk(tmp_path, argv, limit, jsonl, first=("--from", 1), runner=run_here if limit == 1 else run)
         assert [s for p in pages for s in p] == whole
         assert [len(p) for p in pages] == [limit] * (57 // limit) + ([57 % limit] if 57 % limit else [])
         assert [c[1] for c in cursors] == [p[-1] + 1 for p in pages[:-1]]
