@@ -1,4 +1,5 @@
-"""`agentwatch serve` end to end: a real daemon process per test, on paths the test owns."""
+"""`agentwatch serve` end to end: a real daemon process per test, on paths the test owns (the
+bad-line cases share one daemon of their own, each checked by what it added to it)."""
 
 from __future__ import annotations
 
@@ -222,17 +223,42 @@ BAD_LINES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def bad_line_daemon(tmp_path_factory):
+    """One daemon for the bad-line cases, in an environment of its own as the `daemon` fixture's
+    (the autouse isolation is per test, so it is set here for the process this starts)."""
+    root = tmp_path_factory.mktemp("bad-lines")
+    with pytest.MonkeyPatch.context() as mp:
+        for var, sub in (("HOME", "home"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
+                         ("XDG_CONFIG_HOME", "config"), ("XDG_RUNTIME_DIR", "run")):
+            (root / "env" / sub).mkdir(parents=True, mode=0o700)
+            mp.setenv(var, str(root / "env" / sub))
+        for var in [v for v in os.environ if v.startswith("AGENTWATCH_")]:
+            mp.delenv(var)
+        d = Daemon(root / "daemon").start()
+    try:
+        yield d
+    finally:
+        code = d.stop()
+        assert code == 0, f"daemon exited {code}:\n{d.output()}"
+
+
 @pytest.mark.parametrize("data,error", BAD_LINES, ids=[e + str(i) for i, (_, e) in enumerate(BAD_LINES)])
-def test_bad_line_gets_its_error_and_the_next_record_on_the_connection_is_stored(daemon, data, error):
+def test_bad_line_gets_its_error_and_the_next_record_on_the_connection_is_stored(bad_line_daemon, data, error):
+    daemon, good_id = bad_line_daemon, f"good-after-{BAD_LINES.index((data, error))}"
+    stored_before = event_ids(daemon)
+    rejected_before = daemon.health()["counters"]["rejected"]
     with daemon.client() as client:
-        client.send(data + line(envelope("good-after")))
+        client.send(data + line(envelope(good_id)))
         bad = client.reply()
         good = client.reply()
     assert bad["ok"] is False and bad["error"] == error and bad["message"]
-    assert good["ok"] is True and good["record_id"] == "good-after"
-    assert event_ids(daemon) == ["good-after"]
+    assert good["ok"] is True and good["record_id"] == good_id
+    assert event_ids(daemon) == stored_before + [good_id]
     rejected = daemon.health()["counters"]["rejected"]
-    assert rejected == {reason: int(reason == error) for reason in rejected}
+    assert set(rejected) == set(rejected_before)
+    assert {reason: n - rejected_before[reason] for reason, n in rejected.items()} == {
+        reason: int(reason == error) for reason in rejected}
 
 
 def test_line_of_exactly_1_mib_is_accepted_and_one_byte_more_is_too_large(daemon):
