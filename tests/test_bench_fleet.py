@@ -47,6 +47,14 @@ def _only_with_benchmarks(request):
         pytest.skip("benchmark: run with `make bench`")
 
 
+@pytest.fixture(scope="module")
+def pg_server():
+    """A server that fsyncs, as a deployment does (the suite's shared one does not: tests/support/postgres.py)."""
+    server = postgres.Server(postgres.require_binaries(), durable=True)
+    yield server
+    server.destroy()
+
+
 def _load() -> str:
     return f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}"
 
@@ -92,7 +100,7 @@ def test_shipping_against_the_local_append_of_the_same_rows(pg_server, tmp_path,
 
 
 def test_shipping_cost_on_daemon_ingest(tmp_path, monkeypatch):
-    server = postgres.Server(postgres.require_binaries(), nice=19)
+    server = postgres.Server(postgres.require_binaries(), nice=19, durable=True)
     try:
         fleet = postgres.Fleet.create(server, tmp_path, monkeypatch)
         ratios, with_ship, without = [], [], []

@@ -12,7 +12,11 @@ fresh directory under /tmp and starts the server on a free loopback port:
   reading roles of a test log in the way a remote machine would, through libpq's own
   password sources;
 - the server log is also written as JSON lines (jsonlog), which is where
-  `agentwatch.collect_denials()` finds refused direct writes.
+  `agentwatch.collect_denials()` finds refused direct writes;
+- a test's server does not fsync (initdb --no-sync, `fsync = off`): its files go away with the
+  test, and what the tests do to it (a crash of a client, `pg_ctl stop -m immediate`, a restart)
+  loses nothing the kernel already has; only a machine crash would. The benchmarks ask for a
+  `durable` server, configured as a deployment is.
 """
 
 from __future__ import annotations
@@ -102,7 +106,7 @@ class Role:
 
 
 class Server:
-    def __init__(self, bindir: Path, *, nice: int = 0):
+    def __init__(self, bindir: Path, *, nice: int = 0, durable: bool = False):
         self.bindir = bindir
         self.nice = nice  # the server's CPU priority (benchmarks: a stand-in for another machine)
         self.user = _server_user()
@@ -114,7 +118,7 @@ class Server:
             entry = pwd.getpwnam(self.user)
             os.chown(self.dir, entry.pw_uid, entry.pw_gid)
         self._run("initdb", "-D", str(self.data), "-U", ADMIN, "-E", "UTF8", "--no-locale",
-                  "--auth-local=trust", "--auth-host=scram-sha-256")
+                  "--auth-local=trust", "--auth-host=scram-sha-256", *(() if durable else ("--no-sync",)))
         with open(self.data / "postgresql.conf", "a", encoding="utf-8") as conf:
             conf.write(
                 f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
@@ -122,6 +126,7 @@ class Server:
                 "logging_collector = on\nlog_destination = 'stderr,jsonlog'\nlog_directory = 'log'\n"
                 "max_connections = 50\nshared_buffers = 64MB\n"
                 "wal_recycle = off\n"  # erased payloads leave with the WAL segments that held them (docs/fleet.md)
+                + ("" if durable else "fsync = off\n")
             )
         self.start()
 
