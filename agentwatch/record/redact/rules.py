@@ -314,9 +314,15 @@ class RuleSet:
         """`pass` or `pwd` naming a pair in structured or configuration text: `pair_password`."""
         return pair_password(name, value)
 
-    def code_benign(self, value: str, name: str, quoted: bool) -> bool:
-        """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`."""
-        return benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted)
+    def code_benign(self, value: str, name: str, quoted: bool, literal: bool = False) -> bool:
+        """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`.
+
+        `literal`: the text is not source code, so an unquoted value is a literal, as after an
+        environment name (only references, placeholders, labels and the like stay).
+        """
+        if literal and not quoted and _TYPE_WORD.fullmatch(value):
+            return True  # `token: string` in a document's code block: a type, benign by principle
+        return benign_value(value, name=name, quoted=quoted, env=literal or name.isupper() and not quoted)
 
     def key_name(self, name: str) -> int:
         """A name that says "a key" or names a known service, without a secret word: 2 qualified, 1 a lone key, 0 not.
@@ -476,6 +482,20 @@ class RuleSet:
         return self._redact_whole(s, mask, extra, path)
 
     def _redact_whole(self, s: str, mask: Masker, extra: re.Pattern | None = None, path: str = "") -> str:
+        """Every span the rules find in s, spliced; a unified diff is read as the file it changes (`diff_view`)."""
+        view = diff_view(s) if "@@ " in s else s
+        spans = self._spans(view, path)
+        if spans:
+            spans += _repeats(s, spans)
+            if MASK_PREFIX in s:
+                masks = [m.span() for m in MASK_RE.finditer(s)]
+                spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
+            s = _splice(s, spans, mask)
+        if extra is not None:
+            s = extra.sub(lambda m: _mask_custom(m, mask), s)
+        return self._mask_runs(s, mask)
+
+    def _spans(self, s: str, path: str) -> list[tuple[int, int, str]]:
         data = s.encode("utf-8", "surrogatepass")
         hits = self.index.hits(data)
         ids: set[int] = set()
@@ -520,15 +540,7 @@ class RuleSet:
                 if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(last_word[0].strip("\"'")):
                     continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
-        if spans:
-            spans += _repeats(s, spans)
-            if MASK_PREFIX in s:
-                masks = [m.span() for m in MASK_RE.finditer(s)]
-                spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
-            s = _splice(s, spans, mask)
-        if extra is not None:
-            s = extra.sub(lambda m: _mask_custom(m, mask), s)
-        return self._mask_runs(s, mask)
+        return spans
 
     def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]]) -> Iterator[tuple[int, int, str]]:
         """`name = value` where the name is secret: tried at each identifier holding a name keyword."""
@@ -601,9 +613,20 @@ class RuleSet:
             return None
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
             return None  # a key name's value counts only when it has a key's shape
-        if op == "," and not self.key_shaped(value, True):
+        if op == "," and not self.key_shaped(value, True) and (keyed or not self._call_pair(s, value, m.end())):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
+
+    def _call_pair(self, s: str, value: str, end: int) -> bool:
+        """`put("password", "hunter2")`: a secret's name and a literal as a call's last two arguments.
+
+        A list of names (`["password", "password_confirmation"]`, `("token", "secret", ...)`) goes on
+        or closes with a bracket; a pair's literal closes the call (or the line), and is not a name.
+        """
+        after = s[end:end + 8].lstrip(" \t")
+        if not (after == "" or after[0] in ")\n;" or after.startswith("\\n")):
+            return False
+        return not self.secret_name(value) and not _NAME_LIKE.fullmatch(value) and not _ENCODING.fullmatch(value)
 
     def _compared_before(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`"f62e…" == password`: a literal on the left of a comparison with a secret-named variable."""
@@ -805,6 +828,12 @@ _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a
 _NUMBER_RE = re.compile(r"[0-9_]{1,12}(?:\.[0-9]+)?[,;]?")
 _TYPES = (r"(?:str|string|int|integer|float|number|bool|boolean|bytes|any|unknown|object|none|null|undefined|void|"
           r"never|dict|list|tuple|set|optional|secretstr|record|map|array|promise|callable|type|literal)")
+# A name written as a literal (`"password_confirmation"`, `"authToken"`): words joined by `_`, `-`, `.` or a case change.
+_NAME_LIKE = re.compile(r"[a-z]+(?:[_.-][a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z0-9]+(?:_[A-Z0-9]+)+")
+# An encoding or an algorithm names how the argument before it is read (`Buffer.from("accountKey", "base64")`).
+_ENCODING = re.compile(r"(?i)base64(?:url)?|hex|utf-?8|utf-?16(?:le|be)?|ascii|latin-?1|binary|ucs-?2"
+                       r"|[hrep]s(?:256|384|512)|aes|sha-?(?:1|224|256|384|512)|md5|bcrypt|argon2(?:id|i|d)?")
+_TYPE_WORD = re.compile(rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?\??[,;]?")
 _TYPE_RE = re.compile(
     rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)?)*\??(?:\s*=.*)?[,;]?"
     r"|[A-Z][a-z]{2,}[a-z0-9]*(?:[A-Z][a-z]{2,}[a-z0-9]*)+(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
@@ -1139,6 +1168,32 @@ def _single_case_random(tok: str, rule: EntropyRule) -> bool:
 
 REPEAT_MIN = 8  # shorter values are words too often to mask wherever they recur
 REPEAT_MAX_VALUES = 64  # each value is searched in the whole string: a bound on the work per string
+
+
+_HUNK = re.compile(r"^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@", re.M)
+
+
+def diff_view(s: str) -> str:
+    """A unified diff with the marker column of its hunks' lines blanked: the changed file's lines.
+
+    `git diff`, `git show` and `diff -u` print each line of a hunk after a `+`, `-` or blank
+    (POSIX diff, "Unified format"). Read as they are, a `+` before `password: x`, before a
+    PEM body's lines or before `export TOKEN=` hides the line's start from every rule that
+    reads one. The view has the same length and offsets as s, so a span found in it masks s.
+    """
+    if not _HUNK.search(s):
+        return s
+    out = []
+    in_hunk = False
+    for line in s.splitlines(keepends=True):
+        if _HUNK.match(line):
+            in_hunk = True
+        elif in_hunk and line[:1] in ("+", "-", " ") and not line.startswith(("+++ ", "--- ")):
+            line = " " + line[1:]
+        elif line[:1] != "\\":
+            in_hunk = False  # `diff --git`, `index`, a commit header: the hunk is over
+        out.append(line)
+    return "".join(out)
 
 
 def _repeats(s: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
