@@ -165,7 +165,7 @@ MAX_CALLS = 256  # calls of one kind whose arguments are read in one text (each 
 
 
 PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
-PAIR_PASSWORD_NAMES = ("pass", "pwd")  # names of a password only as a pair's name (rules.pair_password)
+PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")  # names of a password only as a pair's name (rules.pair_password)
 
 
 def heredoc_path_spans(s: str) -> list[Span]:
@@ -547,6 +547,28 @@ CALLS: tuple[tuple[str, int, str], ...] = (
     (r"url\.UserPassword", 1, "https://pkg.go.dev/net/url#UserPassword (username, password)"),
     (r"\.SetBasicAuth", 1, "https://pkg.go.dev/net/http#Request.SetBasicAuth (username, password)"),
     (r"new\s+Sequelize", 2, "https://sequelize.org/docs/v6/getting-started/ (database, username, password, options)"),
+    (r"\bldap_bind", 2, "https://www.php.net/manual/en/function.ldap-bind.php (ldap, dn, password)"),
+    (r"\boci_(?:p|new_)?connect", 1, "https://www.php.net/manual/en/function.oci-connect.php (username, password, "
+     "connection_string)"),
+    (r"\b(?:ftp_login|ssh2_auth_password|imap_open|mssql_connect|sqlsrv_connect_password)", 2,
+     "https://www.php.net/manual/en/function.ftp-login.php (ftp, username, password); "
+     "https://www.php.net/manual/en/function.ssh2-auth-password.php (session, username, password); "
+     "https://www.php.net/manual/en/function.imap-open.php (mailbox, user, password)"),
+    (r"\bpassword_(?:verify|hash)", 0, "https://www.php.net/manual/en/function.password-verify.php "
+     "(password, hash); https://www.php.net/manual/en/function.password-hash.php (password, algo)"),
+    (r"\.simple_bind(?:_s)?", 1, "https://www.python-ldap.org/en/python-ldap-3.4.3/reference/ldap.html#ldap.LDAPObject"
+     ".simple_bind (who, cred)"),
+    (r"\bftplib\.FTP(?:_TLS)?", 2, "https://docs.python.org/3/library/ftplib.html#ftplib.FTP (host, user, passwd)"),
+    (r"new\s+(?:KeyStore\.)?PasswordProtection", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
+     "security/KeyStore.PasswordProtection.html (char[] password)"),
+    (r"new\s+PBEKeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
+     "PBEKeySpec.html (char[] password, ...)"),
+    (r"new\s+UsernamePasswordAuthenticationToken", 1, "https://docs.spring.io/spring-security/reference/api/java/org/"
+     "springframework/security/authentication/UsernamePasswordAuthenticationToken.html (principal, credentials)"),
+    (r"new\s+Basic(?:Session)?AWSCredentials", 1, "https://sdk.amazonaws.com/java/api/latest/ (v1 BasicAWSCredentials("
+     "accessKey, secretKey); BasicSessionCredentials(awsAccessKey, awsSecretKey, sessionToken))"),
+    (r"AwsBasicCredentials\.create", 1, "https://sdk.amazonaws.com/java/api/latest/software/amazon/awssdk/auth/"
+     "credentials/AwsBasicCredentials.html#create(java.lang.String,java.lang.String) (accessKeyId, secretAccessKey)"),
     # Keys that sign, verify or encrypt: whoever holds the literal can forge what it signs.
     (r"\b(?i:jwt)\.(?:sign|verify|encode|decode)", 1,
      "https://github.com/auth0/node-jsonwebtoken#usage (jwt.sign(payload, secretOrPrivateKey), "
@@ -589,7 +611,10 @@ CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "b
                  "auth", "usernamepasswordcredentials", "passwordauthentication", "plainauth", "userpassword",
                  "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(", "jwt.", ".signedstring",
                  "algorithm.hmac", ".signwith", "hmac.new", ".createhmac", ".createcipheriv", ".createdecipheriv",
-                 "secretkeyspec", "fernet", "aes.new", "store.load", "ks.load", "store.getkey", "ks.getkey")
+                 "secretkeyspec", "fernet", "aes.new", "store.load", "ks.load", "store.getkey", "ks.getkey",
+                 "ldap_bind", "oci_", "ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect",
+                 "password_verify", "password_hash", "simple_bind", "ftplib", "passwordprotection", "pbekeyspec",
+                 "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials")
 
 
 def call_verify_pattern() -> bytes:

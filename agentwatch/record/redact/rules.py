@@ -89,6 +89,7 @@ class NameRule:
     service_words: tuple[str, ...] = ()  # services the context rules name, found inside a name
     key_min_len: int = 16
     key_bits: float = 3.0
+    always_secret: tuple[re.Pattern, ...] = ()  # names secret though an exclusion matches them
 
 
 _OPERATOR = r"(?:=|:=|::=|:::=|\?=|=>|:|,|>)"
@@ -251,6 +252,7 @@ class RuleSet:
             suffix_words=tuple(sorted((w for w in words if len(w) >= 5), key=len, reverse=True)),
             key_qualifiers=frozenset(names["key_qualifiers"]),
             not_secret=tuple(re.compile(p) for p in names["not_secret"]),
+            always_secret=tuple(re.compile(p) for p in names.get("always_secret", ())),
             keywords=tuple(sorted(_minimal_substrings(words | {"key"}))),
             key_words=frozenset(names.get("key_words", ())),
             service_words=tuple(sorted({n.lower() for spec in data.get("context", ()) for n in spec["names"]
@@ -287,6 +289,8 @@ class RuleSet:
             return False
         joined = "-".join(words)
         n = self.names
+        if any(p.search(joined) for p in n.always_secret):
+            return True
         if any(p.search(joined) for p in n.not_secret):
             return False
         for i, w in enumerate(words):
@@ -580,10 +584,10 @@ class RuleSet:
             m = DSL_RE.match(s, lo)
             at = lo
         if m is None:
-            return self._compared_before(s, lo) or self._label_at(s, lo)
+            return self._compared_before(s, lo) or self._equals_at(s, lo) or self._label_at(s, lo)
         name = m.group("name")
         keyed = 0
-        if not self.secret_name(name):
+        if not self.secret_name(name) and not self._declared_password(m):
             keyed = self.key_name(name)
             if not keyed:
                 return None
@@ -617,6 +621,18 @@ class RuleSet:
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
 
+    @staticmethod
+    def _declared_password(m: re.Match) -> bool:
+        """`String pwd = "…";`, `const pass = '…'`: a literal assigned to a variable named `pass`, `pwd` or `pw`.
+
+        As words of text these are a test result or the working directory ([names].not_secret);
+        a quoted literal assigned to one is a password, unless it is a path (`pwd = "/srv"`).
+        """
+        if m.group("q") is None or m.group("op") not in ("=", ":=", ":"):
+            return False
+        name = m.group("name").rsplit(".", 1)[-1]
+        return pair_password(name, m.group("qv"))
+
     def _call_pair(self, s: str, value: str, end: int) -> bool:
         """`put("password", "hunter2")`: a secret's name and a literal as a call's last two arguments.
 
@@ -639,6 +655,22 @@ class RuleSet:
             return None
         value = m.group("v")
         return None if compared_benign(value) else (m.start("v"), m.end("v"), "assignment")
+
+    def _equals_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
+        """`password.equals("…")`, `"…".equals(pwd)`: Java's comparison of strings, read as `==` is."""
+        m = _EQUALS_AFTER.match(s, lo)
+        if m is None:
+            m_name = _IDENT_AT.match(s, lo)
+            before = _EQUALS_BEFORE.search(s, max(0, lo - 300), lo) if m_name else None
+            if before is None or m_name is None:
+                return None
+            name, v, start = m_name.group().rsplit(".", 1)[-1], before.group("v"), before.start("v")
+        else:
+            name, v, start = m.group("name").rsplit(".", 1)[-1], m.group("v"), m.start("v")
+        name = re.sub(r"^get_?(?=[A-Za-z])", "", name)  # a getter's value: `user.getPassword().equals("…")`
+        if not self.secret_name(name) or not _COMPARED.search(name) or compared_benign(v):
+            return None
+        return start, start + len(v), "assignment"
 
     def _label_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`acme SECRET <key>`: a label and a value with blanks between, no operator.
@@ -902,7 +934,7 @@ _ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\
 
 # `pass` or `pwd` naming a pair, in canonical JSON, in JSON text inside a string (whose escaped
 # quotes the fast path reads as blanks) or in a configuration text: `"pass": "`, `pwd: `, `pass =`.
-PAIR_PASSWORD_NAMES = ("pass", "pwd")
+PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")
 _PAIR_OPERATOR_B = re.compile(rb'["\s]{0,64}[:=]')
 
 
@@ -935,7 +967,9 @@ def structural_value(value: str) -> bool:
 
 # A permission level from a fixed vocabulary: GitHub Actions' `permissions:` map gives each scope
 # (`id-token`, `contents`, ...) one of `read`, `write` or `none`, and `read-all`/`write-all` to all.
-_PERMISSION = re.compile(r"read|write|none|read-all|write-all")
+# GitHub Actions' permission levels, and `secrets: inherit`, which passes a caller's secrets on to a
+# reusable workflow by that one keyword (GitHub docs, "Reusing workflows", jobs.<job_id>.secrets.inherit).
+_PERMISSION = re.compile(r"read|write|none|read-all|write-all|inherit")
 # A file's path: absolute, home- or dot-relative, or two names or more, ending in a file name with an
 # extension (`/tmp/cosign.key`, `path/to/x.pem`). The extension keeps base64 out (it has no `.`).
 _FILE_PATH = re.compile(r"(?:~|\.{1,2}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)?/?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_@-][A-Za-z0-9_.@-]*"
@@ -968,6 +1002,9 @@ def enumerated_or_reference(value: str) -> bool:
 _COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?)[ \t]*"""
                               r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z")
 _IDENT_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+# Java's String.equals and equalsIgnoreCase, the literal on either side (`pwd.equals("…")`, `"…".equals(pwd)`).
+_EQUALS_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\.equals(?:IgnoreCase)?\(\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*\)""")
+_EQUALS_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\.equals(?:IgnoreCase)?\(\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z""")
 
 
 def compared_benign(value: str) -> bool:
