@@ -41,7 +41,7 @@ projects, none of them read by an earlier corpus, each labelled by its upstream:
 A secret is kept only where the scoring can judge it (tests/support/redaction_corpus6_extract.py
 `scorable`, the sixth corpus's rule). Samples are labelled with the format of their text.
 The scorer (tests/support/redaction_corpus8.py) stores each in the four carriers an agent
-produces. Sources read `owner/repo@commit:path` (and `#line-n`, `#case-n`, `#rule-CODE`).
+produces. Sources read `owner/repo@commit:path` (and `#line-n`, `#case-n`, `#rule-n/Code-CODE`).
 
 Usage (not part of the test suite, which reads the built file):
 
@@ -299,11 +299,11 @@ def earlybird(repo: str, left_out: Counter) -> list[dict]:
                 continue
             samples += _positive(source, path, text, [secret], left_out)
     for rules in EARLYBIRD_RULES:
-        for rule in yaml.safe_load(_show(repo, head, rules))["rules"]:
+        for i, rule in enumerate(yaml.safe_load(_show(repo, head, rules))["rules"], 1):
             example = rule.get("Example")
             if not example or rule.get("Category") not in ("password-secret", "key"):
                 continue
-            source = f"{upstream}:{rules}#rule-{rule['Code']}"
+            source = f"{upstream}:{rules}#rule-{i}/Code-{rule['Code']}"  # two rules may share a Code
             secret = text_secret(example)
             if secret is None or placeholder(secret):
                 left_out["an earlybird example whose value is a placeholder or missing"] += 1
