@@ -124,3 +124,13 @@ def test_the_command_carrier_writes_the_file():
     sample = next(s for s in SAMPLES if s["format"] == "php")
     command = corpus8.payload("command", sample["path"], sample["text"], "php")["tool_input"]["command"]
     assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+
+
+def test_eighth_corpus_figures_after_the_round_that_held_it_out():
+    """Scored once more when the change-of-default round (tuned on corpora 1-7) landed: 248/310 and
+    132/136 per carrier (docs/redaction.md, "Figures on an eighth held-out corpus")."""
+    after = json.loads(corpus8.FIGURES.read_text())
+    for carrier in corpus8.CARRIERS:
+        got = corpus8.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((248, 310), (132, 136),
+                                                                                      (270, 370)), carrier
