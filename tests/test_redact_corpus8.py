@@ -128,9 +128,21 @@ def test_the_command_carrier_writes_the_file():
 
 def test_eighth_corpus_figures_after_the_round_that_held_it_out():
     """Scored once more when the change-of-default round (tuned on corpora 1-7) landed: 248/310 and
-    132/136 per carrier (docs/redaction.md, "Figures on an eighth held-out corpus")."""
-    after = json.loads(corpus8.FIGURES.read_text())
+    132/136 per carrier (docs/redaction.md, "Figures on an eighth held-out corpus"):
+    figures8-heldout-after.json."""
+    after = json.loads((corpus8.HERE / "figures8-heldout-after.json").read_text())
     for carrier in corpus8.CARRIERS:
         got = corpus8.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((248, 310), (132, 136),
                                                                                       (270, 370)), carrier
+
+
+def test_eighth_corpus_figures_after_the_round_tuned_on_it():
+    """The next round studied its misses (an earlier corpus by then; the ninth and tenth held out):
+    290/310 and 136/136 per carrier, figures8.json. What still passes through: bare weak passwords
+    with no name beside them, names that only contain a secret's word (`Secretary`), `oauth`."""
+    after = json.loads(corpus8.FIGURES.read_text())
+    for carrier in corpus8.CARRIERS:
+        got = corpus8.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((290, 310), (136, 136),
+                                                                                      (256, 370)), carrier

@@ -494,13 +494,18 @@ _CODE = (
     re.compile(r"(?m)^[ \t]*(?:(?:export|const|let|var|final|static|public|private)[ \t]+)*(?P<name>[A-Za-z_][\w.]{0,80})"
                r"[ \t]*[:=][ \t]*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?)[ \t]*" + _STR.format(n=2)),
     # A typed declaration with a literal: TypeScript `const apiKey: string = "..."`, Rust `const API_KEY:
-    # &str = "..."`, Kotlin `val token: String = "..."`, Python `API_KEY: str = "..."`; Go `var password string = "..."`
-    re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,80})[ \t]*:[ \t]*&?'?[A-Za-z_][\w.:<>\[\]|?, ]{0,60}?[ \t]*=[ \t]*"
+    # &str = "..."`, Kotlin `val token: String = "..."`, Swift `let password: String! = "..."`, Python
+    # `API_KEY: str = "..."`; Go `var password string = "..."`
+    re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,80})[ \t]*:[ \t]*&?'?[A-Za-z_][\w.:<>\[\]|?!, ]{0,60}?[ \t]*=[ \t]*"
                + _STR.format(n=2) + r"(?![\w(])"),
     re.compile(r"\bvar[ \t]+(?P<name>[A-Za-z_]\w{0,80})[ \t]+\*?[A-Za-z_][\w.\[\]]{0,40}[ \t]*=[ \t]*" + _STR.format(n=2)),
+    # Visual Basic's declaration with a type (Microsoft Learn, Visual Basic, "Dim statement", "Const statement"):
+    # `Dim password As String = "..."`, `Private Const ApiKey As String = "..."`
+    re.compile(r"(?i:\b(?:dim|const|private|public|friend|protected|static|shared|readonly)[ \t]+)+(?P<name>[A-Za-z_]\w{0,80})"
+               r"[ \t]+(?i:as)[ \t]+(?:New[ \t]+)?[A-Za-z_][\w.]{0,60}[ \t]*=[ \t]*" + _STR.format(n=2)),
 )
 # A substring each pattern of _CODE needs: the pattern is tried only on a text that holds it.
-_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??"), (":",), ("var",))
+_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??"), (":",), ("var",), (" As ", " as ", " AS "))
 _GO_MULTI = re.compile(r"\b(?:const|var)\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*(?:[A-Za-z_][\w.]*)?\s*=\s*"
                        r"(?P<vals>\"[^\"\n]*\"(?:\s*,\s*\"[^\"\n]*\")+)")
 
@@ -548,6 +553,17 @@ CALLS: tuple[tuple[str, int, str], ...] = (
     (r"\.SetBasicAuth", 1, "https://pkg.go.dev/net/http#Request.SetBasicAuth (username, password)"),
     (r"new\s+Sequelize", 2, "https://sequelize.org/docs/v6/getting-started/ (database, username, password, options)"),
     (r"\bldap_bind", 2, "https://www.php.net/manual/en/function.ldap-bind.php (ldap, dn, password)"),
+    (r"\bldap_exop_passwd", 3, "https://www.php.net/manual/en/function.ldap-exop-passwd.php (ldap, user, "
+     "old_password, new_password)"),
+    (r"\b(?:odbc_p?connect|db2_p?connect|maxdb_p?connect|new\s+maxdb|maxdb_change_user|ifx_p?connect"
+     r"|fbsql_p?connect|mysqli_change_user|sybase_p?connect|msql_p?connect)", 2,
+     "https://www.php.net/manual/en/function.odbc-connect.php (dsn, user, password); "
+     "function.db2-connect.php (database, username, password); function.maxdb-connect.php (host, username, passwd); "
+     "function.mysqli-change-user.php (mysql, username, password); the other legacy drivers take the same three"),
+    (r"\b(?:cubrid_p?connect|dbx_connect)", 4, "https://www.php.net/manual/en/function.cubrid-connect.php (host, port, "
+     "dbname, userid, passwd); function.dbx-connect.php (module, host, database, username, password)"),
+    (r"new\s+(?:\\?Illuminate\\Encryption\\)?Encrypter", 0, "https://laravel.com/api/master/Illuminate/Encryption/"
+     "Encrypter.html#method___construct (key, cipher)"),
     (r"\boci_(?:p|new_)?connect", 1, "https://www.php.net/manual/en/function.oci-connect.php (username, password, "
      "connection_string)"),
     (r"\b(?:ftp_login|ssh2_auth_password|imap_open|mssql_connect|sqlsrv_connect_password)", 2,
@@ -561,6 +577,10 @@ CALLS: tuple[tuple[str, int, str], ...] = (
     (r"\bftplib\.FTP(?:_TLS)?", 2, "https://docs.python.org/3/library/ftplib.html#ftplib.FTP (host, user, passwd)"),
     (r"new\s+(?:KeyStore\.)?PasswordProtection", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
      "security/KeyStore.PasswordProtection.html (char[] password)"),
+    (r"new\s+(?:DES|DESede)KeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/"
+     "spec/DESKeySpec.html (byte[] key); DESedeKeySpec.html (byte[] key)"),
+    (r"new\s+KerberosKey", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.security.jgss/javax/security/"
+     "auth/kerberos/KerberosKey.html (principal, char[] password, algorithm)"),
     (r"new\s+PBEKeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
      "PBEKeySpec.html (char[] password, ...)"),
     (r"new\s+UsernamePasswordAuthenticationToken", 1, "https://docs.spring.io/spring-security/reference/api/java/org/"
@@ -601,6 +621,8 @@ NAMED_CALLS: tuple[tuple[str, int, int, str], ...] = (
     (r"os\.Setenv", 0, 1, "https://pkg.go.dev/os#Setenv (key, value)"),
     (r"\.set", 1, 2, "https://docs.python.org/3/library/configparser.html#configparser.ConfigParser.set "
      "(section, option, value)"),
+    (r"\.put", 0, 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/util/Map.html#put(K,V) "
+     "(key, value); JNDI's environment takes Context.SECURITY_CREDENTIALS so (javax.naming.Context)"),
 )
 _CALL_START = re.compile(r"(?:" + "|".join(f"(?P<c{i}>{rx})" for i, (rx, _, _) in enumerate(CALLS)) + r")\s*\(")
 _NAMED_CALL_START = re.compile(
@@ -609,11 +631,12 @@ _NAMED_CALL_START = re.compile(
 # Words one of which every call of CALLS holds (lower case: the keyword index matches them in any case).
 CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "basicauth", "digestauth", "proxyauth",
                  "auth", "usernamepasswordcredentials", "passwordauthentication", "plainauth", "userpassword",
-                 "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(", "jwt.", ".signedstring",
+                 "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(", ".put(", "jwt.", ".signedstring",
                  "algorithm.hmac", ".signwith", "hmac.new", ".createhmac", ".createcipheriv", ".createdecipheriv",
                  "secretkeyspec", "fernet", "aes.new", "store.load", "ks.load", "store.getkey", "ks.getkey",
-                 "ldap_bind", "oci_", "ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect",
-                 "password_verify", "password_hash", "simple_bind", "ftplib", "passwordprotection", "pbekeyspec",
+                 "ldap_bind", "ldap_exop_passwd", "odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user",
+                 "sybase_", "msql_", "cubrid_", "dbx_connect", "encrypter", "oci_", "ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect",
+                 "password_verify", "password_hash", "simple_bind", "ftplib", "passwordprotection", "pbekeyspec", "deskeyspec", "desedekeyspec", "kerberoskey",
                  "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials")
 
 
@@ -629,6 +652,10 @@ _SETTER_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|secret|token|key)s
 # and `"k".toCharArray()`, Python's `"k".encode()`, Node's `Buffer.from("k")`.
 _ARG_LITERAL = re.compile(r"""\s*(?P<w>\[\]byte\(\s*|Buffer\.from\(\s*)?[bB]?(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)"""
                           r"""(?(w)\s*(?:,[^()]*)?\))\s*(?:\.(?:toCharArray|getBytes|encode)\([^()]*\)\s*)?$""")
+
+
+# A name given as a constant: `Context.SECURITY_CREDENTIALS`, `PASSWORD_KEY` (upper case: a constant, not a variable).
+_ARG_CONSTANT = re.compile(r"\s*(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z][A-Z0-9_]{2,})\s*$")
 
 
 def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
@@ -674,9 +701,11 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
         args = _arguments(s, m.end(), eol=not m.group().rstrip().endswith("("))
         if len(args) <= max(name_at, value_at):
             continue
-        name = _ARG_LITERAL.match(s, *args[name_at])
-        if name and ruleset.secret_name(name.group("v")):
-            out += _arguments_spans(ruleset, s, [(m.end(), value_at)], name.group("v"), args)
+        lit = _ARG_LITERAL.match(s, *args[name_at])
+        const = _ARG_CONSTANT.match(s, *args[name_at])
+        name = lit.group("v") if lit else const.group("name").rsplit(".", 1)[-1] if const else ""
+        if name and (ruleset.secret_name(name) or name.lower() in PAIR_PASSWORD_NAMES):
+            out += _arguments_spans(ruleset, s, [(m.end(), value_at)], name, args)
     return out
 
 

@@ -587,7 +587,7 @@ class RuleSet:
             return self._compared_before(s, lo) or self._equals_at(s, lo) or self._label_at(s, lo)
         name = m.group("name")
         keyed = 0
-        if not self.secret_name(name) and not self._declared_password(m):
+        if not self.secret_name(name) and not self._declared_password(m, s, at):
             keyed = self.key_name(name)
             if not keyed:
                 return None
@@ -608,12 +608,14 @@ class RuleSet:
         if op == ":" and not quoted and not m.group("jq") and not line_start and not name.isupper() and (
                 not any(c.isdigit() for c in value)):
             return None  # `if not token: raise`, `def f(token: str)`: a colon in code, not YAML
-        if op in ("==", "===", "!=", "!==") and not _COMPARED.search(name):
-            return None  # `token === "--flag"`: parsers compare tokens; passwords and keys are secrets
-        if op in ("==", "===", "!=", "!==") and not keyed:
+        if op in _COMPARISONS and not keyed:
             # a literal a password is checked against is that password, whatever it reads like
-            return None if compared_benign(value) else (start, end, "assignment")
-        if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted):
+            return (start, end, "assignment") if self._compared(name, value) else None
+        if op in _COMPARISONS and not _COMPARED.search(name):
+            return None
+        # `"user=a&pwd=x"`: data, not code; `f"PWD={cfg['pw']}"`, `Password={2}` interpolate a value
+        literal = not quoted and op == "=" and not value.startswith(_INTERPOLATION) and _inside_string(s, at)
+        if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted or literal):
             return None
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
             return None  # a key name's value counts only when it has a key's shape
@@ -622,16 +624,19 @@ class RuleSet:
         return start, end, "assignment"
 
     @staticmethod
-    def _declared_password(m: re.Match) -> bool:
-        """`String pwd = "…";`, `const pass = '…'`: a literal assigned to a variable named `pass`, `pwd` or `pw`.
+    def _declared_password(m: re.Match, s: str, at: int) -> bool:
+        """`String pwd = "…";`, `const pass = '…'`, `"user=a&pwd=…"`: a literal under `pass`, `pwd` or `pw`.
 
         As words of text these are a test result or the working directory ([names].not_secret);
-        a quoted literal assigned to one is a password, unless it is a path (`pwd = "/srv"`).
+        a quoted literal assigned to one, or a pair's value inside a string literal (a query
+        string, a conninfo), is a password, unless it is a path (`pwd = "/srv"`).
         """
-        if m.group("q") is None or m.group("op") not in ("=", ":=", ":"):
-            return False
         name = m.group("name").rsplit(".", 1)[-1]
-        return pair_password(name, m.group("qv"))
+        if m.group("q") is not None:
+            return m.group("op") in ("=", ":=", ":") and pair_password(name, m.group("qv"))
+        value = m.group("v")
+        return (m.group("op") == "=" and not value.startswith(_INTERPOLATION) and _inside_string(s, at)
+                and pair_password(name, value))
 
     def _call_pair(self, s: str, value: str, end: int) -> bool:
         """`put("password", "hunter2")`: a secret's name and a literal as a call's last two arguments.
@@ -644,6 +649,17 @@ class RuleSet:
             return False
         return not self.secret_name(value) and not _NAME_LIKE.fullmatch(value) and not _ENCODING.fullmatch(value)
 
+    def _compared(self, name: str, value: str) -> bool:
+        """Is a literal compared with a secret-named value the secret it accepts?
+
+        With a password or a key, whatever it reads like (`if password == "this cool password"`),
+        unless it is empty or a placeholder. Parsers compare tokens too (`token === "--flag"`), so
+        with another secret name (`token`, `auth`) only a literal with a key's shape counts.
+        """
+        if compared_benign(value):
+            return False
+        return bool(_COMPARED.search(name)) or self.key_shaped(value, True)
+
     def _compared_before(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`"f62e…" == password`: a literal on the left of a comparison with a secret-named variable."""
         m = _COMPARED_BEFORE.search(s, max(0, lo - 300), lo)
@@ -651,24 +667,27 @@ class RuleSet:
             return None
         m_name = _IDENT_AT.match(s, lo)
         name = m_name.group().rsplit(".", 1)[-1] if m_name else ""
-        if not name or not self.secret_name(name) or not _COMPARED.search(name):
+        if not name or not self.secret_name(name) or not self._compared(name, m.group("v")):
             return None
-        value = m.group("v")
-        return None if compared_benign(value) else (m.start("v"), m.end("v"), "assignment")
+        return m.start("v"), m.end("v"), "assignment"
 
     def _equals_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
-        """`password.equals("…")`, `"…".equals(pwd)`: Java's comparison of strings, read as `==` is."""
+        """`password.equals("…")`, `"…".equals(pwd)` (Java), `strcmp($pwd, "…")`, `hash_equals("…", $token)`
+        (PHP): comparisons of strings by a call, read as `==` is."""
         m = _EQUALS_AFTER.match(s, lo)
+        if m is None and _STRCMP_OPEN.search(s, max(0, lo - 40), lo):
+            m = _STRCMP_AFTER.match(s, lo)
         if m is None:
             m_name = _IDENT_AT.match(s, lo)
-            before = _EQUALS_BEFORE.search(s, max(0, lo - 300), lo) if m_name else None
+            window = max(0, lo - 300)
+            before = (_EQUALS_BEFORE.search(s, window, lo) or _STRCMP_BEFORE.search(s, window, lo)) if m_name else None
             if before is None or m_name is None:
                 return None
             name, v, start = m_name.group().rsplit(".", 1)[-1], before.group("v"), before.start("v")
         else:
             name, v, start = m.group("name").rsplit(".", 1)[-1], m.group("v"), m.start("v")
         name = re.sub(r"^get_?(?=[A-Za-z])", "", name)  # a getter's value: `user.getPassword().equals("…")`
-        if not self.secret_name(name) or not _COMPARED.search(name) or compared_benign(v):
+        if not self.secret_name(name) or not self._compared(name, v):
             return None
         return start, start + len(v), "assignment"
 
@@ -812,10 +831,26 @@ def _minimal_substrings(words: Iterable[str]) -> set[str]:
 # [quote] name [quote] [blanks] operator [blanks] value: .env, YAML, TOML, INI, HCL, shell, JSON in text, code
 ASSIGN_RE = re.compile(
     r"(?P<jq>\\{0,2}[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?(jq)\\{0,2}[\"'])"
-    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:)|(?(jq),|(?!)))[ \t]*[@]?"
+    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|<=>|=>|===|!==|==|!=|\.=|=|:(?!:)|(?(jq),|(?!)))[ \t]*[@]?"
     r"(?:[bfru]{1,2}(?=\\{0,2}[\"']))?"
-    r"(?:(?P<q>\\{0,2}[\"'`])(?P<qv>[^\"'`\\\n]*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
+    r"(?:(?P<q>'''|\"\"\"|\\{0,2}[\"'`])(?P<qv>(?:\\[nrt0]|\\\\|[^\"'`\\\n])*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
 )
+# (A quoted value may hold the escapes \n, \t, \r, \0 and \\; Python's triple quotes close it too.)
+
+
+_INTERPOLATION = ("{", "$", "%", "#{", "<", "@")  # a template's hole, not a literal: `{x}`, `${x}`, `%s`, `<x>`
+
+
+def _inside_string(s: str, at: int) -> bool:
+    """Does s[at] stand inside a string literal of its line (an odd count of unescaped quotes before it)?
+
+    `"login=a&pwd=x"`, `"host=db user=u password=x"`: pairs inside a literal are data (a query
+    string, a conninfo), whose unquoted values are literals, never a program's variables.
+    """
+    line = s[s.rfind("\n", 0, at) + 1:at]
+    return any((line.count(q) - line.count("\\" + q)) % 2 == 1 for q in ('"', "'"))
+
+
 # A DSL's `name "value"` on a line of its own (Gradle `password "..."`, Ruby, nginx): no operator.
 DSL_RE = re.compile(
     r"(?P<jq>(?!))?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<op>[ \t]+)(?P<q>[\"'])(?P<qv>[^\"'\\\n]*)(?P=q)"
@@ -848,12 +883,13 @@ _REF_RE = re.compile(
     r"|\$[0-9@*#?!]|<[^<>]*>|\*+|x+|X+|\.\.\.|#+|-+|_+|\?+",
 )
 _PLACEHOLDERS = frozenset({
-    "null", "none", "nil", "true", "false", "undefined", "redacted", "str", "string", "bytes", "int", "bool",
+    "null", "none", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "redacted", "str", "string", "bytes", "int", "bool",
     "any", "optional", "secretstr", "changeme", "password", "secret", "token", "your_token", "your-token",
     "yourtoken", "your_api_key", "your-api-key", "your_password", "example", "placeholder", "dummy", "test",
     "required", "env", "os.environ", "process.env",
 })
 _COMPARED = re.compile(r"(?i)pass|pwd|secret|key")
+_COMPARISONS = ("==", "===", "!=", "!==", "<=>")
 _LABEL_RE = re.compile(r"[a-z][a-z0-9]*(?:[._:/ -][a-z0-9]+)*")
 _STRING_GLUE = re.compile(r"^(?:[+,;)]|\.\$)|[+(\[]$")
 _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[,;]?")
@@ -986,7 +1022,7 @@ _ENTRY_POINT = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}:[A-Za-z_]
 _KEYED_REFERENCE = re.compile(r"[A-Za-z0-9_.-]+[=:](?:\$\{\{[^{}\n]*\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)")
 # A line of hashicorp/vault-action's `secrets` input: `path key | OUTPUT_NAME ;` names where a
 # secret is read from and the variable it goes to (the action's README, "Key Syntax").
-_VAULT_ACTION = re.compile(r"[A-Za-z0-9_./-]+/[A-Za-z0-9_./-]+ +[A-Za-z0-9_.-]+ *\| *[A-Za-z_][A-Za-z0-9_]* *;?")
+_VAULT_ACTION = re.compile(r"[A-Za-z0-9_./{}-]+/[A-Za-z0-9_./{}-]+ +[A-Za-z0-9_.-]+ *\| *[A-Za-z_][A-Za-z0-9_]* *;?")
 
 
 def enumerated_or_reference(value: str) -> bool:
@@ -999,11 +1035,16 @@ def enumerated_or_reference(value: str) -> bool:
 
 # A quoted literal, a comparison operator and the start of a variable's (dotted) name, ending where
 # the name starts: `"f62e…" == password`, `'x' !== this.pwd`.
-_COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?)[ \t]*"""
-                              r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z")
+_COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?|<=>)[ \t]*"""
+                              r"\$?(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|->))*\Z")
 _IDENT_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 # Java's String.equals and equalsIgnoreCase, the literal on either side (`pwd.equals("…")`, `"…".equals(pwd)`).
 _EQUALS_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\.equals(?:IgnoreCase)?\(\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*\)""")
+# PHP's comparisons by a call (php.net: strcmp, strcasecmp, strncmp, strncasecmp, hash_equals(known, user)).
+_STRCMP = r"(?:strn?(?:case)?cmp|hash_equals)\(\s*"
+_STRCMP_OPEN = re.compile(_STRCMP + r"\$?(?:[A-Za-z_]\w*(?:->|\.))*\Z")
+_STRCMP_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\s*,\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*[,)]""")
+_STRCMP_BEFORE = re.compile(_STRCMP + r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\s*,\s*\$?(?:[A-Za-z_]\w*(?:->|\.))*\Z""")
 _EQUALS_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\.equals(?:IgnoreCase)?\(\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z""")
 
 
