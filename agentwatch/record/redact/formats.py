@@ -41,7 +41,7 @@ class RuleSet(Protocol):
 
     def placeholder(self, value: str) -> bool: ...
 
-    def code_benign(self, value: str, name: str, quoted: bool) -> bool: ...
+    def code_benign(self, value: str, name: str, quoted: bool, literal: bool = False) -> bool: ...
 
     def message(self, value: str) -> bool: ...
 
@@ -65,7 +65,12 @@ _NOT_VALUES = frozenset({
 _FILLER = re.compile(r"(?i)^(?:x+|\*+|\.+|-+|_+|#+|\?+|0+|<.*>|your[-_ ].*|.*[-_]here|replace[-_ ]?me.*)$")
 
 
-def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
+# Words a program does use as its key or password (`jwt.sign(p, "secret")`): stand-ins under a
+# name, but the secret itself in the argument a call takes its key from.
+_WEAK = frozenset({"secret", "password", "token", "changeit", "changeme", "change_me"})
+
+
+def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False) -> bool:
     """Is this value, under a secret name in a configuration format, a secret?
 
     Everything is, except what cannot hold one: an empty value, a boolean or null, a
@@ -77,6 +82,8 @@ def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
     if not any(c.isalnum() for c in v):
         return False  # punctuation only
     low = v.lower()
+    if argument and low in _WEAK:
+        return True  # a call's key argument: the word is the key
     if low in _NOT_VALUES or _FILLER.match(v) or v.startswith("[REDACTED:"):
         return False
     if _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
@@ -99,7 +106,10 @@ _EXT = {
     "yaml": "yaml", "yml": "yaml", "json": "json", "xml": "xml", "plist": "xml", "config": "xml", "csproj": "xml",
     "tf": "kv", "hcl": "kv", "tfvars": "kv", "php": "code", "py": "code", "js": "code", "ts": "code",
     "go": "code", "sh": "kv", "bash": "kv", "zsh": "kv", "rb": "code", "java": "code", "kt": "code", "cs": "code",
+    "txt": "text", "text": "text", "log": "text", "md": "text", "markdown": "text", "rst": "text", "out": "text",
 }
+# Kinds of file that are not source code: an unquoted value under a secret name in them is a literal.
+LITERAL_KINDS = frozenset({"kv", "yaml", "json", "xml", "text"})
 _FILES = {".htpasswd": "htpasswd", "htpasswd": "htpasswd", ".pgpass": "pgpass", "master.key": "masterkey",
           ".env": "kv", ".npmrc": "kv", ".pypirc": "kv", ".gitconfig": "kv", ".s3cfg": "kv", "credentials": "kv",
           ".my.cnf": "kv", ".bash_profile": "kv", ".bashrc": "kv", ".profile": "kv", ".zshrc": "kv",
@@ -155,7 +165,7 @@ MAX_CALLS = 256  # calls of one kind whose arguments are read in one text (each 
 
 
 PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
-PAIR_PASSWORD_NAMES = ("pass", "pwd")  # names of a password only as a pair's name (rules.pair_password)
+PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")  # names of a password only as a pair's name (rules.pair_password)
 
 
 def heredoc_path_spans(s: str) -> list[Span]:
@@ -203,7 +213,9 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
             s = s[:a] + re.sub(r"[^\n]", " ", s[a:b]) + s[b:]
     kind = by_path(path) if path else ""
     formats = sniff(s)
-    if ("code" in formats or kind == "code") and kind not in ("kv", "yaml"):
+    code = ("code" in formats or kind == "code") and kind not in ("kv", "yaml")
+    literal = kind in LITERAL_KINDS and not code
+    if code:
         # Source code (by its path or its content): a dict entry or a keyword argument is not a
         # configuration pair; the line rules read its assignments, `_code` its literals.
         formats = tuple(f for f in formats if f not in ("kv", "yaml"))
@@ -223,9 +235,9 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
         elif fmt == "xml":
             out += _xml(ruleset, s)
         elif fmt == "yaml":
-            out += _yaml(ruleset, s, config)
+            out += _yaml(ruleset, s, config, literal)
         elif fmt == "kv":
-            out += _kv(ruleset, s, config)
+            out += _kv(ruleset, s, config, literal)
     return out
 
 
@@ -351,7 +363,7 @@ def _value_span(line_start: int, val: str, comment: bool = True, member: bool = 
     return line_start, line_start + len(val)
 
 
-def _kv(ruleset: RuleSet, s: str, config: bool) -> Iterator[Span]:
+def _kv(ruleset: RuleSet, s: str, config: bool, literal: bool = False) -> Iterator[Span]:
     for m in _KV.finditer(s):
         name = m.group("name")
         named = ruleset.secret_name(name)
@@ -370,7 +382,7 @@ def _kv(ruleset: RuleSet, s: str, config: bool) -> Iterator[Span]:
         if not named and not ruleset.pair_password(name, value):
             continue  # `pwd = /srv/app`: a directory
         if (quoted or _unquoted_ok(value, conf, conf)) and secret_value(ruleset, value, name) and (
-                conf or not ruleset.code_benign(value, name, quoted)):
+                conf or not ruleset.code_benign(value, name, quoted, literal)):
             yield span[0], span[1], KIND
 
 
@@ -402,7 +414,7 @@ _YAML = re.compile(
 _CODE_WORD = re.compile(r"(?:if|elif|else|while|for|return|not|and|or|assert|except|case|when|def|class|with|raise)\b")
 
 
-def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
+def _yaml(ruleset: RuleSet, s: str, prose_ok: bool, literal: bool = False) -> Iterator[Span]:
     pending: tuple[int, bool] | None = None  # (indent of a `- name: SECRET` item, seen)
     for m in _YAML.finditer(s):
         name, val = m.group("name"), m.group("val") or ""
@@ -432,7 +444,7 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
             if name.lower() in PAIR_PASSWORD_NAMES and not ruleset.pair_password(name, value):
                 continue  # `pwd: /srv/app`: a directory
             if (quoted or _unquoted_ok(value, True, prose_ok)) and secret_value(ruleset, value, name) and (
-                    prose_ok or not ruleset.code_benign(value, name, quoted)):
+                    prose_ok or not ruleset.code_benign(value, name, quoted, literal)):
                 yield span[0], span[1], KIND
     for m in re.finditer(r"(?m)^([ \t]*)- +(?:key|name): *[\"']?([^\n\"']+)[\"']? *\n\1  +(?:value|secret): *([^\n]*)$", s):
         if ruleset.secret_name(m.group(2).strip()):
@@ -535,6 +547,49 @@ CALLS: tuple[tuple[str, int, str], ...] = (
     (r"url\.UserPassword", 1, "https://pkg.go.dev/net/url#UserPassword (username, password)"),
     (r"\.SetBasicAuth", 1, "https://pkg.go.dev/net/http#Request.SetBasicAuth (username, password)"),
     (r"new\s+Sequelize", 2, "https://sequelize.org/docs/v6/getting-started/ (database, username, password, options)"),
+    (r"\bldap_bind", 2, "https://www.php.net/manual/en/function.ldap-bind.php (ldap, dn, password)"),
+    (r"\boci_(?:p|new_)?connect", 1, "https://www.php.net/manual/en/function.oci-connect.php (username, password, "
+     "connection_string)"),
+    (r"\b(?:ftp_login|ssh2_auth_password|imap_open|mssql_connect|sqlsrv_connect_password)", 2,
+     "https://www.php.net/manual/en/function.ftp-login.php (ftp, username, password); "
+     "https://www.php.net/manual/en/function.ssh2-auth-password.php (session, username, password); "
+     "https://www.php.net/manual/en/function.imap-open.php (mailbox, user, password)"),
+    (r"\bpassword_(?:verify|hash)", 0, "https://www.php.net/manual/en/function.password-verify.php "
+     "(password, hash); https://www.php.net/manual/en/function.password-hash.php (password, algo)"),
+    (r"\.simple_bind(?:_s)?", 1, "https://www.python-ldap.org/en/python-ldap-3.4.3/reference/ldap.html#ldap.LDAPObject"
+     ".simple_bind (who, cred)"),
+    (r"\bftplib\.FTP(?:_TLS)?", 2, "https://docs.python.org/3/library/ftplib.html#ftplib.FTP (host, user, passwd)"),
+    (r"new\s+(?:KeyStore\.)?PasswordProtection", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
+     "security/KeyStore.PasswordProtection.html (char[] password)"),
+    (r"new\s+PBEKeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
+     "PBEKeySpec.html (char[] password, ...)"),
+    (r"new\s+UsernamePasswordAuthenticationToken", 1, "https://docs.spring.io/spring-security/reference/api/java/org/"
+     "springframework/security/authentication/UsernamePasswordAuthenticationToken.html (principal, credentials)"),
+    (r"new\s+Basic(?:Session)?AWSCredentials", 1, "https://sdk.amazonaws.com/java/api/latest/ (v1 BasicAWSCredentials("
+     "accessKey, secretKey); BasicSessionCredentials(awsAccessKey, awsSecretKey, sessionToken))"),
+    (r"AwsBasicCredentials\.create", 1, "https://sdk.amazonaws.com/java/api/latest/software/amazon/awssdk/auth/"
+     "credentials/AwsBasicCredentials.html#create(java.lang.String,java.lang.String) (accessKeyId, secretAccessKey)"),
+    # Keys that sign, verify or encrypt: whoever holds the literal can forge what it signs.
+    (r"\b(?i:jwt)\.(?:sign|verify|encode|decode)", 1,
+     "https://github.com/auth0/node-jsonwebtoken#usage (jwt.sign(payload, secretOrPrivateKey), "
+     "jwt.verify(token, secretOrPublicKey)); https://pyjwt.readthedocs.io/en/stable/api.html (jwt.encode(payload, "
+     "key), jwt.decode(jwt, key)); https://github.com/jwt/ruby-jwt#usage (JWT.encode(payload, key, algorithm))"),
+    (r"\.SignedString", 0, "https://pkg.go.dev/github.com/golang-jwt/jwt/v5#Token.SignedString (key)"),
+    (r"\bAlgorithm\.HMAC(?:256|384|512)", 0, "https://javadoc.io/doc/com.auth0/java-jwt/latest/com/auth0/jwt/"
+     "algorithms/Algorithm.html#HMAC256(java.lang.String) (secret)"),
+    (r"\.signWith", -1, "https://javadoc.io/doc/io.jsonwebtoken/jjwt-api/latest/io/jsonwebtoken/JwtBuilder.html "
+     "(signWith(SignatureAlgorithm, String base64EncodedSecretKey): the key last)"),
+    (r"\bhmac\.new", 0, "https://docs.python.org/3/library/hmac.html#hmac.new (key, msg, digestmod)"),
+    (r"\.create(?:Hmac|Cipheriv|Decipheriv)", 1, "https://nodejs.org/api/crypto.html#cryptocreatehmacalgorithm-key-"
+     "options (algorithm, key); #cryptocreatecipherivalgorithm-key-iv-options (algorithm, key, iv)"),
+    (r"new\s+SecretKeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
+     "SecretKeySpec.html#%3Cinit%3E(byte%5B%5D,java.lang.String) (key, algorithm)"),
+    (r"\bFernet", 0, "https://cryptography.io/en/latest/fernet/#cryptography.fernet.Fernet (key)"),
+    (r"\bAES\.new", 0, "https://pycryptodome.readthedocs.io/en/latest/src/cipher/aes.html (AES.new(key, mode))"),
+    (r"\b(?i:key_?store|ks|trust_?store)\.load", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/"
+     "java/security/KeyStore.html#load(java.io.InputStream,char%5B%5D) (stream, password)"),
+    (r"\b(?i:key_?store|ks)\.getKey", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
+     "security/KeyStore.html#getKey(java.lang.String,char%5B%5D) (alias, password)"),
 )
 # Calls that set a named value: (a call's name, the index of the name, the index of the value, the docs).
 # The value counts when the name is a secret name.
@@ -554,7 +609,12 @@ _NAMED_CALL_START = re.compile(
 # Words one of which every call of CALLS holds (lower case: the keyword index matches them in any case).
 CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "basicauth", "digestauth", "proxyauth",
                  "auth", "usernamepasswordcredentials", "passwordauthentication", "plainauth", "userpassword",
-                 "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(")
+                 "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(", "jwt.", ".signedstring",
+                 "algorithm.hmac", ".signwith", "hmac.new", ".createhmac", ".createcipheriv", ".createdecipheriv",
+                 "secretkeyspec", "fernet", "aes.new", "store.load", "ks.load", "store.getkey", "ks.getkey",
+                 "ldap_bind", "oci_", "ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect",
+                 "password_verify", "password_hash", "simple_bind", "ftplib", "passwordprotection", "pbekeyspec",
+                 "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials")
 
 
 def call_verify_pattern() -> bytes:
@@ -565,7 +625,10 @@ def call_verify_pattern() -> bytes:
 _SETTER = re.compile(r"\b(?:set|with)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
 # ... whose last word holds a secret (`withAuth("oauth2")`, `setCredentials("profile")` take a mode or a name)
 _SETTER_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|secret|token|key)s?$")
-_ARG_LITERAL = re.compile(r"""\s*(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)\s*(?:\.toCharArray\(\)\s*)?$""")
+# A literal argument, also as bytes or characters: `b"k"`, Go's `[]byte("k")`, Java's `"k".getBytes()`
+# and `"k".toCharArray()`, Python's `"k".encode()`, Node's `Buffer.from("k")`.
+_ARG_LITERAL = re.compile(r"""\s*(?P<w>\[\]byte\(\s*|Buffer\.from\(\s*)?[bB]?(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)"""
+                          r"""(?(w)\s*(?:,[^()]*)?\))\s*(?:\.(?:toCharArray|getBytes|encode)\([^()]*\)\s*)?$""")
 
 
 def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
@@ -640,7 +703,7 @@ def _arguments_spans(ruleset: RuleSet, s: str, found: list[tuple[int, int]], nam
             if end - start > 2 * len(q) and s.startswith(q, start) and s.endswith(q, start, end):
                 start, end = start + len(q), end - len(q)
                 break
-        if secret_value(ruleset, s[start:end], name):
+        if secret_value(ruleset, s[start:end], name, argument=True):
             yield start, end, KIND
 
 

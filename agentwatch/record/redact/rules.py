@@ -89,6 +89,7 @@ class NameRule:
     service_words: tuple[str, ...] = ()  # services the context rules name, found inside a name
     key_min_len: int = 16
     key_bits: float = 3.0
+    always_secret: tuple[re.Pattern, ...] = ()  # names secret though an exclusion matches them
 
 
 _OPERATOR = r"(?:=|:=|::=|:::=|\?=|=>|:|,|>)"
@@ -251,6 +252,7 @@ class RuleSet:
             suffix_words=tuple(sorted((w for w in words if len(w) >= 5), key=len, reverse=True)),
             key_qualifiers=frozenset(names["key_qualifiers"]),
             not_secret=tuple(re.compile(p) for p in names["not_secret"]),
+            always_secret=tuple(re.compile(p) for p in names.get("always_secret", ())),
             keywords=tuple(sorted(_minimal_substrings(words | {"key"}))),
             key_words=frozenset(names.get("key_words", ())),
             service_words=tuple(sorted({n.lower() for spec in data.get("context", ()) for n in spec["names"]
@@ -287,6 +289,8 @@ class RuleSet:
             return False
         joined = "-".join(words)
         n = self.names
+        if any(p.search(joined) for p in n.always_secret):
+            return True
         if any(p.search(joined) for p in n.not_secret):
             return False
         for i, w in enumerate(words):
@@ -314,9 +318,15 @@ class RuleSet:
         """`pass` or `pwd` naming a pair in structured or configuration text: `pair_password`."""
         return pair_password(name, value)
 
-    def code_benign(self, value: str, name: str, quoted: bool) -> bool:
-        """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`."""
-        return benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted)
+    def code_benign(self, value: str, name: str, quoted: bool, literal: bool = False) -> bool:
+        """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`.
+
+        `literal`: the text is not source code, so an unquoted value is a literal, as after an
+        environment name (only references, placeholders, labels and the like stay).
+        """
+        if literal and not quoted and _TYPE_WORD.fullmatch(value):
+            return True  # `token: string` in a document's code block: a type, benign by principle
+        return benign_value(value, name=name, quoted=quoted, env=literal or name.isupper() and not quoted)
 
     def key_name(self, name: str) -> int:
         """A name that says "a key" or names a known service, without a secret word: 2 qualified, 1 a lone key, 0 not.
@@ -476,6 +486,20 @@ class RuleSet:
         return self._redact_whole(s, mask, extra, path)
 
     def _redact_whole(self, s: str, mask: Masker, extra: re.Pattern | None = None, path: str = "") -> str:
+        """Every span the rules find in s, spliced; a unified diff is read as the file it changes (`diff_view`)."""
+        view = diff_view(s) if "@@ " in s else s
+        spans = self._spans(view, path)
+        if spans:
+            spans += _repeats(s, spans)
+            if MASK_PREFIX in s:
+                masks = [m.span() for m in MASK_RE.finditer(s)]
+                spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
+            s = _splice(s, spans, mask)
+        if extra is not None:
+            s = extra.sub(lambda m: _mask_custom(m, mask), s)
+        return self._mask_runs(s, mask)
+
+    def _spans(self, s: str, path: str) -> list[tuple[int, int, str]]:
         data = s.encode("utf-8", "surrogatepass")
         hits = self.index.hits(data)
         ids: set[int] = set()
@@ -520,15 +544,7 @@ class RuleSet:
                 if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(last_word[0].strip("\"'")):
                     continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
-        if spans:
-            spans += _repeats(s, spans)
-            if MASK_PREFIX in s:
-                masks = [m.span() for m in MASK_RE.finditer(s)]
-                spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
-            s = _splice(s, spans, mask)
-        if extra is not None:
-            s = extra.sub(lambda m: _mask_custom(m, mask), s)
-        return self._mask_runs(s, mask)
+        return spans
 
     def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]]) -> Iterator[tuple[int, int, str]]:
         """`name = value` where the name is secret: tried at each identifier holding a name keyword."""
@@ -568,10 +584,10 @@ class RuleSet:
             m = DSL_RE.match(s, lo)
             at = lo
         if m is None:
-            return self._compared_before(s, lo) or self._label_at(s, lo)
+            return self._compared_before(s, lo) or self._equals_at(s, lo) or self._label_at(s, lo)
         name = m.group("name")
         keyed = 0
-        if not self.secret_name(name):
+        if not self.secret_name(name) and not self._declared_password(m):
             keyed = self.key_name(name)
             if not keyed:
                 return None
@@ -601,9 +617,32 @@ class RuleSet:
             return None
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
             return None  # a key name's value counts only when it has a key's shape
-        if op == "," and not self.key_shaped(value, True):
+        if op == "," and not self.key_shaped(value, True) and (keyed or not self._call_pair(s, value, m.end())):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
+
+    @staticmethod
+    def _declared_password(m: re.Match) -> bool:
+        """`String pwd = "…";`, `const pass = '…'`: a literal assigned to a variable named `pass`, `pwd` or `pw`.
+
+        As words of text these are a test result or the working directory ([names].not_secret);
+        a quoted literal assigned to one is a password, unless it is a path (`pwd = "/srv"`).
+        """
+        if m.group("q") is None or m.group("op") not in ("=", ":=", ":"):
+            return False
+        name = m.group("name").rsplit(".", 1)[-1]
+        return pair_password(name, m.group("qv"))
+
+    def _call_pair(self, s: str, value: str, end: int) -> bool:
+        """`put("password", "hunter2")`: a secret's name and a literal as a call's last two arguments.
+
+        A list of names (`["password", "password_confirmation"]`, `("token", "secret", ...)`) goes on
+        or closes with a bracket; a pair's literal closes the call (or the line), and is not a name.
+        """
+        after = s[end:end + 8].lstrip(" \t")
+        if not (after == "" or after[0] in ")\n;" or after.startswith("\\n")):
+            return False
+        return not self.secret_name(value) and not _NAME_LIKE.fullmatch(value) and not _ENCODING.fullmatch(value)
 
     def _compared_before(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`"f62e…" == password`: a literal on the left of a comparison with a secret-named variable."""
@@ -616,6 +655,22 @@ class RuleSet:
             return None
         value = m.group("v")
         return None if compared_benign(value) else (m.start("v"), m.end("v"), "assignment")
+
+    def _equals_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
+        """`password.equals("…")`, `"…".equals(pwd)`: Java's comparison of strings, read as `==` is."""
+        m = _EQUALS_AFTER.match(s, lo)
+        if m is None:
+            m_name = _IDENT_AT.match(s, lo)
+            before = _EQUALS_BEFORE.search(s, max(0, lo - 300), lo) if m_name else None
+            if before is None or m_name is None:
+                return None
+            name, v, start = m_name.group().rsplit(".", 1)[-1], before.group("v"), before.start("v")
+        else:
+            name, v, start = m.group("name").rsplit(".", 1)[-1], m.group("v"), m.start("v")
+        name = re.sub(r"^get_?(?=[A-Za-z])", "", name)  # a getter's value: `user.getPassword().equals("…")`
+        if not self.secret_name(name) or not _COMPARED.search(name) or compared_benign(v):
+            return None
+        return start, start + len(v), "assignment"
 
     def _label_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`acme SECRET <key>`: a label and a value with blanks between, no operator.
@@ -805,6 +860,12 @@ _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a
 _NUMBER_RE = re.compile(r"[0-9_]{1,12}(?:\.[0-9]+)?[,;]?")
 _TYPES = (r"(?:str|string|int|integer|float|number|bool|boolean|bytes|any|unknown|object|none|null|undefined|void|"
           r"never|dict|list|tuple|set|optional|secretstr|record|map|array|promise|callable|type|literal)")
+# A name written as a literal (`"password_confirmation"`, `"authToken"`): words joined by `_`, `-`, `.` or a case change.
+_NAME_LIKE = re.compile(r"[a-z]+(?:[_.-][a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z0-9]+(?:_[A-Z0-9]+)+")
+# An encoding or an algorithm names how the argument before it is read (`Buffer.from("accountKey", "base64")`).
+_ENCODING = re.compile(r"(?i)base64(?:url)?|hex|utf-?8|utf-?16(?:le|be)?|ascii|latin-?1|binary|ucs-?2"
+                       r"|[hrep]s(?:256|384|512)|aes|sha-?(?:1|224|256|384|512)|md5|bcrypt|argon2(?:id|i|d)?")
+_TYPE_WORD = re.compile(rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?\??[,;]?")
 _TYPE_RE = re.compile(
     rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)?)*\??(?:\s*=.*)?[,;]?"
     r"|[A-Z][a-z]{2,}[a-z0-9]*(?:[A-Z][a-z]{2,}[a-z0-9]*)+(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
@@ -873,7 +934,7 @@ _ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\
 
 # `pass` or `pwd` naming a pair, in canonical JSON, in JSON text inside a string (whose escaped
 # quotes the fast path reads as blanks) or in a configuration text: `"pass": "`, `pwd: `, `pass =`.
-PAIR_PASSWORD_NAMES = ("pass", "pwd")
+PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")
 _PAIR_OPERATOR_B = re.compile(rb'["\s]{0,64}[:=]')
 
 
@@ -906,7 +967,9 @@ def structural_value(value: str) -> bool:
 
 # A permission level from a fixed vocabulary: GitHub Actions' `permissions:` map gives each scope
 # (`id-token`, `contents`, ...) one of `read`, `write` or `none`, and `read-all`/`write-all` to all.
-_PERMISSION = re.compile(r"read|write|none|read-all|write-all")
+# GitHub Actions' permission levels, and `secrets: inherit`, which passes a caller's secrets on to a
+# reusable workflow by that one keyword (GitHub docs, "Reusing workflows", jobs.<job_id>.secrets.inherit).
+_PERMISSION = re.compile(r"read|write|none|read-all|write-all|inherit")
 # A file's path: absolute, home- or dot-relative, or two names or more, ending in a file name with an
 # extension (`/tmp/cosign.key`, `path/to/x.pem`). The extension keeps base64 out (it has no `.`).
 _FILE_PATH = re.compile(r"(?:~|\.{1,2}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)?/?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_@-][A-Za-z0-9_.@-]*"
@@ -939,6 +1002,9 @@ def enumerated_or_reference(value: str) -> bool:
 _COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?)[ \t]*"""
                               r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z")
 _IDENT_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+# Java's String.equals and equalsIgnoreCase, the literal on either side (`pwd.equals("…")`, `"…".equals(pwd)`).
+_EQUALS_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\.equals(?:IgnoreCase)?\(\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*\)""")
+_EQUALS_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\.equals(?:IgnoreCase)?\(\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z""")
 
 
 def compared_benign(value: str) -> bool:
@@ -1139,6 +1205,32 @@ def _single_case_random(tok: str, rule: EntropyRule) -> bool:
 
 REPEAT_MIN = 8  # shorter values are words too often to mask wherever they recur
 REPEAT_MAX_VALUES = 64  # each value is searched in the whole string: a bound on the work per string
+
+
+_HUNK = re.compile(r"^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@", re.M)
+
+
+def diff_view(s: str) -> str:
+    """A unified diff with the marker column of its hunks' lines blanked: the changed file's lines.
+
+    `git diff`, `git show` and `diff -u` print each line of a hunk after a `+`, `-` or blank
+    (POSIX diff, "Unified format"). Read as they are, a `+` before `password: x`, before a
+    PEM body's lines or before `export TOKEN=` hides the line's start from every rule that
+    reads one. The view has the same length and offsets as s, so a span found in it masks s.
+    """
+    if not _HUNK.search(s):
+        return s
+    out = []
+    in_hunk = False
+    for line in s.splitlines(keepends=True):
+        if _HUNK.match(line):
+            in_hunk = True
+        elif in_hunk and line[:1] in ("+", "-", " ") and not line.startswith(("+++ ", "--- ")):
+            line = " " + line[1:]
+        elif line[:1] != "\\":
+            in_hunk = False  # `diff --git`, `index`, a commit header: the hunk is over
+        out.append(line)
+    return "".join(out)
 
 
 def _repeats(s: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
