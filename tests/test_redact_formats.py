@@ -1112,3 +1112,10 @@ def test_a_vault_action_line_with_a_template_in_its_path_stays():
     text = ("      secrets: |\n"
             "        development/github/token/{REPO_OWNER_NAME_DASH}-lock token | lock_token;\n")
     assert POLICY.redact_text(text, "/srv/.github/workflows/lock.yml") == text
+
+
+def test_every_call_row_has_the_words_that_let_the_walk_try_it():
+    # formats._CALL_NEEDLES gates each row of CALLS: a row whose call holds none of its words would never run
+    assert len(formats._CALL_NEEDLES) == len(formats.CALLS)
+    for (rx, _, _), needles in zip(formats.CALLS, formats._CALL_NEEDLES):
+        assert needles and all(n == n.lower() for n in needles), rx

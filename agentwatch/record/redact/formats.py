@@ -566,7 +566,7 @@ CALLS: tuple[tuple[str, int, str], ...] = (
      "Encrypter.html#method___construct (key, cipher)"),
     (r"\boci_(?:p|new_)?connect", 1, "https://www.php.net/manual/en/function.oci-connect.php (username, password, "
      "connection_string)"),
-    (r"\b(?:ftp_login|ssh2_auth_password|imap_open|mssql_connect|sqlsrv_connect_password)", 2,
+    (r"\b(?:ftp_login|ssh2_auth_password|imap_open|mssql_connect)", 2,
      "https://www.php.net/manual/en/function.ftp-login.php (ftp, username, password); "
      "https://www.php.net/manual/en/function.ssh2-auth-password.php (session, username, password); "
      "https://www.php.net/manual/en/function.imap-open.php (mailbox, user, password)"),
@@ -625,6 +625,20 @@ NAMED_CALLS: tuple[tuple[str, int, int, str], ...] = (
      "(key, value); JNDI's environment takes Context.SECURITY_CREDENTIALS so (javax.naming.Context)"),
 )
 _CALL_START = re.compile(r"(?:" + "|".join(f"(?P<c{i}>{rx})" for i, (rx, _, _) in enumerate(CALLS)) + r")\s*\(")
+# A lower-case word each row's call holds, row by row: the walk tries a row's pattern only on a text
+# that holds one (one alternation of every row costs the whole text times the rows).
+_CALL_NEEDLES: tuple[tuple[str, ...], ...] = (
+    ("getconnection",), ("pdo",), ("mysql",), (".login",), ("auth",), ("auth",), ("basicauth",),
+    ("usernamepasswordcredentials",), ("passwordauthentication",), ("plainauth",), ("userpassword",),
+    ("setbasicauth",), ("sequelize",), ("ldap_bind",), ("ldap_exop_passwd",),
+    ("odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user", "sybase_", "msql_"), ("cubrid_", "dbx_connect"),
+    ("encrypter",), ("oci_",), ("ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect"), ("password_",),
+    ("simple_bind",), ("ftplib",), ("passwordprotection",), ("keyspec",), ("kerberoskey",), ("pbekeyspec",),
+    ("usernamepasswordauthenticationtoken",), ("awscredentials",), ("awsbasiccredentials",), ("jwt.",),
+    ("signedstring",), ("algorithm.hmac",), ("signwith",), ("hmac.new",), (".create",), ("secretkeyspec",),
+    ("fernet",), ("aes.new",), (".load",), (".getkey",),
+)
+_CALL_ROWS = tuple((re.compile(rx + r"\s*\("), index) for rx, index, _ in CALLS)
 _NAMED_CALL_START = re.compile(
     r"(?:" + "|".join(f"(?P<n{i}>{rx})" for i, (rx, _, _, _) in enumerate(NAMED_CALLS)) + r")(?:\s*\(|[ \t]+(?=['\"]))")
 # (Groovy, and so Gradle, lets a call with arguments leave out its parentheses: `buildConfigField 'String', ...`)
@@ -693,8 +707,11 @@ def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
 
 def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
     """The password arguments of the calls of CALLS in s (found by CALL_KEYWORDS)."""
-    found = [(m.end(), CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])][1])
-             for m in islice(_CALL_START.finditer(s), MAX_CALLS)]
+    low = s.lower()
+    found: list[tuple[int, int]] = []
+    for (rx, index), needles in zip(_CALL_ROWS, _CALL_NEEDLES):
+        if len(found) < MAX_CALLS and any(n in low for n in needles):
+            found += [(m.end(), index) for m in islice(rx.finditer(s), MAX_CALLS - len(found))]
     out = list(_arguments_spans(ruleset, s, found))
     for m in islice(_NAMED_CALL_START.finditer(s), MAX_CALLS):
         _, name_at, value_at, _ = NAMED_CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])]
