@@ -131,8 +131,20 @@ def test_the_command_carrier_writes_the_file():
 def test_tenth_corpus_figures_after_the_round_that_held_it_out():
     """The fifth round of #33, tuned on corpora 1-8 with this one unread, scored it once when it
     landed: 147/191 and 177/183 per carrier (docs/redaction.md, "Figures on a tenth held-out corpus")."""
-    after = json.loads(corpus10.FIGURES.read_text())
+    after = json.loads((corpus10.HERE / "figures10-heldout-after.json").read_text())
     for carrier in corpus10.CARRIERS:
         got = corpus10.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((147, 191), (177, 183),
                                                                                       (189, 283)), carrier
+
+
+def test_tenth_corpus_figures_after_the_round_tuned_on_it():
+    """The sixth round read its misses (the eleventh corpus held out): 171/191 and 180/183 per carrier
+    (figures10.json). Left: URLs whose host is a documentation domain, values holding a quote of
+    the other kind, C# verbatim strings' doubled quotes, `password_hash`, numbers under secret names
+    on a line of their own."""
+    after = json.loads(corpus10.FIGURES.read_text())
+    for carrier in corpus10.CARRIERS:
+        got = corpus10.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((171, 191), (180, 183),
+                                                                                      (183, 283)), carrier

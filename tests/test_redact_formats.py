@@ -1119,3 +1119,38 @@ def test_every_call_row_has_the_words_that_let_the_walk_try_it():
     assert len(formats._CALL_NEEDLES) == len(formats.CALLS)
     for (rx, _, _), needles in zip(formats.CALLS, formats._CALL_NEEDLES):
         assert needles and all(n == n.lower() for n in needles), rx
+
+
+# -- the fifth round (#33): tuned on corpora 1-10, the eleventh held out -----------------------------------
+@pytest.mark.parametrize("text", [
+    f'if (authToken.Equals("{KEYLIKE}", StringComparison.CurrentCulture)) {{ }}',  # C#'s String.Equals
+    f'if ("{KEYLIKE}".Equals(foo.GetToken())) {{ }}',
+    f"app.use(cookieParser('{W}'));",  # expressjs/cookie-parser: cookieParser(secret)
+    f"cookieParser.signedCookies(cookies, '{W}');",
+    f"jwtVerify(token, '{W}');",  # panva/jose
+    f"crypto.createSecretKey('{W}');",
+    f"let password; password = env.PASSWORD ?? '{W}';",  # a fallback after a statement's start
+    f"const password = isDev ? '{W}' : 'other';",  # a conditional's branch
+    f'char[] pwd = ".{W}-x".toCharArray();',  # a leading dot is not a path
+    f'CRYPTOGRAPHY_KEY = "{W}"',  # crypto, cryptography and cipher qualify a key
+])
+def test_round_five_classes(text):
+    assert W not in POLICY.redact_text(text) and KEYLIKE not in POLICY.redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "export BEARER_WORKSPACE=$PWD/../bearer",  # a path under a variable
+    "BEARER_BIN=./bin/bearer yarn test",  # a dot-relative path, extension or not
+    'const label = ok ? "yes" : "no";',
+    "         ';PWD='      . $password .';';",  # the quote after `=` closes the literal `';PWD='`
+    "costs:\n  basic_auth_password: 300000\n  session_secret: 600000\n  http_cookies: 600000\n"
+    "  sql_injection: 300000\n  xss: 300000\n",  # a table of numbers
+    '{"pwd": "."}',
+])
+def test_round_five_leaves_alone(text):
+    assert POLICY.redact_text(text) == text
+
+
+def test_a_password_of_digits_outside_a_table_is_still_masked():
+    for text in ("db:\n  user: app\n  password: 48213907\n", "DB_PASSWORD=48213907"):
+        assert "48213907" not in POLICY.redact_text(text, "/srv/app/config.yml")

@@ -70,7 +70,7 @@ _FILLER = re.compile(r"(?i)^(?:x+|\*+|\.+|-+|_+|#+|\?+|0+|<.*>|your[-_ ].*|.*[-_
 _WEAK = frozenset({"secret", "password", "token", "changeit", "changeme", "change_me"})
 
 
-def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False) -> bool:
+def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False, text: str = "") -> bool:
     """Is this value, under a secret name in a configuration format, a secret?
 
     Everything is, except what cannot hold one: an empty value, a boolean or null, a
@@ -93,11 +93,27 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
         return False  # `password = password`: the name, not a value
     if v.isdigit() and "token" in name.lower() and not re.search(r"(?i)pass|pwd|secret|pin", name):
         return False  # max_tokens: 4096
+    if v.isdigit() and text and number_table(text):
+        return False  # a column of numbers: what each is for, not a password
     if ruleset.structural(v):
         return False  # an opening bracket, a version range (rules.structural_value)
     if ruleset.message(v):
         return False  # a sentence for a person (a translation, a form's label), as in the line rules
     return not ruleset.placeholder(v)
+
+
+_PAIR_LINE = re.compile(r"(?m)^[ \t]*(?:- )?[\"']?[A-Za-z_][\w.\-]*[\"']?[ \t]*[:=][ \t]*(?P<v>\S[^\n]*?)[ \t]*$")
+
+
+def number_table(s: str) -> bool:
+    """Is s a table of numbers: five or more `name: value` lines, four in five of them a whole number?
+
+    A map of check names to costs, ports or limits (`basic_auth_password: 300000`,
+    `session_secret: 600000`) names what each number is for; a password that is all digits
+    does not stand in a column of numbers.
+    """
+    values = [m.group("v") for m in islice(_PAIR_LINE.finditer(s), 4096)]
+    return len(values) >= 5 and sum(v.isdigit() for v in values) >= 0.8 * len(values)
 
 
 # --- recognising a format -----------------------------------------------------------------------
@@ -381,7 +397,7 @@ def _kv(ruleset: RuleSet, s: str, config: bool, literal: bool = False) -> Iterat
         conf = config or s.startswith("//", m.end("ind"))  # a registry-scoped npmrc line is configuration
         if not named and not ruleset.pair_password(name, value):
             continue  # `pwd = /srv/app`: a directory
-        if (quoted or _unquoted_ok(value, conf, conf)) and secret_value(ruleset, value, name) and (
+        if (quoted or _unquoted_ok(value, conf, conf)) and secret_value(ruleset, value, name, text=s) and (
                 conf or not ruleset.code_benign(value, name, quoted, literal)):
             yield span[0], span[1], KIND
 
@@ -443,7 +459,7 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool, literal: bool = False) -> It
             quoted = span[0] != start
             if name.lower() in PAIR_PASSWORD_NAMES and not ruleset.pair_password(name, value):
                 continue  # `pwd: /srv/app`: a directory
-            if (quoted or _unquoted_ok(value, True, prose_ok)) and secret_value(ruleset, value, name) and (
+            if (quoted or _unquoted_ok(value, True, prose_ok)) and secret_value(ruleset, value, name, text=s) and (
                     prose_ok or not ruleset.code_benign(value, name, quoted, literal)):
                 yield span[0], span[1], KIND
     for m in re.finditer(r"(?m)^([ \t]*)- +(?:key|name): *[\"']?([^\n\"']+)[\"']? *\n\1  +(?:value|secret): *([^\n]*)$", s):
@@ -490,9 +506,12 @@ _CODE = (
     # $cfg['db_password'] = '...';  'password' => '...';  ["token"] = "..."
     re.compile(r"\[\s*" + _STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*\]\s*=\s*" + _STR.format(n=2)),
     re.compile(_STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*=>\s*" + _STR.format(n=2)),
-    # SECRET_KEY = os.environ.get("X") or '...';  const token = process.env.T || "..." ; x ?? "..."
-    re.compile(r"(?m)^[ \t]*(?:(?:export|const|let|var|final|static|public|private)[ \t]+)*(?P<name>[A-Za-z_][\w.]{0,80})"
-               r"[ \t]*[:=][ \t]*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?)[ \t]*" + _STR.format(n=2)),
+    # SECRET_KEY = os.environ.get("X") or '...';  const token = process.env.T || "..." ; x ?? "..."; the
+    # branches of a conditional: password = dev ? '...' : '...'
+
+    re.compile(r"(?m)(?:^|;)[ \t]*(?:(?:export|const|let|var|final|static|public|private)[ \t]+)*"
+               r"(?P<name>[A-Za-z_][\w.]{0,80})[ \t]*[:=][ \t]*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?|\?|:)[ \t]*"
+               + _STR.format(n=2)),
     # A typed declaration with a literal: TypeScript `const apiKey: string = "..."`, Rust `const API_KEY:
     # &str = "..."`, Kotlin `val token: String = "..."`, Swift `let password: String! = "..."`, Python
     # `API_KEY: str = "..."`; Go `var password string = "..."`
@@ -505,7 +524,7 @@ _CODE = (
                r"[ \t]+(?i:as)[ \t]+(?:New[ \t]+)?[A-Za-z_][\w.]{0,60}[ \t]*=[ \t]*" + _STR.format(n=2)),
 )
 # A substring each pattern of _CODE needs: the pattern is tried only on a text that holds it.
-_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??"), (":",), ("var",), (" As ", " as ", " AS "))
+_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??", "? "), (":",), ("var",), (" As ", " as ", " AS "))
 _GO_MULTI = re.compile(r"\b(?:const|var)\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*(?:[A-Za-z_][\w.]*)?\s*=\s*"
                        r"(?P<vals>\"[^\"\n]*\"(?:\s*,\s*\"[^\"\n]*\")+)")
 
@@ -516,7 +535,7 @@ def _code(ruleset: RuleSet, s: str) -> Iterator[Span]:
             continue
         for m in rx.finditer(s):
             name, v = m.group("name"), m.group("v2")
-            if ruleset.secret_name(name) and secret_value(ruleset, v, name):
+            if (ruleset.secret_name(name) or ruleset.pair_password(name, v)) and secret_value(ruleset, v, name):
                 yield m.start("v2"), m.end("v2"), KIND
     for m in (_GO_MULTI.finditer(s) if "const" in s or "var" in s else ()):
         names = [n.strip() for n in m.group("names").split(",")]
@@ -594,6 +613,13 @@ CALLS: tuple[tuple[str, int, str], ...] = (
      "https://github.com/auth0/node-jsonwebtoken#usage (jwt.sign(payload, secretOrPrivateKey), "
      "jwt.verify(token, secretOrPublicKey)); https://pyjwt.readthedocs.io/en/stable/api.html (jwt.encode(payload, "
      "key), jwt.decode(jwt, key)); https://github.com/jwt/ruby-jwt#usage (JWT.encode(payload, key, algorithm))"),
+    (r"\b(?:jose\.)?jwtVerify", 1, "https://github.com/panva/jose/blob/main/docs/jwt/verify/functions/jwtVerify.md "
+     "(jwt, key, options)"),
+    (r"\bJWK\.asKey", 0, "https://github.com/cisco/node-jose#importing-keys (jose.JWK.asKey(input, form))"),
+    (r"\bcreateSecretKey", 0, "https://nodejs.org/api/crypto.html#cryptocreatesecretkeykey-encoding (key)"),
+    (r"\bcookieParser", 0, "https://github.com/expressjs/cookie-parser#cookieparsersecret-options (secret)"),
+    (r"\bcookieParser\.signedCookies?", 1, "https://github.com/expressjs/cookie-parser#cookieparsersignedcookiescookies-"
+     "secret (cookies, secret)"),
     (r"\.SignedString", 0, "https://pkg.go.dev/github.com/golang-jwt/jwt/v5#Token.SignedString (key)"),
     (r"\bAlgorithm\.HMAC(?:256|384|512)", 0, "https://javadoc.io/doc/com.auth0/java-jwt/latest/com/auth0/jwt/"
      "algorithms/Algorithm.html#HMAC256(java.lang.String) (secret)"),
@@ -635,7 +661,8 @@ _CALL_NEEDLES: tuple[tuple[str, ...], ...] = (
     ("encrypter",), ("oci_",), ("ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect"), ("password_",),
     ("simple_bind",), ("ftplib",), ("passwordprotection",), ("keyspec",), ("kerberoskey",), ("pbekeyspec",),
     ("usernamepasswordauthenticationtoken",), ("awscredentials",), ("awsbasiccredentials",), ("jwt.",),
-    ("signedstring",), ("algorithm.hmac",), ("signwith",), ("hmac.new",), (".create",), ("secretkeyspec",),
+    ("jwtverify",), ("jwk.askey",), ("createsecretkey",), ("cookieparser",),
+    ("cookieparser",), ("signedstring",), ("algorithm.hmac",), ("signwith",), ("hmac.new",), (".create",), ("secretkeyspec",),
     ("fernet",), ("aes.new",), (".load",), (".getkey",),
 )
 _CALL_ROWS = tuple((re.compile(rx + r"\s*\("), index) for rx, index, _ in CALLS)
@@ -648,7 +675,7 @@ CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "b
                  "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(", ".put(", "jwt.", ".signedstring",
                  "algorithm.hmac", ".signwith", "hmac.new", ".createhmac", ".createcipheriv", ".createdecipheriv",
                  "secretkeyspec", "fernet", "aes.new", "store.load", "ks.load", "store.getkey", "ks.getkey",
-                 "ldap_bind", "ldap_exop_passwd", "odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user",
+                 "ldap_bind", "ldap_exop_passwd", "jwtverify", "jwk.askey", "createsecretkey", "cookieparser", "odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user",
                  "sybase_", "msql_", "cubrid_", "dbx_connect", "encrypter", "oci_", "ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect",
                  "password_verify", "password_hash", "simple_bind", "ftplib", "passwordprotection", "pbekeyspec", "deskeyspec", "desedekeyspec", "kerberoskey",
                  "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials")

@@ -617,6 +617,8 @@ class RuleSet:
         literal = not quoted and op == "=" and not value.startswith(_INTERPOLATION) and _inside_string(s, at)
         if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted or literal):
             return None
+        if not quoted and value.isdigit() and formats.number_table(s):
+            return None  # `session_secret: 600000` in a map of numbers (formats.number_table)
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
             return None  # a key name's value counts only when it has a key's shape
         if op == "," and not self.key_shaped(value, True) and (keyed or not self._call_pair(s, value, m.end())):
@@ -632,8 +634,8 @@ class RuleSet:
         string, a conninfo), is a password, unless it is a path (`pwd = "/srv"`).
         """
         name = m.group("name").rsplit(".", 1)[-1]
-        if m.group("q") is not None:
-            return m.group("op") in ("=", ":=", ":") and pair_password(name, m.group("qv"))
+        if m.group("q") is not None:  # (inside a literal, the quote after `=` closes it: `';PWD=' . $pw`)
+            return m.group("op") in ("=", ":=", ":") and not _inside_string(s, at) and pair_password(name, m.group("qv"))
         value = m.group("v")
         return (m.group("op") == "=" and not value.startswith(_INTERPOLATION) and _inside_string(s, at)
                 and pair_password(name, value))
@@ -686,7 +688,7 @@ class RuleSet:
             name, v, start = m_name.group().rsplit(".", 1)[-1], before.group("v"), before.start("v")
         else:
             name, v, start = m.group("name").rsplit(".", 1)[-1], m.group("v"), m.start("v")
-        name = re.sub(r"^get_?(?=[A-Za-z])", "", name)  # a getter's value: `user.getPassword().equals("…")`
+        name = re.sub(r"^[Gg]et_?(?=[A-Za-z])", "", name)  # a getter's value: `user.getPassword().equals("…")`
         if not self.secret_name(name) or not self._compared(name, v):
             return None
         return start, start + len(v), "assignment"
@@ -971,7 +973,7 @@ _ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\
 # `pass` or `pwd` naming a pair, in canonical JSON, in JSON text inside a string (whose escaped
 # quotes the fast path reads as blanks) or in a configuration text: `"pass": "`, `pwd: `, `pass =`.
 PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")
-_PAIR_OPERATOR_B = re.compile(rb'["\s]{0,64}[:=]')
+_PAIR_OPERATOR_B = re.compile(rb'["\x27\]\s]{0,64}[:=]')
 
 
 def pair_password(name: str, value: object) -> bool:
@@ -985,7 +987,8 @@ def pair_password(name: str, value: object) -> bool:
     if not isinstance(value, str) or name.lower() not in PAIR_PASSWORD_NAMES:
         return False
     v = value.strip().strip("\"'")
-    return name.lower() == "pass" or not (v[:1] in "/~.$%" or "/" in v or "\\" in v)
+    path = v in (".", "..") or v[:1] in "/~$%" or v.startswith(("./", "../")) or "/" in v or "\\" in v
+    return name.lower() == "pass" or not path
 
 
 # A version or a version range as package manifests write them (semver's `1.2.3-rc.1`, npm's `^1.2`,
@@ -1009,7 +1012,9 @@ _PERMISSION = re.compile(r"read|write|none|read-all|write-all|inherit")
 # A file's path: absolute, home- or dot-relative, or two names or more, ending in a file name with an
 # extension (`/tmp/cosign.key`, `path/to/x.pem`). The extension keeps base64 out (it has no `.`).
 _FILE_PATH = re.compile(r"(?:~|\.{1,2}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)?/?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_@-][A-Za-z0-9_.@-]*"
-                        r"\.[A-Za-z][A-Za-z0-9]{0,7}|/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
+                        r"\.[A-Za-z][A-Za-z0-9]{0,7}|/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}"
+                        # dot-, home- or variable-relative, with or without an extension: base64 never starts so
+                        r"|(?:\.{1,2}|~|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)/[A-Za-z0-9_.@/-]*")
 # A Python entry point's object reference (`importable.module:object.attr`, the packaging spec's
 # "Entry points specification"), with a package path of three names or more so that a
 # `first.last:password` pair is not taken for one.
@@ -1038,14 +1043,15 @@ def enumerated_or_reference(value: str) -> bool:
 _COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?|<=>)[ \t]*"""
                               r"\$?(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|->))*\Z")
 _IDENT_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-# Java's String.equals and equalsIgnoreCase, the literal on either side (`pwd.equals("…")`, `"…".equals(pwd)`).
-_EQUALS_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\.equals(?:IgnoreCase)?\(\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*\)""")
+# Java's String.equals and equalsIgnoreCase, C#'s String.Equals (a StringComparison may follow), the literal
+# on either side (`pwd.equals("…")`, `"…".Equals(authToken)`).
+_EQUALS_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\.[Ee]quals(?:IgnoreCase)?\(\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*[,)]""")
 # PHP's comparisons by a call (php.net: strcmp, strcasecmp, strncmp, strncasecmp, hash_equals(known, user)).
 _STRCMP = r"(?:strn?(?:case)?cmp|hash_equals)\(\s*"
 _STRCMP_OPEN = re.compile(_STRCMP + r"\$?(?:[A-Za-z_]\w*(?:->|\.))*\Z")
 _STRCMP_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\s*,\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*[,)]""")
 _STRCMP_BEFORE = re.compile(_STRCMP + r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\s*,\s*\$?(?:[A-Za-z_]\w*(?:->|\.))*\Z""")
-_EQUALS_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\.equals(?:IgnoreCase)?\(\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z""")
+_EQUALS_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\.[Ee]quals(?:IgnoreCase)?\(\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z""")
 
 
 def compared_benign(value: str) -> bool:
