@@ -134,3 +134,11 @@ def test_the_command_carrier_writes_the_file():
     sample = next(s for s in SAMPLES if s["format"] == "kotlin")
     command = corpus11.payload("command", sample["path"], sample["text"], "kotlin")["tool_input"]["command"]
     assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+
+
+def test_eleventh_corpus_figures_after_the_round_that_held_it_out():
+    """The sixth round of #33, tuned on corpora 1-10 with this one unread, changed nothing here: the
+    same samples fail in every carrier (docs/redaction.md, "Figures on an eleventh held-out corpus")."""
+    before = json.loads(corpus11.BEFORE.read_text())
+    after = json.loads(corpus11.FIGURES.read_text())
+    assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
