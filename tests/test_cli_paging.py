@@ -175,6 +175,24 @@ def test_hold_list_pages(store, tmp_path):
         assert len(cursors) == len(pages) - 1
 
 
+def test_an_empty_page_of_holds_says_holds_exist(store, tmp_path):
+    for i in range(2):
+        run(tmp_path, "hold", "add", "--harness", "codex", "--reason", f"case {i}", "--store", str(store))
+    argv = ["hold", "list", "--store", str(store)]
+    first, second = [h["hold_id"] for h in json.loads(run(tmp_path, *argv, "--json").stdout)]
+    run(tmp_path, "hold", "release", first, "--reason", "done", "--store", str(store))
+    assert [h["seq"] for h in json.loads(run(tmp_path, *argv, "--all", "--json").stdout)] == [58, 59]
+    done = run(tmp_path, *argv, "--before", "58")
+    assert (done.stdout, done.stderr) == ("no holds in force before seq 58; 1 in force at or after it "
+                                          "(drop --before to list them)\n", "")
+    done = run(tmp_path, *argv, "--all", "--before", "58", "--limit", "1")
+    assert (done.stdout, done.stderr) == ("no holds before seq 58; 2 at or after it (drop --before to list them)\n", "")
+    assert run(tmp_path, *argv, "--before", "58", "--json").stdout == "[]\n"
+    # A store with no hold at all still says just that.
+    run(tmp_path, "hold", "release", second, "--reason", "done", "--store", str(store))
+    assert run(tmp_path, *argv, "--before", "58").stdout == "no holds in force\n"
+
+
 def test_processes_pages_the_findings(store, tmp_path):
     # No process witness ran on this store: one page, no findings, no cursor.
     done = run(tmp_path, "processes", "--store", str(store), "--json", "--limit", "2")

@@ -40,7 +40,7 @@ def test_an_empty_session_id_says_so(store):
 @pytest.mark.parametrize("rows,commits,said", [(5, 1, "5 rows in 1 commit"), (1, 1, "1 row in 1 commit"),
                                                (2, 2, "2 rows in 2 commits")])  # fmt: skip
 def test_counts_of_one_are_singular(rows, commits, said):
-    assert _writer({"state": "ok", "rows_committed": rows, "commits": commits, "queued": 0}).value == f"ok, {said}, 0 queued"
+    assert _writer({"state": "ok", "rows_committed": rows, "commits": commits, "queued": 0}).value == f"ok, {said} since start, 0 queued"
 
 
 def test_the_hook_typed_at_a_terminal_records_nothing_and_says_how_it_is_run(tmp_path):

@@ -60,6 +60,32 @@ def test_fresh_daemon_is_recording_with_every_summary_field(tmp_path):
         assert d.stop() == 0
 
 
+def test_health_counts_the_rows_the_store_holds_from_this_start(tmp_path):
+    # The start attestation is a commit of this start: a fresh daemon's head seq 1 is "1 row in 1 commit".
+    d = Daemon(tmp_path, verify_interval=0, attest_interval=0).start()
+    try:
+        health = d.health()
+        stored = [row["seq"] for row in d.rows()]
+        assert (health["head_seq"], health["writer"]["rows_committed"], health["writer"]["commits"]) == (1, 1, 1)
+        assert stored == [1]
+        text = cli("health", "--socket", str(d.socket))
+        assert "writer: ok, 1 row in 1 commit since start, 0 queued\n" in text.stdout, text.stdout
+        append_many(d, 3, "h")
+        health = d.health()
+        assert (health["head_seq"], health["writer"]["rows_committed"]) == (4, 4)
+    finally:
+        assert d.stop() == 0
+    # A second start on the same store counts its own rows: the head is higher by the first run's five
+    # (start, three events, stop).
+    d = Daemon(tmp_path, verify_interval=0, attest_interval=0).start()
+    try:
+        health = d.health()
+        assert (health["head_seq"], health["writer"]["rows_committed"], health["writer"]["commits"]) == (6, 1, 1)
+        assert len(d.rows()) == 6
+    finally:
+        assert d.stop() == 0
+
+
 def test_health_without_a_daemon_says_stopped_and_exits_3(tmp_path):
     sock = tmp_path / "run" / "nobody.sock"
     out = cli("health", "--json", "--socket", str(sock))

@@ -612,6 +612,68 @@ def test_copilot_and_vscode_share_one_set_of_entries(home, project):
     assert again["status"] == "already_installed" and path.read_bytes() == installed
     listed = {(r["harness"], r["scope"]): r["state"] for r in json.loads(cli("install", "--list", "--json").stdout)}
     assert listed[("copilot", "project")] == listed[("vscode", "project")] == "installed"
+
+
+def listing(harness: str, scope: str) -> dict:
+    return next(r for r in json.loads(cli("install", "--list", "--json").stdout)
+                if (r["harness"], r["scope"]) == (harness, scope))
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+@pytest.mark.parametrize("first,second", [("copilot", "vscode"), ("vscode", "copilot")])
+def test_installing_both_and_uninstalling_one_keeps_the_others_entries(home, project, scope, first, second):
+    # Copilot CLI and VS Code read every JSON file of the same hooks directories: one file serves both.
+    path = config_path("copilot", scope, home, project)
+    assert json.loads(cli("install", first, "--scope", scope, "--json").stdout)["status"] == "installed"
+    assert json.loads(cli("install", second, "--scope", scope, "--json").stdout)["status"] == "already_installed"
+    installed = path.read_bytes()
+    assert (listing(first, scope)["shared_with"], listing(second, scope)["shared_with"]) == ([second], [first])
+
+    result = cli("uninstall", first, "--scope", scope, "--json")
+    assert result.exit_code == 0
+    done = json.loads(result.stdout)
+    assert (done["status"], done["files"][0]["action"], done["events"]) == ("uninstalled", "unchanged", [])
+    assert done["notes"] == [f"the entries stay: {second} is installed in this file too, and {first} runs the same "
+                             f"file, so its events are still recorded; `agentwatch uninstall {second} --scope "
+                             f"{scope}` removes them"]
+    assert path.read_bytes() == installed and backups(path) == []
+    assert sorted(ours(json.loads(path.read_text()), "copilot")) == sorted(EVENTS[second])
+    gone, kept = listing(first, scope), listing(second, scope)
+    assert (gone["state"], gone["installed"], gone["events"], gone["shared_with"]) == ("not_installed", False, [],
+                                                                                      [second])
+    assert (kept["state"], sorted(kept["events"]), kept["shared_with"]) == ("installed", sorted(EVENTS[second]), [])
+    text = cli("install", "--list").stdout
+    assert f"    the entries here are {second}'s install; {first} runs them too\n" in text
+    again = json.loads(cli("uninstall", first, "--scope", scope, "--json").stdout)
+    assert (again["status"], again["files"][0]["action"]) == ("not_installed", "unchanged")
+
+    # The last one out removes the file (only agentwatch ever wrote it).
+    done = json.loads(cli("uninstall", second, "--scope", scope, "--json").stdout)
+    assert (done["status"], done["files"][0]["action"]) == ("uninstalled", "deleted")
+    assert not path.exists() and len(backups(path)) == 1
+    assert (listing(first, scope)["state"], listing(second, scope)["state"]) == ("not_installed", "not_installed")
+
+
+def test_uninstalling_the_one_never_installed_keeps_the_others_entries(home, project):
+    path = config_path("copilot", "project", home, project)
+    assert cli("install", "copilot", "--scope", "project").exit_code == 0
+    installed = path.read_bytes()
+    done = json.loads(cli("uninstall", "vscode", "--scope", "project", "--json").stdout)
+    assert (done["status"], done["files"][0]["action"]) == ("not_installed", "unchanged")
+    assert path.read_bytes() == installed
+    assert (listing("copilot", "project")["state"], listing("vscode", "project")["state"]) == ("installed",
+                                                                                             "not_installed")
+
+
+def test_a_shared_file_no_install_remembers_is_both_harnesses(home, project):
+    """Entries written before the install manifest existed (or with it lost): both are installed, and
+    an uninstall of either removes them, as it always did."""
+    path = config_path("copilot", "project", home, project)
+    assert cli("install", "copilot", "--scope", "project").exit_code == 0
+    manifest = Path(os.environ["XDG_STATE_HOME"]) / "agentwatch" / "installed.json"
+    manifest.unlink()
+    listed = {(r["harness"], r["scope"]): r for r in json.loads(cli("install", "--list", "--json").stdout)}
+    assert [listed[(h, "project")]["state"] for h in ("copilot", "vscode")] == ["installed", "installed"]
     result = cli("uninstall", "vscode", "--scope", "project", "--json")
     assert json.loads(result.stdout)["files"][0]["action"] == "deleted"  # only agentwatch ever wrote it
     assert not path.exists() and len(backups(path)) == 1

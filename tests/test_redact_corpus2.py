@@ -47,8 +47,9 @@ def test_recorded_figures_before_and_after_the_rules_learned_from_the_corpus():
     # noseyparker's `PASS = '...'` in a configuration text (`pass` naming a pair) and its Postmark
     # server token (a UUID after the service's name); its third round (tuned on the sixth corpus)
     # two more by a literal compared with a password and quoted weak words, one by a setter's
-    # (name, value) arguments (1630 before it)
-    assert corpus2.totals(after) == {"upstream-positive": (1633, 1877), "upstream-negative": (470, 1261),
+    # (name, value) arguments (1630 before it); the rounds that changed defaults mask one more
+    # upstream negative, trufflehog's buttercms `?auth_token=` with a value upstream calls malformed
+    assert corpus2.totals(after) == {"upstream-positive": (1633, 1877), "upstream-negative": (469, 1261),
                                      "not-secret": (34, 37)}
     assert corpus2.totals(before, "noseyparker:")["upstream-positive"] == (292, 391)
     assert corpus2.totals(after, "noseyparker:")["upstream-positive"] == (345, 391)

@@ -123,10 +123,10 @@ def test_sixth_corpus_figures_after_the_first_round_of_rule_changes():
 
 
 def test_sixth_corpus_figures_after_the_round_tuned_on_it():
-    """#33's third round (after the one this corpus first measured) studied its misses (it is an
+    """#33's second round (after the one this corpus first measured) studied its misses (it is an
     earlier corpus now, no longer held out) and fixed them by class (docs/redaction.md, "Benign by
-    principle" and "The third round of #33"): figures6.json."""
-    after = json.loads(corpus6.FIGURES.read_text())
+    principle" and "The third round of #33"): figures6-round2.json."""
+    after = json.loads((corpus6.HERE / "figures6-round2.json").read_text())
     assert corpus6.totals(after) == {"upstream-positive": (1824, 2176), "benign": (660, 660),
                                      "upstream-negative": (2357, 3020), "not-secret": (16, 16)}
     for carrier in corpus6.CARRIERS:
@@ -137,6 +137,20 @@ def test_sixth_corpus_figures_after_the_round_tuned_on_it():
         (592, 640), (928, 940), (108, 124), (60, 60), (88, 88), (48, 324)]
     assert [corpus6.totals(after, source=s)["benign"] for s in corpus6.SOURCES] == [
         (204, 204), (0, 0), (132, 132), (100, 100), (156, 156), (68, 68)]
+
+
+def test_sixth_corpus_figures_after_the_changes_of_default():
+    """The round that changed defaults (docs/redaction.md, "Changes of default"), tuned on corpora
+    1-7 with the eighth held out: figures6.json. Sonar's DER keys and talisman's one-line `.txt`
+    assignments are caught; benign text stays intact."""
+    after = json.loads(corpus6.FIGURES.read_text())
+    assert corpus6.totals(after) == {"upstream-positive": (1852, 2176), "benign": (660, 660),
+                                     "upstream-negative": (2361, 3020), "not-secret": (16, 16)}
+    for carrier in corpus6.CARRIERS:
+        got = corpus6.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"]) == ((463, 544), (165, 165)), carrier
+    assert [corpus6.totals(after, source=s)["upstream-positive"] for s in corpus6.SOURCES] == [
+        (608, 640), (928, 940), (108, 124), (60, 60), (88, 88), (60, 324)]
 
 
 def test_sixth_corpus_figures_are_the_recorded_ones():

@@ -89,11 +89,16 @@ def test_seventh_corpus_figures_before_the_round_of_rule_changes():
     assert len(before["failures"]) == len(set(before["failures"])) == 48 + 4
 
 
-def test_seventh_corpus_figures_after_the_round_tuned_on_the_sixth():
-    """Scored once more when that round landed: the same samples fail, in every carrier."""
-    before = json.loads(corpus7.BEFORE.read_text())
+def test_seventh_corpus_figures_after_the_changes_of_default():
+    """The round tuned on the sixth corpus left this one as it was (its figures were the "before"
+    ones, docs/redaction.md). The rounds that changed defaults, with this corpus among the earlier
+    ones, took it to 42/44 and 167/167 per carrier: figures7.json."""
     after = json.loads(corpus7.FIGURES.read_text())
-    assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
+    for carrier in corpus7.CARRIERS:
+        got = corpus7.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((42, 44), (167, 167), (16, 16))
+    assert [corpus7.totals(after, source=s)["upstream-positive"] for s in corpus7.SOURCES] == [
+        (92, 92), (44, 44), (32, 32), (0, 8)]
 
 
 def test_seventh_corpus_figures_are_the_recorded_ones():

@@ -282,6 +282,24 @@ def test_install_without_root_or_system_is_refused(tmp_path):
     assert done.returncode == 2 and "add --system" in done.stderr
 
 
+def test_service_run_passes_everything_after_the_command_to_it(tmp_path):
+    # `service run` has --user and --system of its own; after the command's name they are the command's.
+    # The inner command here is `service print systemd --system --user inner`, whose unit names its --user;
+    # it runs as `nobody` (the outer --user), which needs root to switch to.
+    _needs_root()
+    python, pyenv = python_for_others()
+    outer = ["service", "run", "--system", "--user", "nobody", "--base", str(tmp_path / "srv"),
+             "--runtime-dir", str(tmp_path / "run")]
+    done = _cli(python, pyenv, [*outer, "service", "print", "systemd", "--system", "--user", "inner"])
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stdout.splitlines() if line.startswith(("User=", "Group="))] == \
+        ["User=inner", "Group=inner"]
+    # `sessions` has no --user: the inner command refuses it (click's usage error, exit 2), not service run.
+    done = _cli(python, pyenv, [*outer, "sessions", "--user", "x"])
+    assert done.returncode == 2 and "No such option: --user" in done.stderr, done.stderr
+    assert "no user named" not in done.stderr
+
+
 def _evidence_modes(base: Path, store: Path) -> dict[str, str]:
     """The mode of each file and directory of the store, the signer and the witness."""
     def one(pattern: str) -> Path:

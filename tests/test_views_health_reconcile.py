@@ -25,7 +25,7 @@ def test_the_summary_of_a_recording_daemon():
     assert [(r.label, r.value, r.level) for r in rows] == [
         ("daemon", "pid 4242, up 1 h 23 min, agentwatch 0.1.0", "info"),
         ("store", "/home/dev/.local/share/agentwatch/store.db, head seq 182,344", "info"),
-        ("writer", "ok, 182,344 rows in 41,210 commits, 0 queued", "ok"),
+        ("writer", "ok, 182,344 rows in 41,210 commits since start, 0 queued", "ok"),
         ("last commit", "2.4 s ago", "info"),
         ("sweeper", "ok, verified to seq 182,340, lag 4 rows", "ok"),
         ("findings", "none", "ok"),

@@ -514,6 +514,9 @@ def emit_install_list(rows, as_json: bool) -> None:
         if row.error:
             reason = neutralize(row.error.replace(row.path, where(row.path)))
             out += ["    " + line for line in rowtext.wrap(reason, max(20, width - 4))]
+        if row.state == "not_installed" and getattr(row, "shared_with", None):
+            said = f"the entries here are {' and '.join(row.shared_with)}'s install; {row.harness} runs them too"
+            out += ["    " + line for line in rowtext.wrap(said, max(20, width - 4))]
         for finding in getattr(row, "findings", None) or []:
             said = neutralize(f"{finding['kind']}: {finding['detail']}")
             out += ["    " + line for line in rowtext.wrap(said, max(20, width - 4))]

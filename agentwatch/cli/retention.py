@@ -144,14 +144,18 @@ def hold_list_cmd(
         fail(exc)
     from agentwatch.readers import paging
 
+    listed = len(found)
     found, next_before = paging.page_back(found, lambda h: h.seq, limit=limit, before=before)
     if next_before is not None:
         typer.echo(paging.more_remain("--before", next_before), err=True)
     if json_out:
         print(json.dumps([h.to_json() for h in found], sort_keys=True))
         return
-    if not found:
-        print("no holds" + (" in force" if not all_ else ""))
+    kind = "" if all_ else " in force"
+    if not found and listed:  # an empty page, not an empty list: say where the holds are
+        print(f"no holds{kind} before seq {before}; {listed}{kind} at or after it (drop --before to list them)")
+    elif not found:
+        print(f"no holds{kind}")
     for h in found:
         scope = ", ".join(f"{k}={v}" for k, v in sorted(h.scope.items()))
         state = "in force" if h.active else f"released (seq {h.released_by_seq})"

@@ -291,8 +291,10 @@ def service_uninstall_cmd(
     _service_emit(outcome, json_out)
 
 
+# Options end at the command's name: everything after it (its own --user or --system too) is the command's.
 @service_app.command("run", options_metavar="[OPTIONS] COMMAND...",
-                     context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+                     context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                                       "allow_interspersed_args": False})
 def service_run_cmd(
     ctx: typer.Context,
     system: bool = SystemOpt,

@@ -155,7 +155,7 @@ class Server:
             store.append([self._attestation("start", store.head(), start=True)])
         except Exception as exc:
             raise StoreUnreachable(f"{cfg.store}: cannot write the start attestation ({exc})") from None
-        self.start_commit_ns = time.time_ns()  # the writer's stats begin after it
+        self.start_commit_ns = time.time_ns()  # the writer's commit times begin after it
         self.sync_settings = db.sync_settings(store.conn)  # the writer connection's durability pragmas
         self._remember(store.store_id, store.head())
         self.head_file = known_stores.HeadFile(cfg.store, store.store_id)  # the head, remembered after every commit
@@ -168,6 +168,9 @@ class Server:
                                       salvage=self._salvage, guard=store_lock.check,
                                       remember=integrity.remembering(cfg.store, store.store_id),
                                       known_findings=known_findings)
+        # The start attestation is this start's first commit: counted, so that a fresh store's head seq
+        # and `rows_committed` agree (health counts what this start committed).
+        writer.stats.commits, writer.stats.rows_committed = 1, 1
         self._writer_findings_recorded: set[tuple[int, str]] = set()
         res.callback(writer.close_store)
         res.callback(writer.stop)  # a no-op when it already ended; never leave it running

@@ -15,7 +15,7 @@ from agentwatch.coverage import hookconfig, manifest
 from agentwatch.errors import AgentwatchError
 from agentwatch.record import adapters
 
-from . import cline, narrowing, overlap, versions
+from . import cline, narrowing, overlap, sharing, versions
 from .core import ConfigMalformed, ConfigUnwritable, FileChange, InstallError, Listing, Result, apply, read_bytes
 from .harnesses import JSON_HARNESSES, JsonHarness, claude_managed_settings
 from .jsonconfig import dump, found, hooks_of, is_leftover, merge, parse
@@ -78,6 +78,10 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
                                   lambda h, s: _installed(h, s, project))
         if clash:
             raise InstallError(overlap.refusal(harness, target, clash))
+    elif harness != cline.NAME:
+        kept = _uninstall_shared(harness, scope, target, project, dry_run)
+        if kept is not None:
+            return kept
     if harness == cline.NAME:
         changes, existing = cline.plan(scope, project, install)
         had = bool(existing)
@@ -121,6 +125,26 @@ def _run(harness: str, scope: str | None, project: Path | None, dry_run: bool, i
         except (OSError, AgentwatchError) as exc:  # the config is written; only the watch misses it
             result.notes.append(f"could not record this install for the daemon's watch "
                                 f"({manifest.default_path()}): {exc}")
+    return result
+
+
+def _sharers(harness: str, scope: str, target: Path, project: Path) -> list[str]:
+    others = [h for h in JSON_HARNESSES if scope in JSON_HARNESSES[h].paths]
+    return sharing.sharers(harness, scope, target, lambda h, s: location(h, s, project), others)
+
+
+def _uninstall_shared(harness: str, scope: str, target: Path, project: Path, dry_run: bool) -> Result | None:
+    """An uninstall from a file another harness is installed in too: its entries stay (sharing.py).
+    None when no other harness is remembered there: the ordinary uninstall."""
+    installed = sharing.remembered(scope, target, _sharers(harness, scope, target, project))
+    if not installed:
+        return None
+    was = bool(sharing.remembered(scope, target, [harness]))
+    before = read_bytes(target)
+    result = Result(harness, scope, "uninstall", "uninstalled" if was else "not_installed", dry_run,
+                    [FileChange(target, before, before)], [], "", [sharing.kept_note(harness, scope, installed)])
+    if was and not dry_run:
+        _remember(harness, scope, target, None)
     return result
 
 
@@ -201,6 +225,12 @@ def list_installed(project: Path | None = None) -> list[Listing]:
                 rows.append(_json_listing(JSON_HARNESSES[harness], scope, project))
     remembered = {(e.harness, e.scope, e.path): e for e in manifest.load()}
     for row in rows:
+        if row.harness in JSON_HARNESSES and row.installed:
+            others = _sharers(row.harness, row.scope, Path(row.path), project)
+            asked = sharing.remembered(row.scope, Path(row.path), [row.harness, *others])
+            row.shared_with = [h for h in asked if h != row.harness]
+            if asked and row.harness not in asked:  # the entries are another harness's install
+                row.state, row.events, row.commands = "not_installed", [], []
         entry = remembered.get((row.harness, row.scope, str(Path(row.path).absolute())))
         if entry is not None:
             row.findings = [f.to_json() for f in hookconfig.inspect(entry).findings]

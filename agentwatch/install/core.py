@@ -139,6 +139,8 @@ class Listing:
     # What the daemon's watch would name here (coverage/hookconfig.py): a remembered install
     # that was removed, edited, narrowed, redirected or disabled since.
     findings: list[dict] = field(default_factory=list)
+    # The other harnesses installed in the same file (copilot and vscode share one: sharing.py).
+    shared_with: list[str] = field(default_factory=list)
 
     @property
     def installed(self) -> bool:
@@ -155,6 +157,7 @@ class Listing:
             "commands": self.commands,
             "error": self.error,
             "findings": self.findings,
+            "shared_with": self.shared_with,
         }
 
 

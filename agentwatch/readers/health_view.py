@@ -115,7 +115,7 @@ def _plural(n, noun: str) -> str:
 def _writer(w: dict) -> Row:
     if w.get("state", "ok") != "ok":
         return Row("writer", f"FAILING since {w.get('failing_since')}: {w.get('last_error')}", "bad")
-    return Row("writer", f"ok, {_plural(w.get('rows_committed'), 'row')} in {_plural(w.get('commits'), 'commit')}, "
+    return Row("writer", f"ok, {_plural(w.get('rows_committed'), 'row')} in {_plural(w.get('commits'), 'commit')} since start, "
                          f"{count(w.get('queued'))} queued", "ok")
 
 

@@ -41,7 +41,7 @@ class RuleSet(Protocol):
 
     def placeholder(self, value: str) -> bool: ...
 
-    def code_benign(self, value: str, name: str, quoted: bool) -> bool: ...
+    def code_benign(self, value: str, name: str, quoted: bool, literal: bool = False) -> bool: ...
 
     def message(self, value: str) -> bool: ...
 
@@ -65,7 +65,12 @@ _NOT_VALUES = frozenset({
 _FILLER = re.compile(r"(?i)^(?:x+|\*+|\.+|-+|_+|#+|\?+|0+|<.*>|your[-_ ].*|.*[-_]here|replace[-_ ]?me.*)$")
 
 
-def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
+# Words a program does use as its key or password (`jwt.sign(p, "secret")`): stand-ins under a
+# name, but the secret itself in the argument a call takes its key from.
+_WEAK = frozenset({"secret", "password", "token", "changeit", "changeme", "change_me"})
+
+
+def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False, text: str = "") -> bool:
     """Is this value, under a secret name in a configuration format, a secret?
 
     Everything is, except what cannot hold one: an empty value, a boolean or null, a
@@ -77,6 +82,8 @@ def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
     if not any(c.isalnum() for c in v):
         return False  # punctuation only
     low = v.lower()
+    if argument and low in _WEAK:
+        return True  # a call's key argument: the word is the key
     if low in _NOT_VALUES or _FILLER.match(v) or v.startswith("[REDACTED:"):
         return False
     if _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
@@ -86,11 +93,27 @@ def secret_value(ruleset: RuleSet, value: str, name: str) -> bool:
         return False  # `password = password`: the name, not a value
     if v.isdigit() and "token" in name.lower() and not re.search(r"(?i)pass|pwd|secret|pin", name):
         return False  # max_tokens: 4096
+    if v.isdigit() and text and number_table(text):
+        return False  # a column of numbers: what each is for, not a password
     if ruleset.structural(v):
         return False  # an opening bracket, a version range (rules.structural_value)
     if ruleset.message(v):
         return False  # a sentence for a person (a translation, a form's label), as in the line rules
     return not ruleset.placeholder(v)
+
+
+_PAIR_LINE = re.compile(r"(?m)^[ \t]*(?:- )?[\"']?[A-Za-z_][\w.\-]*[\"']?[ \t]*[:=][ \t]*(?P<v>\S[^\n]*?)[ \t]*$")
+
+
+def number_table(s: str) -> bool:
+    """Is s a table of numbers: five or more `name: value` lines, four in five of them a whole number?
+
+    A map of check names to costs, ports or limits (`basic_auth_password: 300000`,
+    `session_secret: 600000`) names what each number is for; a password that is all digits
+    does not stand in a column of numbers.
+    """
+    values = [m.group("v") for m in islice(_PAIR_LINE.finditer(s), 4096)]
+    return len(values) >= 5 and sum(v.isdigit() for v in values) >= 0.8 * len(values)
 
 
 # --- recognising a format -----------------------------------------------------------------------
@@ -99,7 +122,10 @@ _EXT = {
     "yaml": "yaml", "yml": "yaml", "json": "json", "xml": "xml", "plist": "xml", "config": "xml", "csproj": "xml",
     "tf": "kv", "hcl": "kv", "tfvars": "kv", "php": "code", "py": "code", "js": "code", "ts": "code",
     "go": "code", "sh": "kv", "bash": "kv", "zsh": "kv", "rb": "code", "java": "code", "kt": "code", "cs": "code",
+    "txt": "text", "text": "text", "log": "text", "md": "text", "markdown": "text", "rst": "text", "out": "text",
 }
+# Kinds of file that are not source code: an unquoted value under a secret name in them is a literal.
+LITERAL_KINDS = frozenset({"kv", "yaml", "json", "xml", "text"})
 _FILES = {".htpasswd": "htpasswd", "htpasswd": "htpasswd", ".pgpass": "pgpass", "master.key": "masterkey",
           ".env": "kv", ".npmrc": "kv", ".pypirc": "kv", ".gitconfig": "kv", ".s3cfg": "kv", "credentials": "kv",
           ".my.cnf": "kv", ".bash_profile": "kv", ".bashrc": "kv", ".profile": "kv", ".zshrc": "kv",
@@ -155,7 +181,7 @@ MAX_CALLS = 256  # calls of one kind whose arguments are read in one text (each 
 
 
 PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
-PAIR_PASSWORD_NAMES = ("pass", "pwd")  # names of a password only as a pair's name (rules.pair_password)
+PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")  # names of a password only as a pair's name (rules.pair_password)
 
 
 def heredoc_path_spans(s: str) -> list[Span]:
@@ -203,7 +229,9 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
             s = s[:a] + re.sub(r"[^\n]", " ", s[a:b]) + s[b:]
     kind = by_path(path) if path else ""
     formats = sniff(s)
-    if ("code" in formats or kind == "code") and kind not in ("kv", "yaml"):
+    code = ("code" in formats or kind == "code") and kind not in ("kv", "yaml")
+    literal = kind in LITERAL_KINDS and not code
+    if code:
         # Source code (by its path or its content): a dict entry or a keyword argument is not a
         # configuration pair; the line rules read its assignments, `_code` its literals.
         formats = tuple(f for f in formats if f not in ("kv", "yaml"))
@@ -223,9 +251,9 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
         elif fmt == "xml":
             out += _xml(ruleset, s)
         elif fmt == "yaml":
-            out += _yaml(ruleset, s, config)
+            out += _yaml(ruleset, s, config, literal)
         elif fmt == "kv":
-            out += _kv(ruleset, s, config)
+            out += _kv(ruleset, s, config, literal)
     return out
 
 
@@ -351,7 +379,7 @@ def _value_span(line_start: int, val: str, comment: bool = True, member: bool = 
     return line_start, line_start + len(val)
 
 
-def _kv(ruleset: RuleSet, s: str, config: bool) -> Iterator[Span]:
+def _kv(ruleset: RuleSet, s: str, config: bool, literal: bool = False) -> Iterator[Span]:
     for m in _KV.finditer(s):
         name = m.group("name")
         named = ruleset.secret_name(name)
@@ -369,8 +397,8 @@ def _kv(ruleset: RuleSet, s: str, config: bool) -> Iterator[Span]:
         conf = config or s.startswith("//", m.end("ind"))  # a registry-scoped npmrc line is configuration
         if not named and not ruleset.pair_password(name, value):
             continue  # `pwd = /srv/app`: a directory
-        if (quoted or _unquoted_ok(value, conf, conf)) and secret_value(ruleset, value, name) and (
-                conf or not ruleset.code_benign(value, name, quoted)):
+        if (quoted or _unquoted_ok(value, conf, conf)) and secret_value(ruleset, value, name, text=s) and (
+                conf or not ruleset.code_benign(value, name, quoted, literal)):
             yield span[0], span[1], KIND
 
 
@@ -402,7 +430,7 @@ _YAML = re.compile(
 _CODE_WORD = re.compile(r"(?:if|elif|else|while|for|return|not|and|or|assert|except|case|when|def|class|with|raise)\b")
 
 
-def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
+def _yaml(ruleset: RuleSet, s: str, prose_ok: bool, literal: bool = False) -> Iterator[Span]:
     pending: tuple[int, bool] | None = None  # (indent of a `- name: SECRET` item, seen)
     for m in _YAML.finditer(s):
         name, val = m.group("name"), m.group("val") or ""
@@ -431,8 +459,8 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool) -> Iterator[Span]:
             quoted = span[0] != start
             if name.lower() in PAIR_PASSWORD_NAMES and not ruleset.pair_password(name, value):
                 continue  # `pwd: /srv/app`: a directory
-            if (quoted or _unquoted_ok(value, True, prose_ok)) and secret_value(ruleset, value, name) and (
-                    prose_ok or not ruleset.code_benign(value, name, quoted)):
+            if (quoted or _unquoted_ok(value, True, prose_ok)) and secret_value(ruleset, value, name, text=s) and (
+                    prose_ok or not ruleset.code_benign(value, name, quoted, literal)):
                 yield span[0], span[1], KIND
     for m in re.finditer(r"(?m)^([ \t]*)- +(?:key|name): *[\"']?([^\n\"']+)[\"']? *\n\1  +(?:value|secret): *([^\n]*)$", s):
         if ruleset.secret_name(m.group(2).strip()):
@@ -478,17 +506,25 @@ _CODE = (
     # $cfg['db_password'] = '...';  'password' => '...';  ["token"] = "..."
     re.compile(r"\[\s*" + _STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*\]\s*=\s*" + _STR.format(n=2)),
     re.compile(_STR.format(n=1).replace("(?P<v1>", "(?P<name>") + r"\s*=>\s*" + _STR.format(n=2)),
-    # SECRET_KEY = os.environ.get("X") or '...';  const token = process.env.T || "..." ; x ?? "..."
-    re.compile(r"(?m)^[ \t]*(?:(?:export|const|let|var|final|static|public|private)[ \t]+)*(?P<name>[A-Za-z_][\w.]{0,80})"
-               r"[ \t]*[:=][ \t]*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?)[ \t]*" + _STR.format(n=2)),
+    # SECRET_KEY = os.environ.get("X") or '...';  const token = process.env.T || "..." ; x ?? "..."; the
+    # branches of a conditional: password = dev ? '...' : '...'
+
+    re.compile(r"(?m)(?:^|;)[ \t]*(?:(?:export|const|let|var|final|static|public|private)[ \t]+)*"
+               r"(?P<name>[A-Za-z_][\w.]{0,80})[ \t]*[:=][ \t]*[^\n;]{1,200}?(?:\bor\b|\|\||\?\?|\?|:)[ \t]*"
+               + _STR.format(n=2)),
     # A typed declaration with a literal: TypeScript `const apiKey: string = "..."`, Rust `const API_KEY:
-    # &str = "..."`, Kotlin `val token: String = "..."`, Python `API_KEY: str = "..."`; Go `var password string = "..."`
-    re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,80})[ \t]*:[ \t]*&?'?[A-Za-z_][\w.:<>\[\]|?, ]{0,60}?[ \t]*=[ \t]*"
+    # &str = "..."`, Kotlin `val token: String = "..."`, Swift `let password: String! = "..."`, Python
+    # `API_KEY: str = "..."`; Go `var password string = "..."`
+    re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,80})[ \t]*:[ \t]*&?'?[A-Za-z_][\w.:<>\[\]|?!, ]{0,60}?[ \t]*=[ \t]*"
                + _STR.format(n=2) + r"(?![\w(])"),
     re.compile(r"\bvar[ \t]+(?P<name>[A-Za-z_]\w{0,80})[ \t]+\*?[A-Za-z_][\w.\[\]]{0,40}[ \t]*=[ \t]*" + _STR.format(n=2)),
+    # Visual Basic's declaration with a type (Microsoft Learn, Visual Basic, "Dim statement", "Const statement"):
+    # `Dim password As String = "..."`, `Private Const ApiKey As String = "..."`
+    re.compile(r"(?i:\b(?:dim|const|private|public|friend|protected|static|shared|readonly)[ \t]+)+(?P<name>[A-Za-z_]\w{0,80})"
+               r"[ \t]+(?i:as)[ \t]+(?:New[ \t]+)?[A-Za-z_][\w.]{0,60}[ \t]*=[ \t]*" + _STR.format(n=2)),
 )
 # A substring each pattern of _CODE needs: the pattern is tried only on a text that holds it.
-_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??"), (":",), ("var",))
+_CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??", "? "), (":",), ("var",), (" As ", " as ", " AS "))
 _GO_MULTI = re.compile(r"\b(?:const|var)\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*(?:[A-Za-z_][\w.]*)?\s*=\s*"
                        r"(?P<vals>\"[^\"\n]*\"(?:\s*,\s*\"[^\"\n]*\")+)")
 
@@ -499,7 +535,7 @@ def _code(ruleset: RuleSet, s: str) -> Iterator[Span]:
             continue
         for m in rx.finditer(s):
             name, v = m.group("name"), m.group("v2")
-            if ruleset.secret_name(name) and secret_value(ruleset, v, name):
+            if (ruleset.secret_name(name) or ruleset.pair_password(name, v)) and secret_value(ruleset, v, name):
                 yield m.start("v2"), m.end("v2"), KIND
     for m in (_GO_MULTI.finditer(s) if "const" in s or "var" in s else ()):
         names = [n.strip() for n in m.group("names").split(",")]
@@ -535,6 +571,71 @@ CALLS: tuple[tuple[str, int, str], ...] = (
     (r"url\.UserPassword", 1, "https://pkg.go.dev/net/url#UserPassword (username, password)"),
     (r"\.SetBasicAuth", 1, "https://pkg.go.dev/net/http#Request.SetBasicAuth (username, password)"),
     (r"new\s+Sequelize", 2, "https://sequelize.org/docs/v6/getting-started/ (database, username, password, options)"),
+    (r"\bldap_bind", 2, "https://www.php.net/manual/en/function.ldap-bind.php (ldap, dn, password)"),
+    (r"\bldap_exop_passwd", 3, "https://www.php.net/manual/en/function.ldap-exop-passwd.php (ldap, user, "
+     "old_password, new_password)"),
+    (r"\b(?:odbc_p?connect|db2_p?connect|maxdb_p?connect|new\s+maxdb|maxdb_change_user|ifx_p?connect"
+     r"|fbsql_p?connect|mysqli_change_user|sybase_p?connect|msql_p?connect)", 2,
+     "https://www.php.net/manual/en/function.odbc-connect.php (dsn, user, password); "
+     "function.db2-connect.php (database, username, password); function.maxdb-connect.php (host, username, passwd); "
+     "function.mysqli-change-user.php (mysql, username, password); the other legacy drivers take the same three"),
+    (r"\b(?:cubrid_p?connect|dbx_connect)", 4, "https://www.php.net/manual/en/function.cubrid-connect.php (host, port, "
+     "dbname, userid, passwd); function.dbx-connect.php (module, host, database, username, password)"),
+    (r"new\s+(?:\\?Illuminate\\Encryption\\)?Encrypter", 0, "https://laravel.com/api/master/Illuminate/Encryption/"
+     "Encrypter.html#method___construct (key, cipher)"),
+    (r"\boci_(?:p|new_)?connect", 1, "https://www.php.net/manual/en/function.oci-connect.php (username, password, "
+     "connection_string)"),
+    (r"\b(?:ftp_login|ssh2_auth_password|imap_open|mssql_connect)", 2,
+     "https://www.php.net/manual/en/function.ftp-login.php (ftp, username, password); "
+     "https://www.php.net/manual/en/function.ssh2-auth-password.php (session, username, password); "
+     "https://www.php.net/manual/en/function.imap-open.php (mailbox, user, password)"),
+    (r"\bpassword_(?:verify|hash)", 0, "https://www.php.net/manual/en/function.password-verify.php "
+     "(password, hash); https://www.php.net/manual/en/function.password-hash.php (password, algo)"),
+    (r"\.simple_bind(?:_s)?", 1, "https://www.python-ldap.org/en/python-ldap-3.4.3/reference/ldap.html#ldap.LDAPObject"
+     ".simple_bind (who, cred)"),
+    (r"\bftplib\.FTP(?:_TLS)?", 2, "https://docs.python.org/3/library/ftplib.html#ftplib.FTP (host, user, passwd)"),
+    (r"new\s+(?:KeyStore\.)?PasswordProtection", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
+     "security/KeyStore.PasswordProtection.html (char[] password)"),
+    (r"new\s+(?:DES|DESede)KeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/"
+     "spec/DESKeySpec.html (byte[] key); DESedeKeySpec.html (byte[] key)"),
+    (r"new\s+KerberosKey", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.security.jgss/javax/security/"
+     "auth/kerberos/KerberosKey.html (principal, char[] password, algorithm)"),
+    (r"new\s+PBEKeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
+     "PBEKeySpec.html (char[] password, ...)"),
+    (r"new\s+UsernamePasswordAuthenticationToken", 1, "https://docs.spring.io/spring-security/reference/api/java/org/"
+     "springframework/security/authentication/UsernamePasswordAuthenticationToken.html (principal, credentials)"),
+    (r"new\s+Basic(?:Session)?AWSCredentials", 1, "https://sdk.amazonaws.com/java/api/latest/ (v1 BasicAWSCredentials("
+     "accessKey, secretKey); BasicSessionCredentials(awsAccessKey, awsSecretKey, sessionToken))"),
+    (r"AwsBasicCredentials\.create", 1, "https://sdk.amazonaws.com/java/api/latest/software/amazon/awssdk/auth/"
+     "credentials/AwsBasicCredentials.html#create(java.lang.String,java.lang.String) (accessKeyId, secretAccessKey)"),
+    # Keys that sign, verify or encrypt: whoever holds the literal can forge what it signs.
+    (r"\b(?i:jwt)\.(?:sign|verify|encode|decode)", 1,
+     "https://github.com/auth0/node-jsonwebtoken#usage (jwt.sign(payload, secretOrPrivateKey), "
+     "jwt.verify(token, secretOrPublicKey)); https://pyjwt.readthedocs.io/en/stable/api.html (jwt.encode(payload, "
+     "key), jwt.decode(jwt, key)); https://github.com/jwt/ruby-jwt#usage (JWT.encode(payload, key, algorithm))"),
+    (r"\b(?:jose\.)?jwtVerify", 1, "https://github.com/panva/jose/blob/main/docs/jwt/verify/functions/jwtVerify.md "
+     "(jwt, key, options)"),
+    (r"\bJWK\.asKey", 0, "https://github.com/cisco/node-jose#importing-keys (jose.JWK.asKey(input, form))"),
+    (r"\bcreateSecretKey", 0, "https://nodejs.org/api/crypto.html#cryptocreatesecretkeykey-encoding (key)"),
+    (r"\bcookieParser", 0, "https://github.com/expressjs/cookie-parser#cookieparsersecret-options (secret)"),
+    (r"\bcookieParser\.signedCookies?", 1, "https://github.com/expressjs/cookie-parser#cookieparsersignedcookiescookies-"
+     "secret (cookies, secret)"),
+    (r"\.SignedString", 0, "https://pkg.go.dev/github.com/golang-jwt/jwt/v5#Token.SignedString (key)"),
+    (r"\bAlgorithm\.HMAC(?:256|384|512)", 0, "https://javadoc.io/doc/com.auth0/java-jwt/latest/com/auth0/jwt/"
+     "algorithms/Algorithm.html#HMAC256(java.lang.String) (secret)"),
+    (r"\.signWith", -1, "https://javadoc.io/doc/io.jsonwebtoken/jjwt-api/latest/io/jsonwebtoken/JwtBuilder.html "
+     "(signWith(SignatureAlgorithm, String base64EncodedSecretKey): the key last)"),
+    (r"\bhmac\.new", 0, "https://docs.python.org/3/library/hmac.html#hmac.new (key, msg, digestmod)"),
+    (r"\.create(?:Hmac|Cipheriv|Decipheriv)", 1, "https://nodejs.org/api/crypto.html#cryptocreatehmacalgorithm-key-"
+     "options (algorithm, key); #cryptocreatecipherivalgorithm-key-iv-options (algorithm, key, iv)"),
+    (r"new\s+SecretKeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
+     "SecretKeySpec.html#%3Cinit%3E(byte%5B%5D,java.lang.String) (key, algorithm)"),
+    (r"\bFernet", 0, "https://cryptography.io/en/latest/fernet/#cryptography.fernet.Fernet (key)"),
+    (r"\bAES\.new", 0, "https://pycryptodome.readthedocs.io/en/latest/src/cipher/aes.html (AES.new(key, mode))"),
+    (r"\b(?i:key_?store|ks|trust_?store)\.load", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/"
+     "java/security/KeyStore.html#load(java.io.InputStream,char%5B%5D) (stream, password)"),
+    (r"\b(?i:key_?store|ks)\.getKey", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
+     "security/KeyStore.html#getKey(java.lang.String,char%5B%5D) (alias, password)"),
 )
 # Calls that set a named value: (a call's name, the index of the name, the index of the value, the docs).
 # The value counts when the name is a secret name.
@@ -546,15 +647,38 @@ NAMED_CALLS: tuple[tuple[str, int, int, str], ...] = (
     (r"os\.Setenv", 0, 1, "https://pkg.go.dev/os#Setenv (key, value)"),
     (r"\.set", 1, 2, "https://docs.python.org/3/library/configparser.html#configparser.ConfigParser.set "
      "(section, option, value)"),
+    (r"\.put", 0, 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/util/Map.html#put(K,V) "
+     "(key, value); JNDI's environment takes Context.SECURITY_CREDENTIALS so (javax.naming.Context)"),
 )
 _CALL_START = re.compile(r"(?:" + "|".join(f"(?P<c{i}>{rx})" for i, (rx, _, _) in enumerate(CALLS)) + r")\s*\(")
+# A lower-case word each row's call holds, row by row: the walk tries a row's pattern only on a text
+# that holds one (one alternation of every row costs the whole text times the rows).
+_CALL_NEEDLES: tuple[tuple[str, ...], ...] = (
+    ("getconnection",), ("pdo",), ("mysql",), (".login",), ("auth",), ("auth",), ("basicauth",),
+    ("usernamepasswordcredentials",), ("passwordauthentication",), ("plainauth",), ("userpassword",),
+    ("setbasicauth",), ("sequelize",), ("ldap_bind",), ("ldap_exop_passwd",),
+    ("odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user", "sybase_", "msql_"), ("cubrid_", "dbx_connect"),
+    ("encrypter",), ("oci_",), ("ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect"), ("password_",),
+    ("simple_bind",), ("ftplib",), ("passwordprotection",), ("keyspec",), ("kerberoskey",), ("pbekeyspec",),
+    ("usernamepasswordauthenticationtoken",), ("awscredentials",), ("awsbasiccredentials",), ("jwt.",),
+    ("jwtverify",), ("jwk.askey",), ("createsecretkey",), ("cookieparser",),
+    ("cookieparser",), ("signedstring",), ("algorithm.hmac",), ("signwith",), ("hmac.new",), (".create",), ("secretkeyspec",),
+    ("fernet",), ("aes.new",), (".load",), (".getkey",),
+)
+_CALL_ROWS = tuple((re.compile(rx + r"\s*\("), index) for rx, index, _ in CALLS)
 _NAMED_CALL_START = re.compile(
     r"(?:" + "|".join(f"(?P<n{i}>{rx})" for i, (rx, _, _, _) in enumerate(NAMED_CALLS)) + r")(?:\s*\(|[ \t]+(?=['\"]))")
 # (Groovy, and so Gradle, lets a call with arguments leave out its parentheses: `buildConfigField 'String', ...`)
 # Words one of which every call of CALLS holds (lower case: the keyword index matches them in any case).
 CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "basicauth", "digestauth", "proxyauth",
                  "auth", "usernamepasswordcredentials", "passwordauthentication", "plainauth", "userpassword",
-                 "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(")
+                 "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(", ".put(", "jwt.", ".signedstring",
+                 "algorithm.hmac", ".signwith", "hmac.new", ".createhmac", ".createcipheriv", ".createdecipheriv",
+                 "secretkeyspec", "fernet", "aes.new", "store.load", "ks.load", "store.getkey", "ks.getkey",
+                 "ldap_bind", "ldap_exop_passwd", "jwtverify", "jwk.askey", "createsecretkey", "cookieparser", "odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user",
+                 "sybase_", "msql_", "cubrid_", "dbx_connect", "encrypter", "oci_", "ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect",
+                 "password_verify", "password_hash", "simple_bind", "ftplib", "passwordprotection", "pbekeyspec", "deskeyspec", "desedekeyspec", "kerberoskey",
+                 "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials")
 
 
 def call_verify_pattern() -> bytes:
@@ -565,7 +689,14 @@ def call_verify_pattern() -> bytes:
 _SETTER = re.compile(r"\b(?:set|with)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
 # ... whose last word holds a secret (`withAuth("oauth2")`, `setCredentials("profile")` take a mode or a name)
 _SETTER_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|secret|token|key)s?$")
-_ARG_LITERAL = re.compile(r"""\s*(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)\s*(?:\.toCharArray\(\)\s*)?$""")
+# A literal argument, also as bytes or characters: `b"k"`, Go's `[]byte("k")`, Java's `"k".getBytes()`
+# and `"k".toCharArray()`, Python's `"k".encode()`, Node's `Buffer.from("k")`.
+_ARG_LITERAL = re.compile(r"""\s*(?P<w>\[\]byte\(\s*|Buffer\.from\(\s*)?[bB]?(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)"""
+                          r"""(?(w)\s*(?:,[^()]*)?\))\s*(?:\.(?:toCharArray|getBytes|encode)\([^()]*\)\s*)?$""")
+
+
+# A name given as a constant: `Context.SECURITY_CREDENTIALS`, `PASSWORD_KEY` (upper case: a constant, not a variable).
+_ARG_CONSTANT = re.compile(r"\s*(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z][A-Z0-9_]{2,})\s*$")
 
 
 def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
@@ -603,17 +734,22 @@ def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
 
 def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
     """The password arguments of the calls of CALLS in s (found by CALL_KEYWORDS)."""
-    found = [(m.end(), CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])][1])
-             for m in islice(_CALL_START.finditer(s), MAX_CALLS)]
+    low = s.lower()
+    found: list[tuple[int, int]] = []
+    for (rx, index), needles in zip(_CALL_ROWS, _CALL_NEEDLES):
+        if len(found) < MAX_CALLS and any(n in low for n in needles):
+            found += [(m.end(), index) for m in islice(rx.finditer(s), MAX_CALLS - len(found))]
     out = list(_arguments_spans(ruleset, s, found))
     for m in islice(_NAMED_CALL_START.finditer(s), MAX_CALLS):
         _, name_at, value_at, _ = NAMED_CALLS[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])]
         args = _arguments(s, m.end(), eol=not m.group().rstrip().endswith("("))
         if len(args) <= max(name_at, value_at):
             continue
-        name = _ARG_LITERAL.match(s, *args[name_at])
-        if name and ruleset.secret_name(name.group("v")):
-            out += _arguments_spans(ruleset, s, [(m.end(), value_at)], name.group("v"), args)
+        lit = _ARG_LITERAL.match(s, *args[name_at])
+        const = _ARG_CONSTANT.match(s, *args[name_at])
+        name = lit.group("v") if lit else const.group("name").rsplit(".", 1)[-1] if const else ""
+        if name and (ruleset.secret_name(name) or name.lower() in PAIR_PASSWORD_NAMES):
+            out += _arguments_spans(ruleset, s, [(m.end(), value_at)], name, args)
     return out
 
 
@@ -640,7 +776,7 @@ def _arguments_spans(ruleset: RuleSet, s: str, found: list[tuple[int, int]], nam
             if end - start > 2 * len(q) and s.startswith(q, start) and s.endswith(q, start, end):
                 start, end = start + len(q), end - len(q)
                 break
-        if secret_value(ruleset, s[start:end], name):
+        if secret_value(ruleset, s[start:end], name, argument=True):
             yield start, end, KIND
 
 

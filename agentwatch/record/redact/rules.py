@@ -89,6 +89,7 @@ class NameRule:
     service_words: tuple[str, ...] = ()  # services the context rules name, found inside a name
     key_min_len: int = 16
     key_bits: float = 3.0
+    always_secret: tuple[re.Pattern, ...] = ()  # names secret though an exclusion matches them
 
 
 _OPERATOR = r"(?:=|:=|::=|:::=|\?=|=>|:|,|>)"
@@ -251,6 +252,7 @@ class RuleSet:
             suffix_words=tuple(sorted((w for w in words if len(w) >= 5), key=len, reverse=True)),
             key_qualifiers=frozenset(names["key_qualifiers"]),
             not_secret=tuple(re.compile(p) for p in names["not_secret"]),
+            always_secret=tuple(re.compile(p) for p in names.get("always_secret", ())),
             keywords=tuple(sorted(_minimal_substrings(words | {"key"}))),
             key_words=frozenset(names.get("key_words", ())),
             service_words=tuple(sorted({n.lower() for spec in data.get("context", ()) for n in spec["names"]
@@ -287,6 +289,8 @@ class RuleSet:
             return False
         joined = "-".join(words)
         n = self.names
+        if any(p.search(joined) for p in n.always_secret):
+            return True
         if any(p.search(joined) for p in n.not_secret):
             return False
         for i, w in enumerate(words):
@@ -314,9 +318,15 @@ class RuleSet:
         """`pass` or `pwd` naming a pair in structured or configuration text: `pair_password`."""
         return pair_password(name, value)
 
-    def code_benign(self, value: str, name: str, quoted: bool) -> bool:
-        """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`."""
-        return benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted)
+    def code_benign(self, value: str, name: str, quoted: bool, literal: bool = False) -> bool:
+        """The line rules' judgement of a value as code (a variable, a type, a label): `benign_value`.
+
+        `literal`: the text is not source code, so an unquoted value is a literal, as after an
+        environment name (only references, placeholders, labels and the like stay).
+        """
+        if literal and not quoted and _TYPE_WORD.fullmatch(value):
+            return True  # `token: string` in a document's code block: a type, benign by principle
+        return benign_value(value, name=name, quoted=quoted, env=literal or name.isupper() and not quoted)
 
     def key_name(self, name: str) -> int:
         """A name that says "a key" or names a known service, without a secret word: 2 qualified, 1 a lone key, 0 not.
@@ -476,6 +486,20 @@ class RuleSet:
         return self._redact_whole(s, mask, extra, path)
 
     def _redact_whole(self, s: str, mask: Masker, extra: re.Pattern | None = None, path: str = "") -> str:
+        """Every span the rules find in s, spliced; a unified diff is read as the file it changes (`diff_view`)."""
+        view = diff_view(s) if "@@ " in s else s
+        spans = self._spans(view, path)
+        if spans:
+            spans += _repeats(s, spans)
+            if MASK_PREFIX in s:
+                masks = [m.span() for m in MASK_RE.finditer(s)]
+                spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
+            s = _splice(s, spans, mask)
+        if extra is not None:
+            s = extra.sub(lambda m: _mask_custom(m, mask), s)
+        return self._mask_runs(s, mask)
+
+    def _spans(self, s: str, path: str) -> list[tuple[int, int, str]]:
         data = s.encode("utf-8", "surrogatepass")
         hits = self.index.hits(data)
         ids: set[int] = set()
@@ -520,15 +544,7 @@ class RuleSet:
                 if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(last_word[0].strip("\"'")):
                     continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
-        if spans:
-            spans += _repeats(s, spans)
-            if MASK_PREFIX in s:
-                masks = [m.span() for m in MASK_RE.finditer(s)]
-                spans = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in masks)]
-            s = _splice(s, spans, mask)
-        if extra is not None:
-            s = extra.sub(lambda m: _mask_custom(m, mask), s)
-        return self._mask_runs(s, mask)
+        return spans
 
     def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]]) -> Iterator[tuple[int, int, str]]:
         """`name = value` where the name is secret: tried at each identifier holding a name keyword."""
@@ -568,10 +584,10 @@ class RuleSet:
             m = DSL_RE.match(s, lo)
             at = lo
         if m is None:
-            return self._compared_before(s, lo) or self._label_at(s, lo)
+            return self._compared_before(s, lo) or self._equals_at(s, lo) or self._label_at(s, lo)
         name = m.group("name")
         keyed = 0
-        if not self.secret_name(name):
+        if not self.secret_name(name) and not self._declared_password(m, s, at):
             keyed = self.key_name(name)
             if not keyed:
                 return None
@@ -592,18 +608,59 @@ class RuleSet:
         if op == ":" and not quoted and not m.group("jq") and not line_start and not name.isupper() and (
                 not any(c.isdigit() for c in value)):
             return None  # `if not token: raise`, `def f(token: str)`: a colon in code, not YAML
-        if op in ("==", "===", "!=", "!==") and not _COMPARED.search(name):
-            return None  # `token === "--flag"`: parsers compare tokens; passwords and keys are secrets
-        if op in ("==", "===", "!=", "!==") and not keyed:
+        if op in _COMPARISONS and not keyed:
             # a literal a password is checked against is that password, whatever it reads like
-            return None if compared_benign(value) else (start, end, "assignment")
-        if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted):
+            return (start, end, "assignment") if self._compared(name, value) else None
+        if op in _COMPARISONS and not _COMPARED.search(name):
             return None
+        # `"user=a&pwd=x"`: data, not code; `f"PWD={cfg['pw']}"`, `Password={2}` interpolate a value
+        literal = not quoted and op == "=" and not value.startswith(_INTERPOLATION) and _inside_string(s, at)
+        if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted or literal):
+            return None
+        if not quoted and value.isdigit() and formats.number_table(s):
+            return None  # `session_secret: 600000` in a map of numbers (formats.number_table)
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
             return None  # a key name's value counts only when it has a key's shape
-        if op == "," and not self.key_shaped(value, True):
+        if op == "," and not self.key_shaped(value, True) and (keyed or not self._call_pair(s, value, m.end())):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
+
+    @staticmethod
+    def _declared_password(m: re.Match, s: str, at: int) -> bool:
+        """`String pwd = "…";`, `const pass = '…'`, `"user=a&pwd=…"`: a literal under `pass`, `pwd` or `pw`.
+
+        As words of text these are a test result or the working directory ([names].not_secret);
+        a quoted literal assigned to one, or a pair's value inside a string literal (a query
+        string, a conninfo), is a password, unless it is a path (`pwd = "/srv"`).
+        """
+        name = m.group("name").rsplit(".", 1)[-1]
+        if m.group("q") is not None:  # (inside a literal, the quote after `=` closes it: `';PWD=' . $pw`)
+            return m.group("op") in ("=", ":=", ":") and not _inside_string(s, at) and pair_password(name, m.group("qv"))
+        value = m.group("v")
+        return (m.group("op") == "=" and not value.startswith(_INTERPOLATION) and _inside_string(s, at)
+                and pair_password(name, value))
+
+    def _call_pair(self, s: str, value: str, end: int) -> bool:
+        """`put("password", "hunter2")`: a secret's name and a literal as a call's last two arguments.
+
+        A list of names (`["password", "password_confirmation"]`, `("token", "secret", ...)`) goes on
+        or closes with a bracket; a pair's literal closes the call (or the line), and is not a name.
+        """
+        after = s[end:end + 8].lstrip(" \t")
+        if not (after == "" or after[0] in ")\n;" or after.startswith("\\n")):
+            return False
+        return not self.secret_name(value) and not _NAME_LIKE.fullmatch(value) and not _ENCODING.fullmatch(value)
+
+    def _compared(self, name: str, value: str) -> bool:
+        """Is a literal compared with a secret-named value the secret it accepts?
+
+        With a password or a key, whatever it reads like (`if password == "this cool password"`),
+        unless it is empty or a placeholder. Parsers compare tokens too (`token === "--flag"`), so
+        with another secret name (`token`, `auth`) only a literal with a key's shape counts.
+        """
+        if compared_benign(value):
+            return False
+        return bool(_COMPARED.search(name)) or self.key_shaped(value, True)
 
     def _compared_before(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`"f62e…" == password`: a literal on the left of a comparison with a secret-named variable."""
@@ -612,10 +669,29 @@ class RuleSet:
             return None
         m_name = _IDENT_AT.match(s, lo)
         name = m_name.group().rsplit(".", 1)[-1] if m_name else ""
-        if not name or not self.secret_name(name) or not _COMPARED.search(name):
+        if not name or not self.secret_name(name) or not self._compared(name, m.group("v")):
             return None
-        value = m.group("v")
-        return None if compared_benign(value) else (m.start("v"), m.end("v"), "assignment")
+        return m.start("v"), m.end("v"), "assignment"
+
+    def _equals_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
+        """`password.equals("…")`, `"…".equals(pwd)` (Java), `strcmp($pwd, "…")`, `hash_equals("…", $token)`
+        (PHP): comparisons of strings by a call, read as `==` is."""
+        m = _EQUALS_AFTER.match(s, lo)
+        if m is None and _STRCMP_OPEN.search(s, max(0, lo - 40), lo):
+            m = _STRCMP_AFTER.match(s, lo)
+        if m is None:
+            m_name = _IDENT_AT.match(s, lo)
+            window = max(0, lo - 300)
+            before = (_EQUALS_BEFORE.search(s, window, lo) or _STRCMP_BEFORE.search(s, window, lo)) if m_name else None
+            if before is None or m_name is None:
+                return None
+            name, v, start = m_name.group().rsplit(".", 1)[-1], before.group("v"), before.start("v")
+        else:
+            name, v, start = m.group("name").rsplit(".", 1)[-1], m.group("v"), m.start("v")
+        name = re.sub(r"^[Gg]et_?(?=[A-Za-z])", "", name)  # a getter's value: `user.getPassword().equals("…")`
+        if not self.secret_name(name) or not self._compared(name, v):
+            return None
+        return start, start + len(v), "assignment"
 
     def _label_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
         """`acme SECRET <key>`: a label and a value with blanks between, no operator.
@@ -757,10 +833,26 @@ def _minimal_substrings(words: Iterable[str]) -> set[str]:
 # [quote] name [quote] [blanks] operator [blanks] value: .env, YAML, TOML, INI, HCL, shell, JSON in text, code
 ASSIGN_RE = re.compile(
     r"(?P<jq>\\{0,2}[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?(jq)\\{0,2}[\"'])"
-    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|=>|===|!==|==|!=|\.=|=|:(?!:)|(?(jq),|(?!)))[ \t]*[@]?"
+    r"[ \t]{0,24}(?P<op>:=|::=|:::=|\?=|<=>|=>|===|!==|==|!=|\.=|=|:(?!:)|(?(jq),|(?!)))[ \t]*[@]?"
     r"(?:[bfru]{1,2}(?=\\{0,2}[\"']))?"
-    r"(?:(?P<q>\\{0,2}[\"'`])(?P<qv>[^\"'`\\\n]*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
+    r"(?:(?P<q>'''|\"\"\"|\\{0,2}[\"'`])(?P<qv>(?:\\[nrt0]|\\\\|[^\"'`\\\n])*)(?P=q)|(?P<v>[^\s\"'`,;&|)}\]<>\\]+))",
 )
+# (A quoted value may hold the escapes \n, \t, \r, \0 and \\; Python's triple quotes close it too.)
+
+
+_INTERPOLATION = ("{", "$", "%", "#{", "<", "@")  # a template's hole, not a literal: `{x}`, `${x}`, `%s`, `<x>`
+
+
+def _inside_string(s: str, at: int) -> bool:
+    """Does s[at] stand inside a string literal of its line (an odd count of unescaped quotes before it)?
+
+    `"login=a&pwd=x"`, `"host=db user=u password=x"`: pairs inside a literal are data (a query
+    string, a conninfo), whose unquoted values are literals, never a program's variables.
+    """
+    line = s[s.rfind("\n", 0, at) + 1:at]
+    return any((line.count(q) - line.count("\\" + q)) % 2 == 1 for q in ('"', "'"))
+
+
 # A DSL's `name "value"` on a line of its own (Gradle `password "..."`, Ruby, nginx): no operator.
 DSL_RE = re.compile(
     r"(?P<jq>(?!))?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<op>[ \t]+)(?P<q>[\"'])(?P<qv>[^\"'\\\n]*)(?P=q)"
@@ -793,18 +885,25 @@ _REF_RE = re.compile(
     r"|\$[0-9@*#?!]|<[^<>]*>|\*+|x+|X+|\.\.\.|#+|-+|_+|\?+",
 )
 _PLACEHOLDERS = frozenset({
-    "null", "none", "nil", "true", "false", "undefined", "redacted", "str", "string", "bytes", "int", "bool",
+    "null", "none", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "redacted", "str", "string", "bytes", "int", "bool",
     "any", "optional", "secretstr", "changeme", "password", "secret", "token", "your_token", "your-token",
     "yourtoken", "your_api_key", "your-api-key", "your_password", "example", "placeholder", "dummy", "test",
     "required", "env", "os.environ", "process.env",
 })
 _COMPARED = re.compile(r"(?i)pass|pwd|secret|key")
+_COMPARISONS = ("==", "===", "!=", "!==", "<=>")
 _LABEL_RE = re.compile(r"[a-z][a-z0-9]*(?:[._:/ -][a-z0-9]+)*")
 _STRING_GLUE = re.compile(r"^(?:[+,;)]|\.\$)|[+(\[]$")
 _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[,;]?")
 _NUMBER_RE = re.compile(r"[0-9_]{1,12}(?:\.[0-9]+)?[,;]?")
 _TYPES = (r"(?:str|string|int|integer|float|number|bool|boolean|bytes|any|unknown|object|none|null|undefined|void|"
           r"never|dict|list|tuple|set|optional|secretstr|record|map|array|promise|callable|type|literal)")
+# A name written as a literal (`"password_confirmation"`, `"authToken"`): words joined by `_`, `-`, `.` or a case change.
+_NAME_LIKE = re.compile(r"[a-z]+(?:[_.-][a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z0-9]+(?:_[A-Z0-9]+)+")
+# An encoding or an algorithm names how the argument before it is read (`Buffer.from("accountKey", "base64")`).
+_ENCODING = re.compile(r"(?i)base64(?:url)?|hex|utf-?8|utf-?16(?:le|be)?|ascii|latin-?1|binary|ucs-?2"
+                       r"|[hrep]s(?:256|384|512)|aes|sha-?(?:1|224|256|384|512)|md5|bcrypt|argon2(?:id|i|d)?")
+_TYPE_WORD = re.compile(rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?\??[,;]?")
 _TYPE_RE = re.compile(
     rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)?)*\??(?:\s*=.*)?[,;]?"
     r"|[A-Z][a-z]{2,}[a-z0-9]*(?:[A-Z][a-z]{2,}[a-z0-9]*)+(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
@@ -873,8 +972,8 @@ _ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\
 
 # `pass` or `pwd` naming a pair, in canonical JSON, in JSON text inside a string (whose escaped
 # quotes the fast path reads as blanks) or in a configuration text: `"pass": "`, `pwd: `, `pass =`.
-PAIR_PASSWORD_NAMES = ("pass", "pwd")
-_PAIR_OPERATOR_B = re.compile(rb'["\s]{0,64}[:=]')
+PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")
+_PAIR_OPERATOR_B = re.compile(rb'["\x27\]\s]{0,64}[:=]')
 
 
 def pair_password(name: str, value: object) -> bool:
@@ -888,7 +987,8 @@ def pair_password(name: str, value: object) -> bool:
     if not isinstance(value, str) or name.lower() not in PAIR_PASSWORD_NAMES:
         return False
     v = value.strip().strip("\"'")
-    return name.lower() == "pass" or not (v[:1] in "/~.$%" or "/" in v or "\\" in v)
+    path = v in (".", "..") or v[:1] in "/~$%" or v.startswith(("./", "../")) or "/" in v or "\\" in v
+    return name.lower() == "pass" or not path
 
 
 # A version or a version range as package manifests write them (semver's `1.2.3-rc.1`, npm's `^1.2`,
@@ -906,11 +1006,15 @@ def structural_value(value: str) -> bool:
 
 # A permission level from a fixed vocabulary: GitHub Actions' `permissions:` map gives each scope
 # (`id-token`, `contents`, ...) one of `read`, `write` or `none`, and `read-all`/`write-all` to all.
-_PERMISSION = re.compile(r"read|write|none|read-all|write-all")
+# GitHub Actions' permission levels, and `secrets: inherit`, which passes a caller's secrets on to a
+# reusable workflow by that one keyword (GitHub docs, "Reusing workflows", jobs.<job_id>.secrets.inherit).
+_PERMISSION = re.compile(r"read|write|none|read-all|write-all|inherit")
 # A file's path: absolute, home- or dot-relative, or two names or more, ending in a file name with an
 # extension (`/tmp/cosign.key`, `path/to/x.pem`). The extension keeps base64 out (it has no `.`).
 _FILE_PATH = re.compile(r"(?:~|\.{1,2}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)?/?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_@-][A-Za-z0-9_.@-]*"
-                        r"\.[A-Za-z][A-Za-z0-9]{0,7}|/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
+                        r"\.[A-Za-z][A-Za-z0-9]{0,7}|/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}"
+                        # dot-, home- or variable-relative, with or without an extension: base64 never starts so
+                        r"|(?:\.{1,2}|~|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)/[A-Za-z0-9_.@/-]*")
 # A Python entry point's object reference (`importable.module:object.attr`, the packaging spec's
 # "Entry points specification"), with a package path of three names or more so that a
 # `first.last:password` pair is not taken for one.
@@ -923,7 +1027,7 @@ _ENTRY_POINT = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}:[A-Za-z_]
 _KEYED_REFERENCE = re.compile(r"[A-Za-z0-9_.-]+[=:](?:\$\{\{[^{}\n]*\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)")
 # A line of hashicorp/vault-action's `secrets` input: `path key | OUTPUT_NAME ;` names where a
 # secret is read from and the variable it goes to (the action's README, "Key Syntax").
-_VAULT_ACTION = re.compile(r"[A-Za-z0-9_./-]+/[A-Za-z0-9_./-]+ +[A-Za-z0-9_.-]+ *\| *[A-Za-z_][A-Za-z0-9_]* *;?")
+_VAULT_ACTION = re.compile(r"[A-Za-z0-9_./{}-]+/[A-Za-z0-9_./{}-]+ +[A-Za-z0-9_.-]+ *\| *[A-Za-z_][A-Za-z0-9_]* *;?")
 
 
 def enumerated_or_reference(value: str) -> bool:
@@ -936,9 +1040,18 @@ def enumerated_or_reference(value: str) -> bool:
 
 # A quoted literal, a comparison operator and the start of a variable's (dotted) name, ending where
 # the name starts: `"f62e…" == password`, `'x' !== this.pwd`.
-_COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?)[ \t]*"""
-                              r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z")
+_COMPARED_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1[ \t]*(?:===?|!==?|<=>)[ \t]*"""
+                              r"\$?(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|->))*\Z")
 _IDENT_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+# Java's String.equals and equalsIgnoreCase, C#'s String.Equals (a StringComparison may follow), the literal
+# on either side (`pwd.equals("…")`, `"…".Equals(authToken)`).
+_EQUALS_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\.[Ee]quals(?:IgnoreCase)?\(\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*[,)]""")
+# PHP's comparisons by a call (php.net: strcmp, strcasecmp, strncmp, strncasecmp, hash_equals(known, user)).
+_STRCMP = r"(?:strn?(?:case)?cmp|hash_equals)\(\s*"
+_STRCMP_OPEN = re.compile(_STRCMP + r"\$?(?:[A-Za-z_]\w*(?:->|\.))*\Z")
+_STRCMP_AFTER = re.compile(r"""(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?:\(\))?\s*,\s*(["'])(?P<v>[^"'\n\\]{1,256})\2\s*[,)]""")
+_STRCMP_BEFORE = re.compile(_STRCMP + r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\s*,\s*\$?(?:[A-Za-z_]\w*(?:->|\.))*\Z""")
+_EQUALS_BEFORE = re.compile(r"""(["'])(?P<v>[^"'\n\\]{1,256})\1\.[Ee]quals(?:IgnoreCase)?\(\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*\Z""")
 
 
 def compared_benign(value: str) -> bool:
@@ -1139,6 +1252,32 @@ def _single_case_random(tok: str, rule: EntropyRule) -> bool:
 
 REPEAT_MIN = 8  # shorter values are words too often to mask wherever they recur
 REPEAT_MAX_VALUES = 64  # each value is searched in the whole string: a bound on the work per string
+
+
+_HUNK = re.compile(r"^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@", re.M)
+
+
+def diff_view(s: str) -> str:
+    """A unified diff with the marker column of its hunks' lines blanked: the changed file's lines.
+
+    `git diff`, `git show` and `diff -u` print each line of a hunk after a `+`, `-` or blank
+    (POSIX diff, "Unified format"). Read as they are, a `+` before `password: x`, before a
+    PEM body's lines or before `export TOKEN=` hides the line's start from every rule that
+    reads one. The view has the same length and offsets as s, so a span found in it masks s.
+    """
+    if not _HUNK.search(s):
+        return s
+    out = []
+    in_hunk = False
+    for line in s.splitlines(keepends=True):
+        if _HUNK.match(line):
+            in_hunk = True
+        elif in_hunk and line[:1] in ("+", "-", " ") and not line.startswith(("+++ ", "--- ")):
+            line = " " + line[1:]
+        elif line[:1] != "\\":
+            in_hunk = False  # `diff --git`, `index`, a commit header: the hunk is over
+        out.append(line)
+    return "".join(out)
 
 
 def _repeats(s: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

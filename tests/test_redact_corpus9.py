@@ -1,0 +1,141 @@
+"""The redaction rules on a ninth held-out corpus, format x carrier (tests/support/redaction_corpus9.py).
+
+Built for #33 from two projects no earlier corpus reads (the rule tests of Checkmarx/2ms,
+each positive's secret being what 2ms' own rule captures, and the hard-coded secret tests
+of ajinabraham/njsscan) and ordinary files of those repositories
+(tests/support/redaction_corpus9_extract.py, every sample naming its source and the format
+of its text, none of its texts or secrets in the first eight corpora). It was committed
+before it was scored (28ee245), then scored once with the rules as they were at 8d2908b
+(figures9-before.json), while the rules were being changed for #33 without it in view.
+figures9.json holds the figures of the rules in this tree; a change in what they catch or
+leave alone shows here as a difference, sample by sample. Re-record with
+`python tests/support/redaction_corpus9.py --write` after a deliberate change (the "after"
+figure of docs/redaction.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from support import redaction_corpus9 as corpus9
+from support.redaction_corpus6_extract import scorable
+
+from agentwatch.record import redact
+from agentwatch.store.chain import canonical_json
+
+POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
+DATA = corpus9.load()
+SAMPLES = DATA["samples"]
+
+
+def test_every_sample_names_its_source_its_format_and_its_secrets():
+    assert len(SAMPLES) == 629
+    assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 519, "upstream-negative": 47, "benign": 63}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"2ms": 579, "njsscan": 50}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+        "2ms": 501, "njsscan": 18}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
+        "2ms": 32, "njsscan": 15}
+    assert DATA["upstream"] == ["Checkmarx/2ms@e2fafb4a9738d0f2984b0570f056e70a72ad55cb",
+                                "ajinabraham/njsscan@b6ade853818a0c2a4fde36a1c5740b663e758ad2"]
+    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
+    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
+    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
+    assert len({s["format"] for s in SAMPLES}) == 17
+    # at most three positives of each 2ms rule test (the extractor's evenly spaced pick)
+    per_test = Counter(s["source"].rsplit("/", 1)[0] for s in SAMPLES
+                       if s["set"] == "upstream-positive" and s["type"].startswith("2ms:"))
+    assert len(per_test) == 179 and max(per_test.values()) == 3
+    for s in SAMPLES:
+        if s["set"] == "upstream-positive":
+            # every secret is in its text, and masking it there would leave none of it in the carrier
+            assert s["secrets"] and all(scorable(s["text"], s["path"], x, s["text"].count(x)) for x in s["secrets"]), (
+                s["source"])
+            assert "corpus9" not in s["secrets"]
+
+
+def test_what_was_left_out_is_counted():
+    assert DATA["left_out"] == {
+        "a 2ms finding of an identifier rule (client, user or account id)": 239,
+        "a 2ms positive beyond 3 of its rule test (evenly spaced pick)": 4065,
+        "a 2ms test text not written out as literals (built by code)": 11,
+        "a positive with no secret left to judge": 263,
+        "a secret already in the first, second, third, fourth, fifth, sixth, seventh or eighth corpus": 2,
+        "a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)": 263,
+        "an njsscan finding that holds a user name, not a secret": 1,
+        "an njsscan line without one literal value": 1,
+        "text already in the first, second, third, fourth, fifth, sixth, seventh or eighth corpus": 924,
+        "the same text twice in one set": 243,
+    }
+
+
+def test_no_text_or_secret_of_the_first_eight_corpora_is_in_this_one():
+    from support import (
+        redaction_corpus,
+        redaction_corpus2,
+        redaction_corpus3,
+        redaction_corpus4,
+        redaction_corpus5,
+        redaction_corpus6,
+        redaction_corpus7,
+        redaction_corpus8,
+    )
+
+    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
+                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
+                                                redaction_corpus7, redaction_corpus8)
+                             for s in c.load()["samples"])
+    assert not [s["source"] for s in SAMPLES if s["text"] in before]
+    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+
+
+def test_ninth_corpus_figures_before_any_rule_change_made_with_it_in_view():
+    """The held-out figure: the rules as they were at the corpus's first scoring (8d2908b), per carrier."""
+    before = json.loads(corpus9.BEFORE.read_text())
+    assert corpus9.totals(before) == {"upstream-positive": (2052, 2076), "benign": (252, 252),
+                                      "upstream-negative": (76, 188)}
+    for carrier in corpus9.CARRIERS:
+        got = corpus9.totals(before, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (513, 519), (63, 63), (19, 47)), carrier
+    assert [corpus9.totals(before, source=s)["upstream-positive"] for s in corpus9.SOURCES] == [
+        (1996, 2004), (56, 72)]
+    assert len(before["failures"]) == len(set(before["failures"])) == 4 * (6 + 0 + 28)
+
+
+def test_ninth_corpus_figures_are_the_recorded_ones():
+    recorded = json.loads(corpus9.FIGURES.read_text())
+    measured = corpus9.score(POLICY)
+    assert measured["failures"] == recorded["failures"]
+    assert measured["counts"] == recorded["counts"]
+
+
+def test_ninth_corpus_fast_path_and_walk_agree_in_every_carrier():
+    for sample in SAMPLES:
+        for carrier in corpus9.CARRIERS:
+            doc = corpus9.record(sample, carrier)
+            assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+
+
+def test_the_command_carrier_writes_the_file():
+    sample = next(s for s in SAMPLES if s["format"] == "go")
+    command = corpus9.payload("command", sample["path"], sample["text"], "go")["tool_input"]["command"]
+    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+
+
+def test_ninth_corpus_figures_after_the_round_that_held_it_out():
+    """The fifth round of #33, tuned on corpora 1-8 with this one unread, changed nothing here:
+    the same samples fail in every carrier (docs/redaction.md, "Figures on a ninth held-out corpus")."""
+    before = json.loads(corpus9.BEFORE.read_text())
+    after = json.loads((corpus9.HERE / "figures9-heldout-after.json").read_text())
+    assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
+
+
+def test_ninth_corpus_figures_after_the_round_tuned_on_it():
+    """The sixth round read its misses (an earlier corpus by then; the eleventh held out): njsscan's
+    `obj["pass"] = '…'` is caught, 514/519 and 63/63 per carrier (figures9.json)."""
+    after = json.loads(corpus9.FIGURES.read_text())
+    for carrier in corpus9.CARRIERS:
+        got = corpus9.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((514, 519), (63, 63), (19, 47))
