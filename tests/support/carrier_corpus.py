@@ -62,27 +62,44 @@ def record(sample: dict, carrier: str, session: str = "corpus") -> dict:
     return {"schema": 1, "raw": payload(carrier, sample["path"], sample["text"], sample["format"], session)}
 
 
-def outcome(policy, sample: dict, carrier: str, session: str = "corpus") -> bool:
+def outcome(policy, sample: dict, carrier: str, session: str = "corpus", data: bytes | None = None) -> bool:
+    """Is the sample caught (a positive) or left intact (the rest) in this carrier? `data` is the
+    record as `policy.encode` stored it, when already encoded."""
     doc = record(sample, carrier, session)
-    stored = json.loads(policy.encode(doc))
+    stored = json.loads(policy.encode(doc) if data is None else data)
     if sample["set"] == "upstream-positive":
         text = "\n".join(_strings(stored))
         return not any(leaked(text, secret) for secret in sample["secrets"])
     return stored == doc
 
 
+_STORED: dict[tuple[Path, str, int], tuple[object, list[tuple[dict, str, dict, bytes]]]] = {}
+
+
+def stored(policy, corpus: Path, session: str = "corpus") -> list[tuple[dict, str, dict, bytes]]:
+    """(sample, carrier, record, policy.encode(record)) for every sample in every carrier, encoded
+    once per policy object and run: the figures and the fast-path check of a corpus read the same
+    bytes instead of encoding the corpus twice."""
+    key = (Path(corpus), session, id(policy))
+    if key not in _STORED or _STORED[key][0] is not policy:
+        rows = [(sample, carrier, doc, policy.encode(doc))
+                for sample in load(corpus)["samples"] for carrier in CARRIERS
+                for doc in (record(sample, carrier, session),)]
+        _STORED[key] = (policy, rows)  # the policy is kept, so its id is not reused while the entry lives
+    return _STORED[key][1]
+
+
 def score(policy, corpus: Path, session: str = "corpus") -> dict:
     """{set: {"source:format|carrier": [ok, total]}} and the failing samples (set, type, carrier, source)."""
     counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     failures: list[str] = []
-    for sample in load(corpus)["samples"]:
-        for carrier in CARRIERS:
-            ok = outcome(policy, sample, carrier, session)
-            cell = counts[sample["set"]][f"{sample['type']}|{carrier}"]
-            cell[0] += ok
-            cell[1] += 1
-            if not ok:
-                failures.append(f"{sample['set']} {sample['type']} {carrier} {sample['source']}")
+    for sample, carrier, _, data in stored(policy, corpus, session):
+        ok = outcome(policy, sample, carrier, session, data)
+        cell = counts[sample["set"]][f"{sample['type']}|{carrier}"]
+        cell[0] += ok
+        cell[1] += 1
+        if not ok:
+            failures.append(f"{sample['set']} {sample['type']} {carrier} {sample['source']}")
     return {"counts": {s: dict(sorted(t.items())) for s, t in sorted(counts.items())}, "failures": sorted(failures)}
 
 
