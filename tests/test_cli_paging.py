@@ -3,9 +3,9 @@
 Each command is walked page by page through the CLI, following the cursor its stderr line names,
 and the pages are checked against the same command unpaged: every row exactly once, none
 skipped, the last page without a cursor, and a limit that ends exactly at the list's end naming
-no next page. The forward walks at `--limit 1` (a cursor at every one of the 57 rows) call the
-same command in this process (typer's runner: the same code, stdout and stderr kept apart); every
-other walk starts a process per page. The store holds one session of each of the eight harnesses
+no next page. The walks at `--limit 1` (a cursor at every row) call the same command in this
+process (typer's runner: the same code, stdout and stderr kept apart), their pages checked against
+the list a process printed; every other walk starts a process per page. The store holds one session of each of the eight harnesses
 (tests/support/sessions.py, built from the harnesses' own published payloads).
 """
 
@@ -50,9 +50,10 @@ def run_here(tmp_path, *args: str, ok=(0,)) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
 
 
-def walk(tmp_path, argv: list[str], limit: int, rows_of, *, ok=(0,), first: tuple[str, int] | None = None,
-         runner=run):
-    """Pages of `argv --limit limit`, each started at the cursor the previous one named; (pages, cursors)."""
+def walk(tmp_path, argv: list[str], limit: int, rows_of, *, ok=(0,), first: tuple[str, int] | None = None):
+    """Pages of `argv --limit limit`, each started at the cursor the previous one named; (pages, cursors).
+    A page per row (`--limit 1`) runs in this process; larger pages each start a process."""
+    runner = run_here if limit == 1 else run
     pages, cursors, cursor = [], [], first
     while True:
         extra = [cursor[0], str(cursor[1])] if cursor else []
@@ -117,7 +118,7 @@ def test_tail_pages_forward(store, tmp_path):
     assert whole == list(range(1, 58))
     assert jsonl(run_here(tmp_path, *argv, "--from", "1").stdout) == whole
     for limit in (1, 10, 19):
-        pages, cursors = walk(tmp_path, argv, limit, jsonl, first=("--from", 1), runner=run_here if limit == 1 else run)
+        pages, cursors = walk(tmp_path, argv, limit, jsonl, first=("--from", 1))
         assert [s for p in pages for s in p] == whole
         assert [len(p) for p in pages[:-1]] == [limit] * (len(pages) - 1)
         assert [c[1] for c in cursors] == [p[-1] + 1 for p in pages[:-1]]
@@ -131,7 +132,7 @@ def test_export_pages_forward(store, tmp_path):
     assert whole == list(range(1, 58))
     assert jsonl(run_here(tmp_path, *argv).stdout) == whole
     for limit in (1, 10, 19, 56):
-        pages, cursors = walk(tmp_path, argv, limit, jsonl, first=("--from", 1), runner=run_here if limit == 1 else run)
+        pages, cursors = walk(tmp_path, argv, limit, jsonl, first=("--from", 1))
         assert [s for p in pages for s in p] == whole
         assert [len(p) for p in pages] == [limit] * (57 // limit) + ([57 % limit] if 57 % limit else [])
         assert [c[1] for c in cursors] == [p[-1] + 1 for p in pages[:-1]]
