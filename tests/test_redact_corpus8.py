@@ -140,11 +140,12 @@ def test_eighth_corpus_figures_after_the_round_that_held_it_out():
 
 
 def test_eighth_corpus_figures_after_the_round_tuned_on_it():
-    """The next round studied its misses (an earlier corpus by then; the ninth and tenth held out):
-    290/310 and 136/136 per carrier, figures8.json. What still passes through: bare weak passwords
-    with no name beside them, names that only contain a secret's word (`Secretary`), `oauth`."""
+    """The next rounds studied its misses (an earlier corpus by then): 290/310 and 136/136 per carrier
+    after the fifth, 294/310 after the seventh (a secret-naming statement's literals), figures8.json.
+    What still passes through: bare weak passwords with no name beside them, names that only contain
+    a secret's word (`Secretary`), `oauth`."""
     after = json.loads(corpus8.FIGURES.read_text())
     for carrier in corpus8.CARRIERS:
         got = corpus8.totals(after, carrier=carrier)
-        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((290, 310), (136, 136),
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((294, 310), (136, 136),
                                                                                       (256, 370)), carrier

@@ -1154,3 +1154,33 @@ def test_round_five_leaves_alone(text):
 def test_a_password_of_digits_outside_a_table_is_still_masked():
     for text in ("db:\n  user: app\n  password: 48213907\n", "DB_PASSWORD=48213907"):
         assert "48213907" not in POLICY.redact_text(text, "/srv/app/config.yml")
+
+
+# -- the sixth round (#33): a statement in source code that names a secret ---------------------------------
+@pytest.mark.parametrize("text", [
+    "  getSecret: () => 'gm5yb-hJWRoS7ZJTi_YUj_tbU',",
+    'v.setMotDePasse("Soleil1234"); // password',
+    'client_secret: env("CLIENT_SECRET", "x8Kq2mZ0pLw7"),',
+])
+def test_a_literal_that_reads_like_a_password_on_a_line_naming_a_secret_in_code(text):
+    secret = re.findall(r"""["']([^"']{6,})["']""", text)[-1]
+    assert secret not in POLICY.redact_text(text, "/srv/app/main.js")
+    assert POLICY.redact_text(text, "/srv/app/notes.txt") == POLICY.redact_text(text, "/srv/app/notes.txt")
+
+
+@pytest.mark.parametrize("text", [
+    'const TOKEN_URL = "https://oauth2.googleapis.com/token";',
+    'logger.debug("token=%s", tok)',
+    'res.cookie("token", token, { sameSite: "strict", maxAge: "3600s" })',
+    'throw new Error("password must be 8 chars")',
+    'llm = LLM(model="gpt-5.5", api_key=SecretStr("key"))',
+    'FERNET_TOKEN_PREFIX: Final[str] = "gAAAAA"',
+    ' * @param updateMask (e.g., ["options.ulid", "options.openAiHeaders", "secrets.apiKey"])',
+    'const REDIS = "redis://admin:#{ENV.fetch("ADMIN_PASSWORD")}@host:5672"',
+    'secret_id = "123e4567-e89b-12d3-a456-426614174000"',
+    'token_endpoint = "localhost:8443"',
+    'auth_token_version = "v2.3.1"',
+    'String variableNameWithSecretaryInIt = "bacdefghij42klmnopqrs";',  # a secretary is not a secret
+])
+def test_what_reads_as_a_word_a_name_a_path_or_a_template_stays_on_a_secret_line(text):
+    assert POLICY.redact_text(text, "/srv/app/main.py") == text

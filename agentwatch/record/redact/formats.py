@@ -239,6 +239,8 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
         formats = (kind, *formats)
     config = kind in ("kv", "yaml") or _config_like(s)
     out += _code(ruleset, s)  # calls and declarations with literals: specific enough for any text
+    if code:
+        out += _secret_statements(ruleset, s)
     if "Key " in s and "-----" in s:
         out += _vault_table(ruleset, s)
     if "(" in s:
@@ -546,6 +548,57 @@ def _code(ruleset: RuleSet, s: str) -> Iterator[Span]:
             if ruleset.secret_name(name) and secret_value(ruleset, v.group(1), name):
                 base = m.start("vals")
                 yield base + v.start(1), base + v.end(1), KIND
+
+
+# -- source code: a statement that names a secret --------------------------------------------------
+# In source code, a line whose identifiers name a password, secret, token, credential or key holds
+# the secret in its string literals, wherever they stand: `getSecret: () => '…'`, `FOO_SECRET_ID =
+# '…'`, `v.setPassword(x, "…")`. Every literal there that reads like a password is masked; what
+# reads as a word, a name, a path, a template, a version or prose stays (`_statement_benign`).
+_SECRET_WORD = re.compile(r"(?i)passw(?:or)?d|passphrase|secret|token|credential|api_?key|private_?key|access_?key")
+_LINE_LITERAL = re.compile(r"""(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){6,512})(?P=q)""")
+_PASSWORD_LIKE = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])|[!@#$%^&*+=~?<>|;,]|(?=.*[a-z].*[A-Z][a-z]*[A-Z])")
+_NOT_SECRET_LITERAL = re.compile(
+    r"[a-z]+[0-9]{1,3}"  # a name and its version: oauth2, sha1, http2
+    r"|v?[0-9]+(?:\.[0-9]+)+(?:[-+.][0-9A-Za-z.]+)?"  # a version or an address: 1.2.3, 127.0.0.1
+    r"|[0-9]+[smhdwy]|[0-9]{4}-[0-9]{2}-[0-9]{2}.*"  # a duration, a date
+    r"|[\w.-]+:[0-9]{2,5}"  # host:port
+    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID: an id
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # a constant's name (`CKV_A_14`)
+    r"|(?:[A-Za-z][a-z]*(?:[A-Z][a-z]+)*[0-9]{0,3}[_.:-])*[A-Za-z][a-z]*(?:[A-Z][a-z]+)*[0-9]{0,3}"
+    r"(?:\.[a-z0-9]{1,5})?"  # words joined (`options.openAiHeaders`, `api-configuration`), a file name
+    r"|[A-Za-z]+(?:-[A-Za-z]+)*-v?[0-9]+(?:[.-][0-9]+)*(?:-[A-Za-z]+(?:-[0-9]+)?)*"  # a model or a package and
+)  # its version (`gpt-5.5`, `claude-3-5-sonnet-20241022`)
+MAX_SECRET_LINES = 256
+
+
+def _statement_benign(ruleset: RuleSet, v: str) -> bool:
+    if any(c.isspace() for c in v) or not any(c.isalnum() for c in v) or len(set(v)) <= 3:
+        return True  # prose, a message, a format string; punctuation; filler (`gAAAAA`)
+    if _SECRET_WORD.search(v) or ruleset.secret_name(v):
+        return True  # a label naming the secret (`#password`, `api_token`)
+    if "/" in v or "\\" in v or "{" in v or "$" in v or "%" in v or v.startswith(("-", ".", "<", ")", "]", "}", ",")):
+        return True  # a path or URL, a template or reference, a flag, a tag; code between two literals
+    if _NOT_SECRET_LITERAL.fullmatch(v) or ruleset.structural(v) or ruleset.placeholder(v):
+        return True
+    return not _PASSWORD_LIKE.search(v)
+
+
+def _names_a_secret(ruleset: RuleSet, line: str) -> bool:
+    """Does an identifier of the line name a secret (`RuleSet.secret_name`, the fast path's own judge)?"""
+    return any(ruleset.secret_name(m.group()) for m in _IDENT.finditer(line) if _SECRET_WORD.search(m.group()))
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _secret_statements(ruleset: RuleSet, s: str) -> Iterator[Span]:
+    lines = (m for m in re.finditer(r"[^\n]+", s) if _SECRET_WORD.search(m.group()) and _names_a_secret(ruleset, m.group()))
+    for line in islice(lines, MAX_SECRET_LINES):
+        for m in _LINE_LITERAL.finditer(line.group()):
+            v = m.group("v")
+            if not _statement_benign(ruleset, v) and secret_value(ruleset, v, "secret"):
+                yield line.start() + m.start("v"), line.start() + m.end("v"), KIND
 
 
 # -- credential arguments by position in well-known APIs --------------------------------------------

@@ -1,0 +1,146 @@
+"""The redaction rules on a twelfth held-out corpus, format x carrier (tests/support/redaction_corpus12.py).
+
+Built for #33 from three projects no earlier corpus reads (stelligent/cfn_nag's hard-coded
+password, token and private key rule specs and their CloudFormation templates,
+aquasecurity/tfsec's secret check examples, goodwithtech/dockle's sensitive variable test)
+and ordinary files of those repositories (tests/support/redaction_corpus12_extract.py, every
+sample naming its source and the format of its text, none of its texts or secrets in the
+first eleven corpora). It was committed before it was scored (13bb8f4), then scored once with
+the rules as they were at 190fd71 (figures12-before.json), while the rules were being changed
+for #33 without it in view. figures12.json holds the figures of the rules in this tree; a
+change in what they catch or leave alone shows here as a difference, sample by sample.
+Re-record with `python tests/support/redaction_corpus12.py --write` after a deliberate change
+(the "after" figure of docs/redaction.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from support import redaction_corpus12 as corpus12
+from support.redaction_corpus6_extract import scorable
+
+from agentwatch.record import redact
+from agentwatch.store.chain import canonical_json
+
+POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
+DATA = corpus12.load()
+SAMPLES = DATA["samples"]
+
+
+def test_every_sample_names_its_source_its_format_and_its_secrets():
+    assert len(SAMPLES) == 476
+    assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 113, "upstream-negative": 247, "benign": 116}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"cfn-nag": 371, "tfsec": 85, "dockle": 20}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+        "cfn-nag": 103, "tfsec": 7, "dockle": 3}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
+        "cfn-nag": 233, "tfsec": 10, "dockle": 4}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {
+        "tfsec": 68, "cfn-nag": 35, "dockle": 13}
+    assert DATA["upstream"] == ["aquasecurity/tfsec@1ade1215f0411885832574ac0ac3339f7452e589",
+                                "goodwithtech/dockle@35171ccb9b247592269f5c84be69331ef0ad6c19",
+                                "stelligent/cfn_nag@8b5f03da74202ba323a145e9d037ddce6cab9dec"]
+    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
+    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
+    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
+    assert len({s["format"] for s in SAMPLES}) == 12
+    for s in SAMPLES:
+        if s["set"] == "upstream-positive":
+            # every secret is in its text, and masking it there would leave none of it in the carrier
+            assert s["secrets"] and all(scorable(s["text"], s["path"], x, s["text"].count(x)) for x in s["secrets"]), (
+                s["source"])
+            assert "corpus12" not in s["secrets"]
+
+
+def test_what_was_left_out_is_counted():
+    assert DATA["left_out"] == {
+        "a dockle value that is a placeholder": 2,
+        "a failing cfn_nag template with no literal secret (a parameter without NoEcho, an SSM reference)": 76,
+        "a flagged dockle command with no secret left (its value a placeholder)": 2,
+        "a secret already in the first, second, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth or "
+        "eleventh corpus": 4,
+        "text already in the first, second, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth or "
+        "eleventh corpus": 9,
+        "the same text twice in one set": 102,
+    }
+
+
+def test_no_text_or_secret_of_the_first_eleven_corpora_is_in_this_one():
+    from support import (
+        redaction_corpus,
+        redaction_corpus2,
+        redaction_corpus3,
+        redaction_corpus4,
+        redaction_corpus5,
+        redaction_corpus6,
+        redaction_corpus7,
+        redaction_corpus8,
+        redaction_corpus9,
+        redaction_corpus10,
+        redaction_corpus11,
+    )
+
+    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
+                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
+                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
+                                                redaction_corpus10, redaction_corpus11)
+                             for s in c.load()["samples"])
+    assert not [s["source"] for s in SAMPLES if s["text"] in before]
+    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+
+
+def test_twelfth_corpus_figures_before_any_rule_change_made_with_it_in_view():
+    """The held-out figure: the rules as they were at the corpus's first scoring (190fd71), per carrier."""
+    before = json.loads(corpus12.BEFORE.read_text())
+    assert corpus12.totals(before) == {"upstream-positive": (252, 452), "benign": (448, 464),
+                                       "upstream-negative": (736, 988)}
+    for carrier in corpus12.CARRIERS:
+        got = corpus12.totals(before, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (63, 113), (112, 116), (184, 247)), carrier
+    assert [corpus12.totals(before, source=s)["upstream-positive"] for s in corpus12.SOURCES] == [
+        (224, 412), (24, 28), (4, 12)]
+    assert [corpus12.totals(before, source=s)["benign"] for s in corpus12.SOURCES] == [
+        (124, 140), (272, 272), (52, 52)]
+    assert [corpus12.totals(before, source=s)["upstream-negative"] for s in corpus12.SOURCES] == [
+        (684, 932), (40, 40), (12, 16)]
+    assert len(before["failures"]) == len(set(before["failures"])) == 4 * (50 + 4 + 63)
+
+
+def test_twelfth_corpus_figures_are_the_recorded_ones():
+    recorded = json.loads(corpus12.FIGURES.read_text())
+    measured = corpus12.score(POLICY)
+    assert measured["failures"] == recorded["failures"]
+    assert measured["counts"] == recorded["counts"]
+
+
+def test_twelfth_corpus_fast_path_and_walk_agree_in_every_carrier():
+    for sample in SAMPLES:
+        for carrier in corpus12.CARRIERS:
+            doc = corpus12.record(sample, carrier)
+            assert POLICY.encode(doc) == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+
+
+def test_the_command_carrier_writes_the_file():
+    sample = next(s for s in SAMPLES if s["format"] == "yaml" and s["set"] == "upstream-positive")
+    command = corpus12.payload("command", sample["path"], sample["text"], "yaml")["tool_input"]["command"]
+    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+
+
+def test_twelfth_corpus_figures_are_the_ones_of_the_rules_it_was_scored_with():
+    """figures12.json was recorded from the same rules as figures12-before.json (190fd71); a later
+    rule change that moves a sample shows here until it is re-recorded on purpose."""
+    before = json.loads(corpus12.BEFORE.read_text())
+    after = json.loads(corpus12.FIGURES.read_text())
+    assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
+
+
+def test_twelfth_corpus_figures_after_the_round_that_held_it_out():
+    """The seventh round of #33 (a default for source code), tuned on corpora 1-11 with this one unread,
+    changed nothing here: the same samples fail in every carrier (docs/redaction.md, "Figures on a
+    twelfth held-out corpus")."""
+    before = json.loads(corpus12.BEFORE.read_text())
+    after = json.loads(corpus12.FIGURES.read_text())
+    assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
