@@ -135,9 +135,14 @@ def test_the_command_carrier_writes_the_file():
     assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
 
 
-def test_thirteenth_corpus_figures_are_the_ones_of_the_rules_it_was_scored_with():
-    """figures13.json was recorded from the same rules as figures13-before.json (45305ac); a later
-    rule change that moves a sample shows here until it is re-recorded on purpose."""
-    before = json.loads(corpus13.BEFORE.read_text())
+def test_thirteenth_corpus_figures_after_the_round_that_held_it_out():
+    """The eighth round of #33, tuned on corpora 1-12 with this one unread, scored it once when it
+    landed: recall unchanged, benign intact 116 -> 115/123 per carrier (figures13-heldout-after.json);
+    the fixes of what it broke and of two more benign classes give 121/123 (figures13.json)."""
+    held = json.loads((corpus13.HERE / "figures13-heldout-after.json").read_text())
     after = json.loads(corpus13.FIGURES.read_text())
-    assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
+    for carrier in corpus13.CARRIERS:
+        got = corpus13.totals(held, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((29, 51), (115, 123), (46, 63))
+        got = corpus13.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((29, 51), (121, 123), (47, 63))
