@@ -142,5 +142,15 @@ def test_eleventh_corpus_figures_after_the_round_that_held_it_out():
     """The sixth round of #33, tuned on corpora 1-10 with this one unread, changed nothing here: the
     same samples fail in every carrier (docs/redaction.md, "Figures on an eleventh held-out corpus")."""
     before = json.loads(corpus11.BEFORE.read_text())
-    after = json.loads(corpus11.FIGURES.read_text())
+    after = json.loads((corpus11.HERE / "figures11-heldout-after.json").read_text())
     assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
+
+
+def test_eleventh_corpus_figures_after_the_round_tuned_on_it():
+    """The eighth round read its misses (the thirteenth held out): URL-safe random runs with no digit,
+    34/53 and 132/132 per carrier (figures11.json). What still passes through: random runs of one case
+    or with no `-`/`_`, values on a line whose name is an id (`FOO_SECRET_KEY_ID`), `setMotDePasse`."""
+    after = json.loads(corpus11.FIGURES.read_text())
+    for carrier in corpus11.CARRIERS:
+        got = corpus11.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((34, 53), (132, 132), (86, 89))

@@ -132,10 +132,10 @@ def test_the_command_carrier_writes_the_file():
 
 
 def test_twelfth_corpus_figures_are_the_ones_of_the_rules_it_was_scored_with():
-    """figures12.json was recorded from the same rules as figures12-before.json (190fd71); a later
-    rule change that moves a sample shows here until it is re-recorded on purpose."""
+    """figures12-heldout-after.json, recorded when the seventh round landed, holds the same figures as
+    figures12-before.json (190fd71): no rule made without this corpus in view moved a sample."""
     before = json.loads(corpus12.BEFORE.read_text())
-    after = json.loads(corpus12.FIGURES.read_text())
+    after = json.loads((corpus12.HERE / "figures12-heldout-after.json").read_text())
     assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
 
 
@@ -144,5 +144,16 @@ def test_twelfth_corpus_figures_after_the_round_that_held_it_out():
     changed nothing here: the same samples fail in every carrier (docs/redaction.md, "Figures on a
     twelfth held-out corpus")."""
     before = json.loads(corpus12.BEFORE.read_text())
-    after = json.loads(corpus12.FIGURES.read_text())
+    after = json.loads((corpus12.HERE / "figures12-heldout-after.json").read_text())
     assert (after["counts"], after["failures"]) == (before["counts"], before["failures"])
+
+
+def test_twelfth_corpus_figures_after_the_round_tuned_on_it():
+    """The eighth round read its misses (the thirteenth held out): CloudFormation parameters marked
+    NoEcho, refresh tokens, paths and file names kept: 102/113 (101 in the command carrier, whose
+    here-document body the line rules read without its path) and 116/116 per carrier (figures12.json)."""
+    after = json.loads(corpus12.FIGURES.read_text())
+    for carrier in corpus12.CARRIERS:
+        got = corpus12.totals(after, carrier=carrier)
+        recall = (101, 113) if carrier == "command" else (102, 113)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (116, 116), (184, 247))

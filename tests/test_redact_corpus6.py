@@ -144,13 +144,13 @@ def test_sixth_corpus_figures_after_the_changes_of_default():
     1-7 with the eighth held out: figures6.json. Sonar's DER keys and talisman's one-line `.txt`
     assignments are caught; benign text stays intact."""
     after = json.loads(corpus6.FIGURES.read_text())
-    assert corpus6.totals(after) == {"upstream-positive": (1852, 2176), "benign": (660, 660),
-                                     "upstream-negative": (2361, 3020), "not-secret": (16, 16)}
+    assert corpus6.totals(after) == {"upstream-positive": (1856, 2176), "benign": (660, 660),
+                                     "upstream-negative": (2370, 3020), "not-secret": (16, 16)}
     for carrier in corpus6.CARRIERS:
         got = corpus6.totals(after, carrier=carrier)
-        assert (got["upstream-positive"], got["benign"]) == ((463, 544), (165, 165)), carrier
+        assert (got["upstream-positive"], got["benign"]) == ((464, 544), (165, 165)), carrier
     assert [corpus6.totals(after, source=s)["upstream-positive"] for s in corpus6.SOURCES] == [
-        (608, 640), (928, 940), (108, 124), (60, 60), (88, 88), (60, 324)]
+        (612, 640), (928, 940), (108, 124), (60, 60), (88, 88), (60, 324)]
 
 
 def test_sixth_corpus_figures_are_the_recorded_ones():

@@ -23,7 +23,8 @@ _WORD = re.compile(r"""(?:"(?:\\.|[^"\\])*"|'[^']*'|\\.|[^\s"'|;&()`\\])+""")
 # Words that run the command after them; `RUN` is a Dockerfile's instruction whose shell form runs a command line.
 _WRAPPERS = frozenset({"sudo", "env", "time", "exec", "nohup", "command", "nice", "doas", "xargs", "watch", "timeout",
                        "RUN"})
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|\$[0-9@*#?]|<[^<>]*>|\*+|x{4,}|X{4,}")
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|\$[0-9@*#?]|<[^<>]*>|\*+|x{4,}|X{4,}"
+                        r"|\$\{\{[^}]*\}\}")  # a GitHub Actions expression (`${{ secrets.TOKEN }}`)
 
 
 @dataclass(frozen=True)

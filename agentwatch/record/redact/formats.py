@@ -70,6 +70,10 @@ _FILLER = re.compile(r"(?i)^(?:x+|\*+|\.+|-+|_+|#+|\?+|0+|<.*>|your[-_ ].*|.*[-_
 _WEAK = frozenset({"secret", "password", "token", "changeit", "changeme", "change_me"})
 
 
+_ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_NAME_WORD = re.compile(r"[a-z]+")
+
+
 def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False, text: str = "") -> bool:
     """Is this value, under a secret name in a configuration format, a secret?
 
@@ -91,6 +95,8 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
     bare = name.rsplit(".", 1)[-1].strip("\"'$[]").lower()
     if low.strip("\"'") in (bare, name.lower()):
         return False  # `password = password`: the name, not a value
+    if _ENV_VAR_NAME.fullmatch(v) and any(w in low for w in _NAME_WORD.findall(bare) if len(w) >= 4):
+        return False  # `server-password: MAVEN_PASSWORD`: the variable that holds it (actions/setup-java's inputs)
     if v.isdigit() and "token" in name.lower() and not re.search(r"(?i)pass|pwd|secret|pin", name):
         return False  # max_tokens: 4096
     if v.isdigit() and text and number_table(text):
@@ -184,6 +190,11 @@ PATH_FORMATS = frozenset({"htpasswd", "pgpass", "masterkey"})
 PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")  # names of a password only as a pair's name (rules.pair_password)
 
 
+def literal_text(s: str, path: str) -> bool:
+    """Is s, from this path, a file that is not code (LITERAL_KINDS, and no code by its content)?"""
+    return by_path(path) in LITERAL_KINDS and "code" not in sniff(s)
+
+
 def heredoc_path_spans(s: str) -> list[Span]:
     """`path_spans` of each here-document that writes a credential file (`cat > .pgpass <<EOF`)."""
     out: list[Span] = []
@@ -254,6 +265,8 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
             out += _xml(ruleset, s)
         elif fmt == "yaml":
             out += _yaml(ruleset, s, config, literal)
+            if "Parameters:" in s:
+                out += _cfn_parameters(ruleset, s)
         elif fmt == "kv":
             out += _kv(ruleset, s, config, literal)
     return out
@@ -335,8 +348,10 @@ def _json_values(ruleset: RuleSet, node: object, secret: bool, out: set[str], de
         isinstance(v, str) and k.lower() in _PAIR_NAMES and ruleset.secret_name(v) for k, v in node.items())
     # A secret bundle (Azure Key Vault's `secret show`: an `id` of .../secrets/<name>/<version> beside its `value`)
     named = named or isinstance(node.get("id"), str) and "/secrets/" in node["id"] and "value" in node
+    # A CloudFormation parameter marked NoEcho: its Default is the secret ("Parameters", NoEcho)
+    noecho = str(node.get("NoEcho", "")).lower() == "true"
     for k, v in node.items():
-        sub = secret or ruleset.secret_name(k) or (named and k.lower() in _PAIR_VALUES) or (
+        sub = secret or ruleset.secret_name(k) or (named and k.lower() in _PAIR_VALUES) or (noecho and k == "Default") or (
             isinstance(v, str) and ruleset.pair_password(k, v))
         if sub and isinstance(v, (int, float)) and not isinstance(v, bool):
             continue  # numbers are left to the structure walk of the document
@@ -468,6 +483,40 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool, literal: bool = False) -> It
         if ruleset.secret_name(m.group(2).strip()):
             span = _value_span(m.start(3), m.group(3))
             if span and secret_value(ruleset, s[span[0]:span[1]], m.group(2)):
+                yield span[0], span[1], KIND
+
+
+# -- CloudFormation parameters: NoEcho marks a parameter as sensitive ---------------------------------
+_CFN_PARAMETERS = re.compile(r"(?m)^(?P<ind>[ \t]*)Parameters:[ \t]*$")
+_CFN_LINE = re.compile(r"(?m)^(?P<ind>[ \t]*)(?P<name>[A-Za-z0-9_]+):[ \t]*(?P<v>[^\n]*?)[ \t]*$")
+_NOECHO = re.compile(r"""(?i)^["']?true["']?$""")
+
+
+def _cfn_parameters(ruleset: RuleSet, s: str) -> Iterator[Span]:
+    """The `Default` of a template parameter that is secret: `NoEcho: true` (AWS CloudFormation docs,
+    "Parameters": NoEcho masks the value wherever the stack shows it) or a secret name
+    (`DBPassword`). The default is the value used when none is given, so it is the secret."""
+    for block in _CFN_PARAMETERS.finditer(s):
+        base = len(block.group("ind"))
+        child: int | None = None
+        name, noecho, default = "", False, None
+        items: list[tuple[str, bool, tuple[int, int] | None]] = []
+        for m in _CFN_LINE.finditer(s, block.end()):
+            ind = len(m.group("ind"))
+            if ind <= base:
+                break
+            if child is None:
+                child = ind
+            if ind == child:
+                items.append((name, noecho, default))
+                name, noecho, default = m.group("name"), False, None
+            elif m.group("name") == "NoEcho":
+                noecho = bool(_NOECHO.match(m.group("v")))
+            elif m.group("name") == "Default" and m.group("v"):
+                default = _value_span(m.start("v"), m.group("v"))
+        items.append((name, noecho, default))
+        for name, noecho, span in items:
+            if span and (noecho or ruleset.secret_name(name)) and secret_value(ruleset, s[span[0]:span[1]], name):
                 yield span[0], span[1], KIND
 
 

@@ -510,7 +510,7 @@ class RuleSet:
             spans.extend(formats.heredoc_path_spans(s))  # `cat > ~/.pgpass <<EOF`: the file names the format
         for rid in sorted(ids):
             if rid == self.NAMES:
-                spans.extend(self._assignment_spans(s, data, hits))
+                spans.extend(self._assignment_spans(s, data, hits, bool(path) and formats.literal_text(s, path)))
                 spans.extend(formats.spans(self, s, path))  # the format-aware layer: pairs by format
                 continue
             rule = self.rules[rid]
@@ -546,7 +546,8 @@ class RuleSet:
                 spans.append((start, end, rule.kind))
         return spans
 
-    def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]]) -> Iterator[tuple[int, int, str]]:
+    def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]],
+                          literal_file: bool = False) -> Iterator[tuple[int, int, str]]:
         """`name = value` where the name is secret: tried at each identifier holding a name keyword."""
         starts: set[int] = set()
         ascii_text = len(data) == len(s)
@@ -561,11 +562,13 @@ class RuleSet:
             if lo in starts:
                 continue
             starts.add(lo)
-            span = self._assignment_at(s, lo)
+            span = self._assignment_at(s, lo, literal_file)
             if span is not None:
                 yield span
 
-    def _assignment_at(self, s: str, lo: int) -> tuple[int, int, str] | None:
+    def _assignment_at(self, s: str, lo: int, literal_file: bool = False) -> tuple[int, int, str] | None:
+        """`name = value` at s[lo] when the name is secret; `literal_file`: s is a file that is not
+        code (formats.literal_text), where an unquoted `name=value` holds a literal anywhere on a line."""
         if lo and s[lo - 1] == "<":
             m = XML_RE.match(s, lo - 1)
             if m and self.secret_name(m.group("name")) and not benign_value(m.group("v").strip()):
@@ -614,7 +617,8 @@ class RuleSet:
         if op in _COMPARISONS and not _COMPARED.search(name):
             return None
         # `"user=a&pwd=x"`: data, not code; `f"PWD={cfg['pw']}"`, `Password={2}` interpolate a value
-        literal = not quoted and op == "=" and not value.startswith(_INTERPOLATION) and _inside_string(s, at)
+        literal = not quoted and op == "=" and not value.startswith(_INTERPOLATION) and (
+            literal_file or _inside_string(s, at))
         if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted or literal):
             return None
         if not quoted and value.isdigit() and formats.number_table(s):
@@ -913,7 +917,7 @@ _TYPE_RE = re.compile(
 _ANNOTATION = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*(?:\[.*\])?(?:\s*\|\s*None)?\s*=\s*\S.*"
                          r"|[A-Z][A-Za-z0-9_]*(?:\[.*\])?\s*=\s*(?:None|null|nil|undefined)")
 _FLAG_REFERENCE = re.compile(r"(?:env|file|fd):\S+|stdin"
-                             r"|(?:[^:\s]*:)?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^)]*\))")
+                             r"|(?:[^:\s]*:)?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^)]*\)|\$\{\{[^}]*\}\})")
 _CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
 _CALL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(.*\)")
 _TEMPLATE_STARTS = (MASK_PREFIX, "${", "{{", "$(", "<%", "%{", "#{", "[REDACTED")
@@ -940,9 +944,13 @@ def _placeholder(value: str) -> bool:
 # A message written for a person: three or more words of letters (any script) or numbers, single
 # blanks between them, each word in lower case, capitalised or a short acronym, and a capital
 # first letter or a sentence's closing mark (`Passordet må ha minst 6 tegn.`, `Enter your password`).
-_MSG_WORD = r"[^\W_](?:[^\W_]|['\u2019-](?=[^\W_]))*"
+# (an environment variable's name is a word of a message too: `JWT_SECRET is not set`)
+_MSG_WORD = r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[^\W_](?:[^\W_]|['\u2019-](?=[^\W_]))*)"
 _MESSAGE = re.compile(rf"[(\"'\u201c\u00ab]?{_MSG_WORD}(?:[,;:.!?)\"'\u201d\u00bb]{{0,2}} [(\"'\u201c\u00ab]?{_MSG_WORD}){{2,}}"
                       r"(?: ?[.!?:\u2026)\"'\u201d\u00bb]+)?")  # French sets `?`, `!` and `:` after a blank
+
+
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def message_text(value: str) -> bool:
@@ -958,7 +966,7 @@ def message_text(value: str) -> bool:
         return False
     words = [re.sub(r"['\u2019-]", "", w.strip("(\"'\u201c\u00ab,;:.!?)\u201d\u00bb\u2026")) for w in v.split(" ")]
     if not all(w.isdigit() or w.isalpha() and (w.islower() or w.istitle() or w.isupper() and len(w) <= 5)
-               for w in words if w):
+               or _ENV_NAME.fullmatch(w) for w in words if w):
         return False  # `Xk9 Qp2Z mm`: mixed case inside a word is not how people write
     return v[0].isupper() or v[-1] in ".!?\u2026"
 
@@ -1014,11 +1022,17 @@ _PERMISSION = re.compile(r"read|write|none|read-all|write-all|inherit")
 _FILE_PATH = re.compile(r"(?:~|\.{1,2}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)?/?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_@-][A-Za-z0-9_.@-]*"
                         r"\.[A-Za-z][A-Za-z0-9]{0,7}|/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}"
                         # dot-, home- or variable-relative, with or without an extension: base64 never starts so
-                        r"|(?:\.{1,2}|~|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)/[A-Za-z0-9_.@/-]*")
+                        r"|(?:\.{1,2}|~|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)/[A-Za-z0-9_.@/-]*"
+                        # an absolute path of two or more lower-case names (a volume's `:ro` after it)
+                        r"|(?:/[a-z0-9_.][a-z0-9_.@-]*){2,}/?(?::(?:ro|rw|z|Z))?"
+                        # a file's name alone, with the extension of a key's or a config's file
+                        r"|[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.(?:pem|key|crt|cer|der|p12|pfx|jks|keystore|pub|asc|gpg"
+                        r"|json|ya?ml|txt|env|ini|conf|cfg|properties|xml)")
 # A Python entry point's object reference (`importable.module:object.attr`, the packaging spec's
 # "Entry points specification"), with a package path of three names or more so that a
 # `first.last:password` pair is not taken for one.
-_ENTRY_POINT = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_ENTRY_POINT = re.compile(r"(?:[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}|(?=[a-z0-9.]*_)[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)"
+                          r":[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
                           r"(?:[ \t]*\[[A-Za-z0-9_, \t-]*\])?")
 
 
@@ -1192,8 +1206,11 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
         return _single_case_random(tok, rule)
     if tok.islower() or tok.isupper() or tok.isalpha() or not tok.isascii():
         return False  # hex digests, UUIDs, ULIDs, lower-case paths, plain words
-    if not any(c.isdigit() for c in tok):
-        return False
+    if not any(c.isdigit() for c in tok) and not (
+            n >= 20 and ("-" in tok or "_" in tok) and "/" not in tok
+            and not all(_WORD_SEGMENT.fullmatch(seg) for seg in re.split(r"[-_]+", tok) if seg)):
+        return False  # (a run with no digit counts when it mixes `-` or `_` into what is not words, as URL-safe
+        # keys do; `X-GitHub-Api-Version`, `My_Class-Name` are words)
     if "/" in tok:
         if tok[0] == "/":
             return False  # an absolute path
@@ -1206,6 +1223,7 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
     return shannon(tok) >= rule.bits_factor * math.log2(min(n, 64))
 
 
+_WORD_SEGMENT = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]{1,5}(?:[a-z]+)?|[A-Z]{1,5}(?:[A-Z][a-z]+)+")  # `PSScriptAnalyzer`
 _SEQUENCE = re.compile(r"(?i)abcde|bcdef|cdefg|defgh|efghi|fghij|ghijk|hijkl|ijklm|jklmn|klmno|lmnop|mnopq|nopqr|opqrs|"
                        r"pqrst|qrstu|rstuv|stuvw|tuvwx|uvwxy|vwxyz|01234|12345|23456|34567|45678|56789")  # an alphabet
 _SEQUENCES = re.compile(r"(?i)(?:a(?=b)|b(?=c)|c(?=d)|d(?=e)|e(?=f)|f(?=g)|g(?=h)|h(?=i)|i(?=j)|j(?=k)|k(?=l)|l(?=m)|"

@@ -1,0 +1,62 @@
+"""Score the redaction rules on the thirteenth held-out corpus (tests/fixtures/redaction/corpus13.json.gz), format x carrier.
+
+The corpus is the values OWASP/wrongsecrets plants for its challenges (Dockerfiles, a build
+script, `application.properties`, Kubernetes manifests and Vault agent templates, Java
+sources, a private key) and the placeholders it writes where a challenge's answer is not
+given, trufflesecurity/test_keys' AWS credentials file and OpenSSH key, the rule test scripts
+of PowerShell/PSScriptAnalyzer's plain-text SecureString rule, pmd/pmd's `HardCodedCryptoKey`
+rule tests, and ordinary files of those repositories
+(tests/support/redaction_corpus13_extract.py builds it; every sample names its source, its
+path and the format of its text). As in the fifth to twelfth corpora, each sample is stored
+in the four carriers an agent's record holds text in, as a Claude Code hook payload
+(docs/harnesses.md):
+
+- `command`: a Bash command line: the sample itself where it is a shell command line,
+  else one that writes the file (`cat > PATH <<'EOF' ... EOF`);
+- `output`: the output of `cat PATH` (`tool_response.stdout`);
+- `file-read`: a Read of PATH (`tool_response.file.content`);
+- `mcp-input`: an MCP tool's input (`mcp__filesystem__write_file` with `path`, `content`).
+
+A positive is caught in a carrier when none of its secrets is left in the stored record:
+no 12-character piece of a secret of 12 or more (the earlier corpora's rule), no whole
+word of a shorter one (the masks set aside; the extractor keeps only secrets this can
+judge). A benign or negative sample is intact when the record is stored unchanged.
+`python tests/support/redaction_corpus13.py --write` records figures13.json; `--before`
+records figures13-before.json (the rules as they were when the corpus was built, before any
+change made with it in view); `--compare FILE` adds that column; `--show FILE` prints the
+tables of recorded figures without scoring.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import carrier_corpus  # noqa: E402
+from carrier_corpus import CARRIERS, HERE, SETS, totals  # noqa: E402,F401
+
+CORPUS = HERE / "corpus13.json.gz"
+FIGURES = HERE / "figures13.json"
+BEFORE = HERE / "figures13-before.json"
+SOURCES = ("wrongsecrets", "test-keys", "psscriptanalyzer", "pmd")
+SESSION = "corpus13"
+
+load = partial(carrier_corpus.load, CORPUS)
+payload = partial(carrier_corpus.payload, session=SESSION)
+record = partial(carrier_corpus.record, session=SESSION)
+score = partial(carrier_corpus.score, corpus=CORPUS, session=SESSION)
+
+
+def table(figures: dict, compare: dict | None = None) -> str:
+    return carrier_corpus.table(figures, SOURCES, compare)
+
+
+def main(argv: list[str]) -> int:
+    return carrier_corpus.main(argv, CORPUS, FIGURES, BEFORE, SOURCES, SESSION)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
