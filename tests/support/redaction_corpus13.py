@@ -48,6 +48,7 @@ load = partial(carrier_corpus.load, CORPUS)
 payload = partial(carrier_corpus.payload, session=SESSION)
 record = partial(carrier_corpus.record, session=SESSION)
 score = partial(carrier_corpus.score, corpus=CORPUS, session=SESSION)
+stored = partial(carrier_corpus.stored, corpus=CORPUS, session=SESSION)
 
 
 def table(figures: dict, compare: dict | None = None) -> str:
