@@ -1240,3 +1240,12 @@ def test_round_eight_classes(text):
 ])
 def test_round_eight_leaves_alone(text):
     assert POLICY.redact_text(text, "/srv/app/config.yml") == text
+
+
+def test_the_docs_count_each_table_of_rules_toml_as_it_is():
+    # docs/redaction.md, "What is caught": the number of rules per table, kept in step with rules.toml
+    toml = (Path(__file__).resolve().parents[1] / "agentwatch/record/redact/rules.toml").read_text()
+    docs = (Path(__file__).resolve().parents[1] / "docs/redaction.md").read_text()
+    for table in ("token", "context", "pattern"):
+        count = len(re.findall(rf"(?m)^\[\[{table}\]\]$", toml))
+        assert f"| `[[{table}]]` ({count}) |" in docs, table
