@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from support import carrier_corpus
 from support import redaction_corpus10 as corpus10
 from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
-from agentwatch.store.chain import canonical_json
 
 POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
 DATA = corpus10.load()
@@ -109,19 +109,11 @@ def test_tenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
 
 
 def test_tenth_corpus_figures_are_the_recorded_ones():
-    recorded = json.loads(corpus10.FIGURES.read_text())
-    measured = corpus10.score(POLICY)
-    assert measured["failures"] == recorded["failures"]
-    assert measured["counts"] == recorded["counts"]
+    carrier_corpus.check_recorded(corpus10, POLICY)
 
 
 def test_tenth_corpus_fast_path_and_walk_agree_in_every_carrier():
-    rows = corpus10.stored(POLICY)  # POLICY.encode of each record, shared with the figures' test
-    assert [(sample["source"], carrier) for sample, carrier, _, _ in rows] == [
-        (sample["source"], carrier) for sample in SAMPLES for carrier in corpus10.CARRIERS]
-    for sample, carrier, doc, data in rows:
-        assert doc == corpus10.record(sample, carrier)
-        assert data == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+    carrier_corpus.check_fast_path(corpus10, POLICY)
 
 
 def test_the_command_carrier_writes_the_file():

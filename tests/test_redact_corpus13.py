@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from support import carrier_corpus
 from support import redaction_corpus13 as corpus13
 from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
-from agentwatch.store.chain import canonical_json
 
 POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
 DATA = corpus13.load()
@@ -116,19 +116,11 @@ def test_thirteenth_corpus_figures_before_any_rule_change_made_with_it_in_view()
 
 
 def test_thirteenth_corpus_figures_are_the_recorded_ones():
-    recorded = json.loads(corpus13.FIGURES.read_text())
-    measured = corpus13.score(POLICY)
-    assert measured["failures"] == recorded["failures"]
-    assert measured["counts"] == recorded["counts"]
+    carrier_corpus.check_recorded(corpus13, POLICY)
 
 
 def test_thirteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
-    rows = corpus13.stored(POLICY)  # POLICY.encode of each record, shared with the figures' test
-    assert [(sample["source"], carrier) for sample, carrier, _, _ in rows] == [
-        (sample["source"], carrier) for sample in SAMPLES for carrier in corpus13.CARRIERS]
-    for sample, carrier, doc, data in rows:
-        assert doc == corpus13.record(sample, carrier)
-        assert data == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+    carrier_corpus.check_fast_path(corpus13, POLICY)
 
 
 def test_the_command_carrier_writes_the_file():

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from support import carrier_corpus
 from support import redaction_corpus7 as corpus7
 from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
-from agentwatch.store.chain import canonical_json
 
 POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
 DATA = corpus7.load()
@@ -102,19 +102,11 @@ def test_seventh_corpus_figures_after_the_changes_of_default():
 
 
 def test_seventh_corpus_figures_are_the_recorded_ones():
-    recorded = json.loads(corpus7.FIGURES.read_text())
-    measured = corpus7.score(POLICY)
-    assert measured["failures"] == recorded["failures"]
-    assert measured["counts"] == recorded["counts"]
+    carrier_corpus.check_recorded(corpus7, POLICY)
 
 
 def test_seventh_corpus_fast_path_and_walk_agree_in_every_carrier():
-    rows = corpus7.stored(POLICY)  # POLICY.encode of each record, shared with the figures' test
-    assert [(sample["source"], carrier) for sample, carrier, _, _ in rows] == [
-        (sample["source"], carrier) for sample in SAMPLES for carrier in corpus7.CARRIERS]
-    for sample, carrier, doc, data in rows:
-        assert doc == corpus7.record(sample, carrier)
-        assert data == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+    carrier_corpus.check_fast_path(corpus7, POLICY)
 
 
 def test_a_shell_sample_is_the_command_line_itself():

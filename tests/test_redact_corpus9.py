@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from support import carrier_corpus
 from support import redaction_corpus9 as corpus9
 from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
-from agentwatch.store.chain import canonical_json
 
 POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
 DATA = corpus9.load()
@@ -105,19 +105,11 @@ def test_ninth_corpus_figures_before_any_rule_change_made_with_it_in_view():
 
 
 def test_ninth_corpus_figures_are_the_recorded_ones():
-    recorded = json.loads(corpus9.FIGURES.read_text())
-    measured = corpus9.score(POLICY)
-    assert measured["failures"] == recorded["failures"]
-    assert measured["counts"] == recorded["counts"]
+    carrier_corpus.check_recorded(corpus9, POLICY)
 
 
 def test_ninth_corpus_fast_path_and_walk_agree_in_every_carrier():
-    rows = corpus9.stored(POLICY)  # POLICY.encode of each record, shared with the figures' test
-    assert [(sample["source"], carrier) for sample, carrier, _, _ in rows] == [
-        (sample["source"], carrier) for sample in SAMPLES for carrier in corpus9.CARRIERS]
-    for sample, carrier, doc, data in rows:
-        assert doc == corpus9.record(sample, carrier)
-        assert data == canonical_json(POLICY.apply(doc)), (sample["source"], carrier)
+    carrier_corpus.check_fast_path(corpus9, POLICY)
 
 
 def test_the_command_carrier_writes_the_file():

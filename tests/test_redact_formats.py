@@ -472,7 +472,7 @@ def test_pwd_over_a_path_is_the_working_directory(text):
 
 # --- credential arguments of well-known calls (each row of formats.CALLS cites the API's docs) ----
 def test_every_call_row_cites_its_documentation():
-    assert all(re.match(r"https://", source) and index >= -1 for _, index, source in formats.CALLS)  # -1: the last
+    assert all(re.match(r"https://", source) and index >= -1 for _, index, _, source in formats.CALLS)  # -1: the last
 
 
 @pytest.mark.parametrize("text", [
@@ -970,7 +970,6 @@ def test_a_list_of_names_or_an_encoding_is_not_a_pair(text):
 @pytest.mark.parametrize("text", [
     f"token = jwt.sign({{ id: user.id }}, '{W}');",
     f'encoded = jwt.encode({{"some": "payload"}}, "{W}", algorithm="HS256")',
-    'encoded = jwt.encode({"some": "payload"}, "secret", algorithm="HS256")',  # the word is the key here
     f'mac = hmac.new(b"{W}", msg, hashlib.sha256)',
     f'SecretKeySpec k = new SecretKeySpec("{W}".getBytes(), "AES");',
     f"const h = crypto.createHmac('sha256', '{W}');",
@@ -986,7 +985,13 @@ def test_a_list_of_names_or_an_encoding_is_not_a_pair(text):
     f'new BasicAWSCredentials("AKIAEXAMPLEID", "{W}")',
 ])
 def test_keys_and_passwords_by_the_argument_their_api_takes_them_in(text):
-    assert W not in POLICY.redact_text(text) and "secret" not in POLICY.redact_text(text).split("jwt.encode")[-1][:40]
+    assert W not in POLICY.redact_text(text)
+
+
+def test_in_a_key_argument_a_stand_in_word_is_the_key():
+    # under a name `"secret"` stands for a secret; where an API takes its key, it is the key
+    out = POLICY.redact_text('encoded = jwt.encode({"some": "payload"}, "secret", algorithm="HS256")')
+    assert '"secret"' not in out and out.startswith('encoded = jwt.encode({"some": "payload"}, "[REDACTED:')
 
 
 @pytest.mark.parametrize("text", [
@@ -1116,10 +1121,14 @@ def test_a_vault_action_line_with_a_template_in_its_path_stays():
 
 
 def test_every_call_row_has_the_words_that_let_the_walk_try_it():
-    # formats._CALL_NEEDLES gates each row of CALLS: a row whose call holds none of its words would never run
-    assert len(formats._CALL_NEEDLES) == len(formats.CALLS)
-    for (rx, _, _), needles in zip(formats.CALLS, formats._CALL_NEEDLES):
+    # a row of CALLS runs only on a text holding one of its words: every row has some, in lower case, and
+    # each of its documented calls holds one (the calls this file's tests write, by the row they hit)
+    for rx, _, needles, _ in formats.CALLS:
         assert needles and all(n == n.lower() for n in needles), rx
+    for text in ("keyStore.load(in, \"k\".toCharArray());", "jwt.sign(p, 'k')", "odbc_connect('d', 'u', 'p');",
+                 "new UsernamePasswordAuthenticationToken('u', 'p')", "cookieParser('k')"):
+        rows = [needles for rx, _, needles, _ in formats.CALLS if re.search(rx + r"\s*\(", text)]
+        assert rows and all(any(n in text.lower() for n in nd) for nd in rows), text
 
 
 # -- the fifth round (#33): tuned on corpora 1-10, the eleventh held out -----------------------------------
@@ -1166,7 +1175,6 @@ def test_a_password_of_digits_outside_a_table_is_still_masked():
 def test_a_literal_that_reads_like_a_password_on_a_line_naming_a_secret_in_code(text):
     secret = re.findall(r"""["']([^"']{6,})["']""", text)[-1]
     assert secret not in POLICY.redact_text(text, "/srv/app/main.js")
-    assert POLICY.redact_text(text, "/srv/app/notes.txt") == POLICY.redact_text(text, "/srv/app/notes.txt")
 
 
 @pytest.mark.parametrize("text", [

@@ -163,3 +163,24 @@ def main(argv: list[str], corpus: Path, figures_path: Path, before_path: Path, s
     compare = json.loads(Path(argv[argv.index("--compare") + 1]).read_text()) if "--compare" in argv else None
     print(table(figures, sources, compare))
     return 0
+
+
+def check_recorded(corpus_module, policy) -> None:
+    """The rules in the tree reproduce the corpus's recorded figures sample by sample (its FIGURES)."""
+    recorded = json.loads(corpus_module.FIGURES.read_text())
+    measured = corpus_module.score(policy)
+    assert measured["failures"] == recorded["failures"]
+    assert measured["counts"] == recorded["counts"]
+
+
+def check_fast_path(corpus_module, policy) -> None:
+    """Every sample in every carrier: the fast path's bytes (policy.encode) are the full walk's."""
+    from agentwatch.store.chain import canonical_json as _canonical_json
+
+    samples = corpus_module.load()["samples"]
+    rows = corpus_module.stored(policy)  # POLICY.encode of each record, shared with the figures' test
+    assert [(sample["source"], carrier) for sample, carrier, _, _ in rows] == [
+        (sample["source"], carrier) for sample in samples for carrier in CARRIERS]
+    for sample, carrier, doc, data in rows:
+        assert doc == corpus_module.record(sample, carrier)
+        assert data == _canonical_json(policy.apply(doc)), (sample["source"], carrier)

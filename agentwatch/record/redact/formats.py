@@ -70,7 +70,7 @@ _FILLER = re.compile(r"(?i)^(?:x+|\*+|\.+|-+|_+|#+|\?+|0+|<.*>|your[-_ ].*|.*[-_
 _WEAK = frozenset({"secret", "password", "token", "changeit", "changeme", "change_me"})
 
 
-_ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # an environment variable's or a constant's name
 _NAME_WORD = re.compile(r"[a-z]+")
 
 
@@ -95,7 +95,7 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
     bare = name.rsplit(".", 1)[-1].strip("\"'$[]").lower()
     if low.strip("\"'") in (bare, name.lower()):
         return False  # `password = password`: the name, not a value
-    if _ENV_VAR_NAME.fullmatch(v) and any(w in low for w in _NAME_WORD.findall(bare) if len(w) >= 4):
+    if ENV_VAR_NAME.fullmatch(v) and any(w in low for w in _NAME_WORD.findall(bare) if len(w) >= 4):
         return False  # `server-password: MAVEN_PASSWORD`: the variable that holds it (actions/setup-java's inputs)
     if v.isdigit() and "token" in name.lower() and not re.search(r"(?i)pass|pwd|secret|pin", name):
         return False  # max_tokens: 4096
@@ -111,6 +111,7 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
 _PAIR_LINE = re.compile(r"(?m)^[ \t]*(?:- )?[\"']?[A-Za-z_][\w.\-]*[\"']?[ \t]*[:=][ \t]*(?P<v>\S[^\n]*?)[ \t]*$")
 
 
+@lru_cache(maxsize=16)  # asked once per whole-number value of a text: the text is read once
 def number_table(s: str) -> bool:
     """Is s a table of numbers: five or more `name: value` lines, four in five of them a whole number?
 
@@ -613,7 +614,7 @@ _NOT_SECRET_LITERAL = re.compile(
     r"|[0-9]+[smhdwy]|[0-9]{4}-[0-9]{2}-[0-9]{2}.*"  # a duration, a date
     r"|[\w.-]+:[0-9]{2,5}"  # host:port
     r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID: an id
-    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # a constant's name (`CKV_A_14`)
+    r"|" + ENV_VAR_NAME.pattern +  # a constant's name (`CKV_A_14`)
     r"|(?:[A-Za-z][a-z]*(?:[A-Z][a-z]+)*[0-9]{0,3}[_.:-])*[A-Za-z][a-z]*(?:[A-Z][a-z]+)*[0-9]{0,3}"
     r"(?:\.[a-z0-9]{1,5})?"  # words joined (`options.openAiHeaders`, `api-configuration`), a file name
     r"|[A-Za-z]+(?:-[A-Za-z]+)*-v?[0-9]+(?:[.-][0-9]+)*(?:-[A-Za-z]+(?:-[0-9]+)?)*"  # a model or a package and
@@ -652,91 +653,94 @@ def _secret_statements(ruleset: RuleSet, s: str) -> Iterator[Span]:
 
 # -- credential arguments by position in well-known APIs --------------------------------------------
 # (a call's name, the index of its password argument, where the API's documentation says so)
-CALLS: tuple[tuple[str, int, str], ...] = (
-    (r"DriverManager\.getConnection", 2, "https://docs.oracle.com/en/java/javase/21/docs/api/java.sql/java/sql/"
+# Each row: a call's pattern, the index of its credential argument (-1: the last), lower-case words one of
+# which the call holds (the walk tries a row's pattern only on a text that holds one: one alternation of
+# every row costs the whole text times the rows), and the API's documentation.
+CALLS: tuple[tuple[str, int, tuple[str, ...], str], ...] = (
+    (r"DriverManager\.getConnection", 2, ("getconnection",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.sql/java/sql/"
      "DriverManager.html#getConnection(java.lang.String,java.lang.String,java.lang.String) (url, user, password)"),
-    (r"new\s+PDO", 2, "https://www.php.net/manual/en/pdo.construct.php (dsn, username, password)"),
-    (r"(?:mysqli_connect|new\s+mysqli|mysqli_real_connect|mysql_connect)", 2,
+    (r"new\s+PDO", 2, ("pdo",), "https://www.php.net/manual/en/pdo.construct.php (dsn, username, password)"),
+    (r"(?:mysqli_connect|new\s+mysqli|mysqli_real_connect|mysql_connect)", 2, ("mysql",),
      "https://www.php.net/manual/en/mysqli.construct.php (hostname, username, password, database)"),
-    (r"\.login", 1, "https://docs.python.org/3/library/smtplib.html#smtplib.SMTP.login (user, password); "
+    (r"\.login", 1, (".login",), "https://docs.python.org/3/library/smtplib.html#smtplib.SMTP.login (user, password); "
      "ftplib.FTP.login and imaplib.IMAP4.login take the same two"),
-    (r"(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth)", 1,
+    (r"(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth)", 1, ("auth",),
      "https://requests.readthedocs.io/en/latest/user/authentication/ (username, password)"),
-    (r"\bauth\s*=\s*", 1, "https://requests.readthedocs.io/en/latest/user/authentication/ (auth=('user', 'pass'))"),
-    (r"(?:aiohttp\.)?BasicAuth", 1, "https://docs.aiohttp.org/en/stable/client_reference.html#aiohttp.BasicAuth "
+    (r"\bauth\s*=\s*", 1, ("auth",), "https://requests.readthedocs.io/en/latest/user/authentication/ (auth=('user', 'pass'))"),
+    (r"(?:aiohttp\.)?BasicAuth", 1, ("basicauth",), "https://docs.aiohttp.org/en/stable/client_reference.html#aiohttp.BasicAuth "
      "(login, password)"),
-    (r"new\s+UsernamePasswordCredentials", 1, "https://hc.apache.org/httpcomponents-client-4.5.x/current/httpclient/"
+    (r"new\s+UsernamePasswordCredentials", 1, ("usernamepasswordcredentials",), "https://hc.apache.org/httpcomponents-client-4.5.x/current/httpclient/"
      "apidocs/org/apache/http/auth/UsernamePasswordCredentials.html (userName, password)"),
-    (r"new\s+PasswordAuthentication", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/net/"
+    (r"new\s+PasswordAuthentication", 1, ("passwordauthentication",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/net/"
      "PasswordAuthentication.html (userName, char[] password)"),
-    (r"smtp\.PlainAuth", 2, "https://pkg.go.dev/net/smtp#PlainAuth (identity, username, password, host)"),
-    (r"url\.UserPassword", 1, "https://pkg.go.dev/net/url#UserPassword (username, password)"),
-    (r"\.SetBasicAuth", 1, "https://pkg.go.dev/net/http#Request.SetBasicAuth (username, password)"),
-    (r"new\s+Sequelize", 2, "https://sequelize.org/docs/v6/getting-started/ (database, username, password, options)"),
-    (r"\bldap_bind", 2, "https://www.php.net/manual/en/function.ldap-bind.php (ldap, dn, password)"),
-    (r"\bldap_exop_passwd", 3, "https://www.php.net/manual/en/function.ldap-exop-passwd.php (ldap, user, "
+    (r"smtp\.PlainAuth", 2, ("plainauth",), "https://pkg.go.dev/net/smtp#PlainAuth (identity, username, password, host)"),
+    (r"url\.UserPassword", 1, ("userpassword",), "https://pkg.go.dev/net/url#UserPassword (username, password)"),
+    (r"\.SetBasicAuth", 1, ("setbasicauth",), "https://pkg.go.dev/net/http#Request.SetBasicAuth (username, password)"),
+    (r"new\s+Sequelize", 2, ("sequelize",), "https://sequelize.org/docs/v6/getting-started/ (database, username, password, options)"),
+    (r"\bldap_bind", 2, ("ldap_bind",), "https://www.php.net/manual/en/function.ldap-bind.php (ldap, dn, password)"),
+    (r"\bldap_exop_passwd", 3, ("ldap_exop_passwd",), "https://www.php.net/manual/en/function.ldap-exop-passwd.php (ldap, user, "
      "old_password, new_password)"),
     (r"\b(?:odbc_p?connect|db2_p?connect|maxdb_p?connect|new\s+maxdb|maxdb_change_user|ifx_p?connect"
-     r"|fbsql_p?connect|mysqli_change_user|sybase_p?connect|msql_p?connect)", 2,
+     r"|fbsql_p?connect|mysqli_change_user|sybase_p?connect|msql_p?connect)", 2, ("odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user", "sybase_", "msql_"),
      "https://www.php.net/manual/en/function.odbc-connect.php (dsn, user, password); "
      "function.db2-connect.php (database, username, password); function.maxdb-connect.php (host, username, passwd); "
      "function.mysqli-change-user.php (mysql, username, password); the other legacy drivers take the same three"),
-    (r"\b(?:cubrid_p?connect|dbx_connect)", 4, "https://www.php.net/manual/en/function.cubrid-connect.php (host, port, "
+    (r"\b(?:cubrid_p?connect|dbx_connect)", 4, ("cubrid_", "dbx_connect"), "https://www.php.net/manual/en/function.cubrid-connect.php (host, port, "
      "dbname, userid, passwd); function.dbx-connect.php (module, host, database, username, password)"),
-    (r"new\s+(?:\\?Illuminate\\Encryption\\)?Encrypter", 0, "https://laravel.com/api/master/Illuminate/Encryption/"
+    (r"new\s+(?:\\?Illuminate\\Encryption\\)?Encrypter", 0, ("encrypter",), "https://laravel.com/api/master/Illuminate/Encryption/"
      "Encrypter.html#method___construct (key, cipher)"),
-    (r"\boci_(?:p|new_)?connect", 1, "https://www.php.net/manual/en/function.oci-connect.php (username, password, "
+    (r"\boci_(?:p|new_)?connect", 1, ("oci_",), "https://www.php.net/manual/en/function.oci-connect.php (username, password, "
      "connection_string)"),
-    (r"\b(?:ftp_login|ssh2_auth_password|imap_open|mssql_connect)", 2,
+    (r"\b(?:ftp_login|ssh2_auth_password|imap_open|mssql_connect)", 2, ("ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect"),
      "https://www.php.net/manual/en/function.ftp-login.php (ftp, username, password); "
      "https://www.php.net/manual/en/function.ssh2-auth-password.php (session, username, password); "
      "https://www.php.net/manual/en/function.imap-open.php (mailbox, user, password)"),
-    (r"\bpassword_(?:verify|hash)", 0, "https://www.php.net/manual/en/function.password-verify.php "
+    (r"\bpassword_(?:verify|hash)", 0, ("password_",), "https://www.php.net/manual/en/function.password-verify.php "
      "(password, hash); https://www.php.net/manual/en/function.password-hash.php (password, algo)"),
-    (r"\.simple_bind(?:_s)?", 1, "https://www.python-ldap.org/en/python-ldap-3.4.3/reference/ldap.html#ldap.LDAPObject"
+    (r"\.simple_bind(?:_s)?", 1, ("simple_bind",), "https://www.python-ldap.org/en/python-ldap-3.4.3/reference/ldap.html#ldap.LDAPObject"
      ".simple_bind (who, cred)"),
-    (r"\bftplib\.FTP(?:_TLS)?", 2, "https://docs.python.org/3/library/ftplib.html#ftplib.FTP (host, user, passwd)"),
-    (r"new\s+(?:KeyStore\.)?PasswordProtection", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
+    (r"\bftplib\.FTP(?:_TLS)?", 2, ("ftplib",), "https://docs.python.org/3/library/ftplib.html#ftplib.FTP (host, user, passwd)"),
+    (r"new\s+(?:KeyStore\.)?PasswordProtection", 0, ("passwordprotection",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
      "security/KeyStore.PasswordProtection.html (char[] password)"),
-    (r"new\s+(?:DES|DESede)KeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/"
+    (r"new\s+(?:DES|DESede)KeySpec", 0, ("keyspec",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/"
      "spec/DESKeySpec.html (byte[] key); DESedeKeySpec.html (byte[] key)"),
-    (r"new\s+KerberosKey", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.security.jgss/javax/security/"
+    (r"new\s+KerberosKey", 1, ("kerberoskey",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.security.jgss/javax/security/"
      "auth/kerberos/KerberosKey.html (principal, char[] password, algorithm)"),
-    (r"new\s+PBEKeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
+    (r"new\s+PBEKeySpec", 0, ("pbekeyspec",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
      "PBEKeySpec.html (char[] password, ...)"),
-    (r"new\s+UsernamePasswordAuthenticationToken", 1, "https://docs.spring.io/spring-security/reference/api/java/org/"
+    (r"new\s+UsernamePasswordAuthenticationToken", 1, ("usernamepasswordauthenticationtoken",), "https://docs.spring.io/spring-security/reference/api/java/org/"
      "springframework/security/authentication/UsernamePasswordAuthenticationToken.html (principal, credentials)"),
-    (r"new\s+Basic(?:Session)?AWSCredentials", 1, "https://sdk.amazonaws.com/java/api/latest/ (v1 BasicAWSCredentials("
+    (r"new\s+Basic(?:Session)?AWSCredentials", 1, ("awscredentials",), "https://sdk.amazonaws.com/java/api/latest/ (v1 BasicAWSCredentials("
      "accessKey, secretKey); BasicSessionCredentials(awsAccessKey, awsSecretKey, sessionToken))"),
-    (r"AwsBasicCredentials\.create", 1, "https://sdk.amazonaws.com/java/api/latest/software/amazon/awssdk/auth/"
+    (r"AwsBasicCredentials\.create", 1, ("awsbasiccredentials",), "https://sdk.amazonaws.com/java/api/latest/software/amazon/awssdk/auth/"
      "credentials/AwsBasicCredentials.html#create(java.lang.String,java.lang.String) (accessKeyId, secretAccessKey)"),
     # Keys that sign, verify or encrypt: whoever holds the literal can forge what it signs.
-    (r"\b(?i:jwt)\.(?:sign|verify|encode|decode)", 1,
+    (r"\b(?i:jwt)\.(?:sign|verify|encode|decode)", 1, ("jwt.",),
      "https://github.com/auth0/node-jsonwebtoken#usage (jwt.sign(payload, secretOrPrivateKey), "
      "jwt.verify(token, secretOrPublicKey)); https://pyjwt.readthedocs.io/en/stable/api.html (jwt.encode(payload, "
      "key), jwt.decode(jwt, key)); https://github.com/jwt/ruby-jwt#usage (JWT.encode(payload, key, algorithm))"),
-    (r"\b(?:jose\.)?jwtVerify", 1, "https://github.com/panva/jose/blob/main/docs/jwt/verify/functions/jwtVerify.md "
+    (r"\b(?:jose\.)?jwtVerify", 1, ("jwtverify",), "https://github.com/panva/jose/blob/main/docs/jwt/verify/functions/jwtVerify.md "
      "(jwt, key, options)"),
-    (r"\bJWK\.asKey", 0, "https://github.com/cisco/node-jose#importing-keys (jose.JWK.asKey(input, form))"),
-    (r"\bcreateSecretKey", 0, "https://nodejs.org/api/crypto.html#cryptocreatesecretkeykey-encoding (key)"),
-    (r"\bcookieParser", 0, "https://github.com/expressjs/cookie-parser#cookieparsersecret-options (secret)"),
-    (r"\bcookieParser\.signedCookies?", 1, "https://github.com/expressjs/cookie-parser#cookieparsersignedcookiescookies-"
+    (r"\bJWK\.asKey", 0, ("jwk.askey",), "https://github.com/cisco/node-jose#importing-keys (jose.JWK.asKey(input, form))"),
+    (r"\bcreateSecretKey", 0, ("createsecretkey",), "https://nodejs.org/api/crypto.html#cryptocreatesecretkeykey-encoding (key)"),
+    (r"\bcookieParser", 0, ("cookieparser",), "https://github.com/expressjs/cookie-parser#cookieparsersecret-options (secret)"),
+    (r"\bcookieParser\.signedCookies?", 1, ("cookieparser",), "https://github.com/expressjs/cookie-parser#cookieparsersignedcookiescookies-"
      "secret (cookies, secret)"),
-    (r"\.SignedString", 0, "https://pkg.go.dev/github.com/golang-jwt/jwt/v5#Token.SignedString (key)"),
-    (r"\bAlgorithm\.HMAC(?:256|384|512)", 0, "https://javadoc.io/doc/com.auth0/java-jwt/latest/com/auth0/jwt/"
+    (r"\.SignedString", 0, ("signedstring",), "https://pkg.go.dev/github.com/golang-jwt/jwt/v5#Token.SignedString (key)"),
+    (r"\bAlgorithm\.HMAC(?:256|384|512)", 0, ("algorithm.hmac",), "https://javadoc.io/doc/com.auth0/java-jwt/latest/com/auth0/jwt/"
      "algorithms/Algorithm.html#HMAC256(java.lang.String) (secret)"),
-    (r"\.signWith", -1, "https://javadoc.io/doc/io.jsonwebtoken/jjwt-api/latest/io/jsonwebtoken/JwtBuilder.html "
+    (r"\.signWith", -1, ("signwith",), "https://javadoc.io/doc/io.jsonwebtoken/jjwt-api/latest/io/jsonwebtoken/JwtBuilder.html "
      "(signWith(SignatureAlgorithm, String base64EncodedSecretKey): the key last)"),
-    (r"\bhmac\.new", 0, "https://docs.python.org/3/library/hmac.html#hmac.new (key, msg, digestmod)"),
-    (r"\.create(?:Hmac|Cipheriv|Decipheriv)", 1, "https://nodejs.org/api/crypto.html#cryptocreatehmacalgorithm-key-"
+    (r"\bhmac\.new", 0, ("hmac.new",), "https://docs.python.org/3/library/hmac.html#hmac.new (key, msg, digestmod)"),
+    (r"\.create(?:Hmac|Cipheriv|Decipheriv)", 1, (".create",), "https://nodejs.org/api/crypto.html#cryptocreatehmacalgorithm-key-"
      "options (algorithm, key); #cryptocreatecipherivalgorithm-key-iv-options (algorithm, key, iv)"),
-    (r"new\s+SecretKeySpec", 0, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
+    (r"new\s+SecretKeySpec", 0, ("secretkeyspec",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/javax/crypto/spec/"
      "SecretKeySpec.html#%3Cinit%3E(byte%5B%5D,java.lang.String) (key, algorithm)"),
-    (r"\bFernet", 0, "https://cryptography.io/en/latest/fernet/#cryptography.fernet.Fernet (key)"),
-    (r"\bAES\.new", 0, "https://pycryptodome.readthedocs.io/en/latest/src/cipher/aes.html (AES.new(key, mode))"),
-    (r"\b(?i:key_?store|ks|trust_?store)\.load", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/"
+    (r"\bFernet", 0, ("fernet",), "https://cryptography.io/en/latest/fernet/#cryptography.fernet.Fernet (key)"),
+    (r"\bAES\.new", 0, ("aes.new",), "https://pycryptodome.readthedocs.io/en/latest/src/cipher/aes.html (AES.new(key, mode))"),
+    (r"\b(?i:key_?store|ks|trust_?store)\.load", 1, (".load",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/"
      "java/security/KeyStore.html#load(java.io.InputStream,char%5B%5D) (stream, password)"),
-    (r"\b(?i:key_?store|ks)\.getKey", 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
+    (r"\b(?i:key_?store|ks)\.getKey", 1, (".getkey",), "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/"
      "security/KeyStore.html#getKey(java.lang.String,char%5B%5D) (alias, password)"),
 )
 # Calls that set a named value: (a call's name, the index of the name, the index of the value, the docs).
@@ -752,22 +756,8 @@ NAMED_CALLS: tuple[tuple[str, int, int, str], ...] = (
     (r"\.put", 0, 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/util/Map.html#put(K,V) "
      "(key, value); JNDI's environment takes Context.SECURITY_CREDENTIALS so (javax.naming.Context)"),
 )
-_CALL_START = re.compile(r"(?:" + "|".join(f"(?P<c{i}>{rx})" for i, (rx, _, _) in enumerate(CALLS)) + r")\s*\(")
-# A lower-case word each row's call holds, row by row: the walk tries a row's pattern only on a text
-# that holds one (one alternation of every row costs the whole text times the rows).
-_CALL_NEEDLES: tuple[tuple[str, ...], ...] = (
-    ("getconnection",), ("pdo",), ("mysql",), (".login",), ("auth",), ("auth",), ("basicauth",),
-    ("usernamepasswordcredentials",), ("passwordauthentication",), ("plainauth",), ("userpassword",),
-    ("setbasicauth",), ("sequelize",), ("ldap_bind",), ("ldap_exop_passwd",),
-    ("odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user", "sybase_", "msql_"), ("cubrid_", "dbx_connect"),
-    ("encrypter",), ("oci_",), ("ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect"), ("password_",),
-    ("simple_bind",), ("ftplib",), ("passwordprotection",), ("keyspec",), ("kerberoskey",), ("pbekeyspec",),
-    ("usernamepasswordauthenticationtoken",), ("awscredentials",), ("awsbasiccredentials",), ("jwt.",),
-    ("jwtverify",), ("jwk.askey",), ("createsecretkey",), ("cookieparser",),
-    ("cookieparser",), ("signedstring",), ("algorithm.hmac",), ("signwith",), ("hmac.new",), (".create",), ("secretkeyspec",),
-    ("fernet",), ("aes.new",), (".load",), (".getkey",),
-)
-_CALL_ROWS = tuple((re.compile(rx + r"\s*\("), index) for rx, index, _ in CALLS)
+_CALL_START = re.compile(r"(?:" + "|".join(f"(?P<c{i}>{rx})" for i, (rx, _, _, _) in enumerate(CALLS)) + r")\s*\(")
+_CALL_ROWS = tuple((re.compile(rx + r"\s*\("), index, needles) for rx, index, needles, _ in CALLS)
 _NAMED_CALL_START = re.compile(
     r"(?:" + "|".join(f"(?P<n{i}>{rx})" for i, (rx, _, _, _) in enumerate(NAMED_CALLS)) + r")(?:\s*\(|[ \t]+(?=['\"]))")
 # (Groovy, and so Gradle, lets a call with arguments leave out its parentheses: `buildConfigField 'String', ...`)
@@ -838,7 +828,7 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
     """The password arguments of the calls of CALLS in s (found by CALL_KEYWORDS)."""
     low = s.lower()
     found: list[tuple[int, int]] = []
-    for (rx, index), needles in zip(_CALL_ROWS, _CALL_NEEDLES):
+    for rx, index, needles in _CALL_ROWS:
         if len(found) < MAX_CALLS and any(n in low for n in needles):
             found += [(m.end(), index) for m in islice(rx.finditer(s), MAX_CALLS - len(found))]
     out = list(_arguments_spans(ruleset, s, found))

@@ -945,12 +945,9 @@ def _placeholder(value: str) -> bool:
 # blanks between them, each word in lower case, capitalised or a short acronym, and a capital
 # first letter or a sentence's closing mark (`Passordet må ha minst 6 tegn.`, `Enter your password`).
 # (an environment variable's name is a word of a message too: `JWT_SECRET is not set`)
-_MSG_WORD = r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[^\W_](?:[^\W_]|['\u2019-](?=[^\W_]))*)"
+_MSG_WORD = r"(?:" + formats.ENV_VAR_NAME.pattern + r"|[^\W_](?:[^\W_]|['\u2019-](?=[^\W_]))*)"
 _MESSAGE = re.compile(rf"[(\"'\u201c\u00ab]?{_MSG_WORD}(?:[,;:.!?)\"'\u201d\u00bb]{{0,2}} [(\"'\u201c\u00ab]?{_MSG_WORD}){{2,}}"
                       r"(?: ?[.!?:\u2026)\"'\u201d\u00bb]+)?")  # French sets `?`, `!` and `:` after a blank
-
-
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def message_text(value: str) -> bool:
@@ -966,7 +963,7 @@ def message_text(value: str) -> bool:
         return False
     words = [re.sub(r"['\u2019-]", "", w.strip("(\"'\u201c\u00ab,;:.!?)\u201d\u00bb\u2026")) for w in v.split(" ")]
     if not all(w.isdigit() or w.isalpha() and (w.islower() or w.istitle() or w.isupper() and len(w) <= 5)
-               or _ENV_NAME.fullmatch(w) for w in words if w):
+               or formats.ENV_VAR_NAME.fullmatch(w) for w in words if w):
         return False  # `Xk9 Qp2Z mm`: mixed case inside a word is not how people write
     return v[0].isupper() or v[-1] in ".!?\u2026"
 
@@ -980,7 +977,7 @@ _ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\
 
 # `pass` or `pwd` naming a pair, in canonical JSON, in JSON text inside a string (whose escaped
 # quotes the fast path reads as blanks) or in a configuration text: `"pass": "`, `pwd: `, `pass =`.
-PAIR_PASSWORD_NAMES = ("pass", "pwd", "pw")
+PAIR_PASSWORD_NAMES = formats.PAIR_PASSWORD_NAMES
 _PAIR_OPERATOR_B = re.compile(rb'["\x27\]\s]{0,64}[:=]')
 
 
