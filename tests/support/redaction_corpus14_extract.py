@@ -46,6 +46,7 @@ Considered and not used: microsoft/security-utilities (its rules' examples are g
 run time from random bytes, and the few fixed ones are the JWT of jwt.io that earlier corpora
 hold), aws-cloudformation/cfn-lint (its password rule's bad template gives `Default: String`
 and `!Ref`s, no value), ansible/ansible-lint (a vault-encrypted value, no clear secret),
+MobSF/mobsfscan (a handful of `ruleid:`-annotated literals, most of them placeholders),
 godaddy/tartufo, securing/DumpsterDiver, deepfence/SecretScanner,
 FloeDesignTechnologies/phpcs-security-audit and tenable/terrascan (no labelled credential
 in their tests). A secret is kept only where the scoring can judge it
