@@ -128,6 +128,18 @@ def test_fourteenth_corpus_figures_are_the_recorded_ones():
     carrier_corpus.check_recorded(corpus14, POLICY)
 
 
+def test_fourteenth_corpus_figures_after_the_round_that_held_it_out():
+    """The ninth round of #33 (a value shaped like a strong password, password names in other
+    languages, a Secret's `data:` before its `kind:`), tuned on corpora 1-13 with this one unread,
+    scored it once when it landed: every sample as before (figures14-heldout-after.json)."""
+    held = json.loads((corpus14.HERE / "figures14-heldout-after.json").read_text())
+    assert held == json.loads(corpus14.BEFORE.read_text())
+    for carrier in corpus14.CARRIERS:
+        got = corpus14.totals(held, carrier=carrier)
+        recall = (63, 84) if carrier == "command" else (62, 84)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (138, 179), (46, 51))
+
+
 def test_fourteenth_corpus_figures_are_the_before_ones_until_a_round_reads_it():
     assert json.loads(corpus14.FIGURES.read_text()) == json.loads(corpus14.BEFORE.read_text())
 

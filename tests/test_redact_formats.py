@@ -174,7 +174,8 @@ def test_fifth_corpus_figures_are_the_recorded_ones():
     assert measured["counts"] == recorded["counts"]
     before = json.loads(corpus5.BEFORE.read_text())
     assert corpus5.totals(before) == {"upstream-positive": (132, 156), "upstream-negative": (168, 240)}
-    assert corpus5.totals(recorded) == {"upstream-positive": (144, 156), "upstream-negative": (212, 240)}
+    # the ninth round's password shape masks checkov's `"admin_login": "Pa$$w0rd"` (a negative upstream)
+    assert corpus5.totals(recorded) == {"upstream-positive": (144, 156), "upstream-negative": (208, 240)}
 
 
 def test_fifth_corpus_names_its_sources():

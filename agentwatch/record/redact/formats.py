@@ -781,6 +781,16 @@ def call_verify_pattern() -> bytes:
 _SETTER = re.compile(r"\b(?:set|with)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
 # ... whose last word holds a secret (`withAuth("oauth2")`, `setCredentials("profile")` take a mode or a name)
 _SETTER_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|secret|token|key)s?$")
+# "Password" in the languages code is written in (German, Spanish, Catalan, Portuguese, Dutch,
+# Afrikaans, Polish, Swedish, Finnish, Danish, Norwegian, Hungarian, Czech and Slovak, Turkish,
+# Romanian and Italian, Russian transliterated, Slovene, Croatian and Serbian, French): a field
+# named in its author's language (`setMotDePasse`, `passwort`) is a password field. The rule
+# set's secret names hold them too (rules.toml `[names]`; `mot-de-passe` as its words).
+OTHER_LANGUAGE_PASSWORDS = (
+    "passwort", "kennwort", "contrasena", "contrasenya", "senha", "wachtwoord", "wagwoord", "haslo", "losenord",
+    "salasana", "adgangskode", "passord", "jelszo", "heslo", "sifre", "parola", "parol", "geslo", "lozinka",
+    "motdepasse",
+)
 # A literal argument, also as bytes or characters: `b"k"`, Go's `[]byte("k")`, Java's `"k".getBytes()`
 # and `"k".toCharArray()`, Python's `"k".encode()`, Node's `Buffer.from("k")`.
 _ARG_LITERAL = re.compile(r"""\s*(?P<w>\[\]byte\(\s*|Buffer\.from\(\s*)?[bB]?(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)"""
@@ -848,7 +858,8 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
 def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
     """Setters named for a secret (`setPassword("...")`): the last argument."""
     found = [(m.end(), -1) for m in islice(_SETTER.finditer(s), MAX_CALLS * 4)
-             if _SETTER_LAST.search(m.group("name")) and ruleset.secret_name(m.group("name"))][:MAX_CALLS]
+             if (_SETTER_LAST.search(m.group("name")) or m.group("name").lower().endswith(OTHER_LANGUAGE_PASSWORDS))
+             and ruleset.secret_name(m.group("name"))][:MAX_CALLS]
     yield from _arguments_spans(ruleset, s, found)
 
 

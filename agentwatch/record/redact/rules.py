@@ -31,7 +31,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable, Iterable, Iterator, cast
 
-from agentwatch.record.redact import blobs, commands, formats
+from agentwatch.record.redact import blobs, commands, formats, passwords
 from agentwatch.record.redact.keywords import KeywordIndex
 
 MASK_PREFIX = "[REDACTED:"
@@ -246,7 +246,7 @@ class RuleSet:
                  "commands.toml", False), commands.tools())
         self.rules: tuple[Rule, ...] = tuple(rules)
         names = data["names"]
-        words = frozenset(names["words"])
+        words = frozenset(names["words"]) | frozenset(formats.OTHER_LANGUAGE_PASSWORDS)
         self.names = NameRule(
             kind=names["kind"], words=words,
             suffix_words=tuple(sorted((w for w in words if len(w) >= 5), key=len, reverse=True)),
@@ -397,6 +397,8 @@ class RuleSet:
         """
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogatepass")
+        if passwords.present(data, json):
+            return True  # a value shaped like a strong password needs no name beside it
         if json and b"\\" in data:
             data = _JSON_ESCAPE_B.sub(b" ", data)
             if b"\\" in data:
@@ -544,6 +546,8 @@ class RuleSet:
                 if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(last_word[0].strip("\"'")):
                     continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
+        found = list(spans)  # a rule that knows the value's kind masks it: the shape is the last resort
+        spans.extend(sp for sp in passwords.spans(s) if not any(a < sp[1] and sp[0] < b for a, b, _ in found))
         return spans
 
     def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]],
