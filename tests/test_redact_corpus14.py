@@ -140,8 +140,17 @@ def test_fourteenth_corpus_figures_after_the_round_that_held_it_out():
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (138, 179), (46, 51))
 
 
-def test_fourteenth_corpus_figures_are_the_before_ones_until_a_round_reads_it():
-    assert json.loads(corpus14.FIGURES.read_text()) == json.loads(corpus14.BEFORE.read_text())
+def test_fourteenth_corpus_figures_after_the_round_tuned_on_it():
+    """The tenth round read its misses (an earlier corpus by then; the fifteenth held out): `pass` and
+    `pwd` under a private name or compared with a literal, .NET's public key tokens kept (one file of
+    security-code-scan held 40 of the benign samples). 65/84 (66 in the command carrier) and 178/179
+    per carrier (figures14.json). What still passes through: names that only contain a secret's word
+    (`secrete`), values with no name beside them, a shared cache key named `shared-key`."""
+    after = json.loads(corpus14.FIGURES.read_text())
+    for carrier in corpus14.CARRIERS:
+        got = corpus14.totals(after, carrier=carrier)
+        recall = (66, 84) if carrier == "command" else (65, 84)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (178, 179), (46, 51))
 
 
 def test_fourteenth_corpus_fast_path_and_walk_agree_in_every_carrier():

@@ -141,6 +141,7 @@ def test_eighth_corpus_figures_after_the_round_tuned_on_it():
         got = corpus8.totals(after, carrier=carrier)
         # a command line's here-document body is read as its file by the format layer, not by the line
         # rules, so four Sonar negatives (pairs in a literal) differ from the other carriers
-        negatives = (258, 370) if carrier == "command" else (254, 370)
+        # (the tenth round keeps one more in the other carriers: code beside a secret's name)
+        negatives = (258, 370) if carrier == "command" else (255, 370)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((295, 310), (136, 136),
                                                                                       negatives), carrier

@@ -131,6 +131,16 @@ _EXT = {
     "go": "code", "sh": "kv", "bash": "kv", "zsh": "kv", "rb": "code", "java": "code", "kt": "code", "cs": "code",
     "txt": "text", "text": "text", "log": "text", "md": "text", "markdown": "text", "rst": "text", "out": "text",
 }
+# Source code whose unquoted words are code (a shell script's are words: `export TOKEN=abc`).
+_SOURCE_EXT = frozenset({"py", "js", "jsx", "ts", "tsx", "mjs", "cjs", "java", "kt", "go", "rs", "cs", "rb", "swift",
+                         "scala", "c", "h", "cc", "cpp", "hpp", "vb", "dart", "php"})
+
+
+def source_code(path: str) -> bool:
+    """Is the file at path source code in a language where an unquoted word is a name, not a string?"""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[-1].lower() in _SOURCE_EXT and "." in path.rsplit("/", 1)[-1]
+
+
 # Kinds of file that are not source code: an unquoted value under a secret name in them is a literal.
 LITERAL_KINDS = frozenset({"kv", "yaml", "json", "xml", "text"})
 _FILES = {".htpasswd": "htpasswd", "htpasswd": "htpasswd", ".pgpass": "pgpass", "master.key": "masterkey",
