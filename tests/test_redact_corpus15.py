@@ -123,6 +123,18 @@ def test_fifteenth_corpus_figures_are_the_recorded_ones():
     carrier_corpus.check_recorded(corpus15, POLICY)
 
 
+def test_fifteenth_corpus_figures_after_the_round_that_held_it_out():
+    """The tenth round of #33 (code is code beside a secret's name), tuned on corpora 1-14 and agent
+    harnesses' source trees with this one unread, scored it once when it landed: every sample as
+    before (figures15-heldout-after.json)."""
+    held = json.loads((corpus15.HERE / "figures15-heldout-after.json").read_text())
+    assert held == json.loads(corpus15.BEFORE.read_text())
+    for carrier in corpus15.CARRIERS:
+        got = corpus15.totals(held, carrier=carrier)
+        negatives = (246, 268) if carrier == "command" else (245, 268)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((219, 285), (51, 53), negatives)
+
+
 def test_fifteenth_corpus_figures_are_the_before_ones_until_a_round_reads_it():
     assert json.loads(corpus15.FIGURES.read_text()) == json.loads(corpus15.BEFORE.read_text())
 
