@@ -142,15 +142,18 @@ def test_sixth_corpus_figures_after_the_round_tuned_on_it():
 def test_sixth_corpus_figures_after_the_changes_of_default():
     """The round that changed defaults (docs/redaction.md, "Changes of default"), tuned on corpora
     1-7 with the eighth held out: figures6.json. Sonar's DER keys and talisman's one-line `.txt`
-    assignments are caught; benign text stays intact."""
+    assignments are caught; benign text stays intact. The eleventh round (`pass`/`pwd` as a pair's name)
+    masks Sonar's Kubernetes `- name: pwd` / `value: pwd1234`, which Sonar's own check passes: two more
+    positives in the command carrier, 32 upstream negatives fewer."""
     after = json.loads(corpus6.FIGURES.read_text())
-    assert corpus6.totals(after) == {"upstream-positive": (1856, 2176), "benign": (660, 660),
-                                     "upstream-negative": (2370, 3020), "not-secret": (16, 16)}
+    assert corpus6.totals(after) == {"upstream-positive": (1858, 2176), "benign": (660, 660),
+                                     "upstream-negative": (2338, 3020), "not-secret": (16, 16)}
     for carrier in corpus6.CARRIERS:
         got = corpus6.totals(after, carrier=carrier)
-        assert (got["upstream-positive"], got["benign"]) == ((464, 544), (165, 165)), carrier
+        recall = (466, 544) if carrier == "command" else (464, 544)
+        assert (got["upstream-positive"], got["benign"]) == (recall, (165, 165)), carrier
     assert [corpus6.totals(after, source=s)["upstream-positive"] for s in corpus6.SOURCES] == [
-        (612, 640), (928, 940), (108, 124), (60, 60), (88, 88), (60, 324)]
+        (612, 640), (928, 940), (108, 124), (60, 60), (88, 88), (62, 324)]
 
 
 def test_sixth_corpus_figures_are_the_recorded_ones():

@@ -1306,3 +1306,24 @@ def test_a_configuration_text_held_in_source_code_keeps_its_literals():
     for text in ("const yml = `\nservices:\n  db:\n    environment:\n      POSTGRES_PASSWORD: letmein\n`;\n",
                  "const env = `\nDB_PASSWORD=letmein\n`;\n"):
         assert "letmein" not in POLICY.redact_text(text, "/srv/app/cases.ts")
+
+
+# -- the eleventh round: `pass`/`pwd` as a pair's name, Go's short variable declarations ----------------
+@pytest.mark.parametrize(("path", "text"), [
+    ("app.yml", "secrets:\n  - key: PASS\n    value: {w}\n"),  # a name/value list's name
+    ("app.json", '{{"key": "pwd", "value": "{w}"}}\n'),
+    ("app.xml", "<entry>\n  <key>PASS</key>\n  <value>{w}</value>\n</entry>\n"),
+    ("app.xml", "<login>\n  <pwd>{w}</pwd>\n</login>\n"),  # an XML element named so
+    ("main.go", 'func f() {{\n\tuser, password := "app", "{w}"\n}}\n'),  # `:=` declares as `var` does
+])
+def test_pairs_the_eleventh_round_reads(path, text):
+    w = "letmein"
+    assert w not in POLICY.redact_text(text.format(w=w), "/srv/app/" + path)
+
+
+@pytest.mark.parametrize(("path", "text"), [
+    ("app.yml", "env:\n  - key: PWD\n    value: /home/dev/project\n"),  # the working directory stays
+    ("main.go", 'func f() {\n\ta, b := "x", "y"\n\tuser, host := "app", "db.internal"\n}\n'),
+])
+def test_pairs_the_eleventh_round_keeps(path, text):
+    assert POLICY.redact_text(text, "/srv/app/" + path) == text

@@ -306,7 +306,7 @@ def _secret_pair_values(obj: dict) -> frozenset:
     """The keys of `obj` that hold a secret because a sibling names it ({"name": "API_TOKEN", "value": ...})."""
     if len(obj) > 8 or not any(k.lower() in _PAIR_VALUE_KEYS for k in obj):
         return frozenset()
-    named = any(isinstance(v, str) and k.lower() in _PAIR_NAME_KEYS and rules.builtin().secret_name(v)
+    named = any(isinstance(v, str) and k.lower() in _PAIR_NAME_KEYS and formats.pair_name(rules.builtin(), v)
                 for k, v in obj.items())
     return frozenset(k for k in obj if k.lower() in _PAIR_VALUE_KEYS) if named else frozenset()
 

@@ -307,6 +307,14 @@ _PAIR_NAMES = frozenset({"name", "key", "parametername", "parameterkey", "variab
 _PAIR_VALUES = frozenset({"value", "parametervalue", "default", "defaultvalue", "secretvalue", "val"})
 
 
+def pair_name(ruleset: RuleSet, name: str) -> bool:
+    """Does a name/value pair's name (`{"key": "PASS", "value": …}`) say its value is a secret?
+
+    As a configuration pair's name, `pass` and `pwd` are a password (`PAIR_PASSWORD_NAMES`).
+    """
+    return ruleset.secret_name(name) or name.strip().lower() in PAIR_PASSWORD_NAMES
+
+
 def _json(ruleset: RuleSet, s: str, whole: bool) -> list[Span]:
     docs: list[object] = []
     if whole:
@@ -356,7 +364,7 @@ def _json_values(ruleset: RuleSet, node: object, secret: bool, out: set[str], de
     if not isinstance(node, dict):
         return
     named = len(node) <= 8 and any(
-        isinstance(v, str) and k.lower() in _PAIR_NAMES and ruleset.secret_name(v) for k, v in node.items())
+        isinstance(v, str) and k.lower() in _PAIR_NAMES and pair_name(ruleset, v) for k, v in node.items())
     # A secret bundle (Azure Key Vault's `secret show`: an `id` of .../secrets/<name>/<version> beside its `value`)
     named = named or isinstance(node.get("id"), str) and "/secrets/" in node["id"] and "value" in node
     # A CloudFormation parameter marked NoEcho: its Default is the secret ("Parameters", NoEcho)
@@ -465,7 +473,7 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool, literal: bool = False) -> It
         indent = len(m.group("ind")) + len(m.group("dash") or "")
         if val.startswith("!!binary"):
             val = val[8:].lstrip()
-        is_pair_name = name.lower() in _PAIR_NAMES and val and ruleset.secret_name(val.strip("\"' "))
+        is_pair_name = name.lower() in _PAIR_NAMES and val and pair_name(ruleset, val.strip("\"' "))
         if is_pair_name:
             pending = (indent, True)
         elif m.group("dash"):
@@ -551,8 +559,8 @@ def _xml(ruleset: RuleSet, s: str) -> Iterator[Span]:
     for rx in _XML_PAIRS:
         for m in rx.finditer(s):
             name, v = m.group("name"), m.group("v")
-            if ruleset.secret_name(name) and secret_value(ruleset, v, name):
-                yield m.start("v"), m.end("v"), KIND
+            if (ruleset.secret_name(name) or name.lower() in PAIR_PASSWORD_NAMES) and secret_value(ruleset, v, name):
+                yield m.start("v"), m.end("v"), KIND  # `<pwd>…</pwd>`, `<Pass>…</Pass>`: a configuration pair's name
 
 
 # -- source code: calls and declarations that hold a literal ---------------------------------------
@@ -587,7 +595,7 @@ _CODE = (
 )
 # A substring each pattern of _CODE needs: the pattern is tried only on a text that holds it.
 _CODE_NEEDS = (("(",), ("]",), ("=>",), (" or ", "||", "??", "? "), (":",), ("var",), (" As ", " as ", " AS "))
-_GO_MULTI = re.compile(r"\b(?:const|var)\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*(?:[A-Za-z_][\w.]*)?\s*=\s*"
+_GO_MULTI = re.compile(r"(?m)(?:\b(?:const|var)\s+|^[ \t]*)(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*(?:[A-Za-z_][\w.]*)?\s*:?=\s*"
                        r"(?P<vals>\"[^\"\n]*\"(?:\s*,\s*\"[^\"\n]*\")+)")
 
 
@@ -599,7 +607,7 @@ def _code(ruleset: RuleSet, s: str) -> Iterator[Span]:
             name, v = m.group("name"), m.group("v2")
             if (ruleset.secret_name(name) or ruleset.pair_password(name, v)) and secret_value(ruleset, v, name):
                 yield m.start("v2"), m.end("v2"), KIND
-    for m in (_GO_MULTI.finditer(s) if "const" in s or "var" in s else ()):
+    for m in (_GO_MULTI.finditer(s) if "const" in s or "var" in s or ":=" in s else ()):
         names = [n.strip() for n in m.group("names").split(",")]
         vals = list(re.finditer(r"\"([^\"\n]*)\"", m.group("vals")))
         if len(names) != len(vals):

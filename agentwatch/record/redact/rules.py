@@ -438,8 +438,9 @@ class RuleSet:
         while hi < len(data) and data[hi] in _IDENT_BYTES:
             hi += 1
         chunk = data[lo:hi].decode("ascii")
-        if chunk.lower().lstrip("_") in PAIR_PASSWORD_NAMES and _PAIR_OPERATOR_B.match(data, hi):
-            return True  # `"pass": "..."`, `pwd: x`: a pair whose name is `pass` or `pwd` (pair_password)
+        if chunk.lower().lstrip("_") in PAIR_PASSWORD_NAMES and (
+                _PAIR_OPERATOR_B.match(data, hi) or _PAIR_NAME_BEFORE_B.search(data, max(0, lo - 24), lo)):
+            return True  # `"pass": "..."`, `pwd: x`, `{"key": "PASS", "value": …}`: a pair named `pass` or `pwd`
         return self._secret_chunk(chunk) or bool(self._key_chunk(chunk)) and self._key_value_after(data, hi)
 
     def _entropy_hit(self, data: bytes) -> bool:
@@ -1009,6 +1010,7 @@ _ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\
 # `pass` or `pwd` naming a pair, in canonical JSON, in JSON text inside a string (whose escaped
 # quotes the fast path reads as blanks) or in a configuration text: `"pass": "`, `pwd: `, `pass =`.
 PAIR_PASSWORD_NAMES = formats.PAIR_PASSWORD_NAMES
+_PAIR_NAME_BEFORE_B = re.compile(rb'(?i)(?:key|name)["\x27]?\s*(?:[:=]\s*["\x27]?|>)\Z')  # a name/value pair's name
 _PAIR_OPERATOR_B = re.compile(rb'["\x27\]\s!]{0,64}[:=]')
 
 
