@@ -34,8 +34,10 @@ def test_corpus_figures_are_the_recorded_ones():
 def test_recorded_figures_meet_the_aims():
     totals = corpus.totals(json.loads(corpus.FIGURES.read_text()))
     # 6162 before #33's third round; comparisons with a password's literal and quoted weak words add 15
-    assert totals["upstream-positive"] == (6177, 6216)  # recall 99.37%
-    assert totals["benign"] == (2968, 2976)  # benign intact 99.73%
+    # and the ninth round's password shape one (a Microsoft Entra client secret, `...8Q~...`)
+    assert totals["upstream-positive"] == (6178, 6216)  # recall 99.39%
+    # the tenth round keeps three more: code beside a secret's name (a keyword argument, an attribute chain)
+    assert totals["benign"] == (2971, 2976)  # benign intact 99.83%
     for ok, n in (totals["upstream-positive"], totals["benign"]):
         assert ok * 100 >= 99 * n
 

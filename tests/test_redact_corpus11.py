@@ -140,9 +140,11 @@ def test_eleventh_corpus_figures_after_the_round_that_held_it_out():
 
 def test_eleventh_corpus_figures_after_the_round_tuned_on_it():
     """The eighth round read its misses (the thirteenth held out): URL-safe random runs with no digit,
-    34/53 and 132/132 per carrier (figures11.json). What still passes through: random runs of one case
-    or with no `-`/`_`, values on a line whose name is an id (`FOO_SECRET_KEY_ID`), `setMotDePasse`."""
+    34/53 and 132/132 per carrier; the ninth (a value shaped like a strong password, password names in
+    other languages: `setMotDePasse`, `setParola`), 41/53 (figures11.json). What still passes through:
+    random runs of one case or with no `-`/`_`, values on a line whose name is an id
+    (`FOO_SECRET_KEY_ID`)."""
     after = json.loads(corpus11.FIGURES.read_text())
     for carrier in corpus11.CARRIERS:
         got = corpus11.totals(after, carrier=carrier)
-        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((34, 53), (132, 132), (86, 89))
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((41, 53), (132, 132), (86, 89))

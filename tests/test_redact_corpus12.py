@@ -143,9 +143,10 @@ def test_twelfth_corpus_figures_after_the_round_that_held_it_out():
 def test_twelfth_corpus_figures_after_the_round_tuned_on_it():
     """The eighth round read its misses (the thirteenth held out): CloudFormation parameters marked
     NoEcho, refresh tokens, paths and file names kept: 102/113 (101 in the command carrier, whose
-    here-document body the line rules read without its path) and 116/116 per carrier (figures12.json)."""
+    here-document body the line rules read without its path) and 116/116 per carrier; the ninth (a value
+    shaped like a strong password: `b@dP@$sW0rD`), 111/113 (110 in the command carrier) (figures12.json)."""
     after = json.loads(corpus12.FIGURES.read_text())
     for carrier in corpus12.CARRIERS:
         got = corpus12.totals(after, carrier=carrier)
-        recall = (101, 113) if carrier == "command" else (102, 113)
+        recall = (110, 113) if carrier == "command" else (111, 113)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (116, 116), (184, 247))

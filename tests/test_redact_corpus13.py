@@ -132,11 +132,12 @@ def test_the_command_carrier_writes_the_file():
 def test_thirteenth_corpus_figures_after_the_round_that_held_it_out():
     """The eighth round of #33, tuned on corpora 1-12 with this one unread, scored it once when it
     landed: recall unchanged, benign intact 116 -> 115/123 per carrier (figures13-heldout-after.json);
-    the fixes of what it broke and of two more benign classes give 121/123 (figures13.json)."""
+    the fixes of what it broke and of two more benign classes give 121/123; the ninth round (a value
+    shaped like a strong password, a Secret's `data:` before its `kind:`) 34/51 recall (figures13.json)."""
     held = json.loads((corpus13.HERE / "figures13-heldout-after.json").read_text())
     after = json.loads(corpus13.FIGURES.read_text())
     for carrier in corpus13.CARRIERS:
         got = corpus13.totals(held, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((29, 51), (115, 123), (46, 63))
         got = corpus13.totals(after, carrier=carrier)
-        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((29, 51), (121, 123), (47, 63))
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((34, 51), (121, 123), (47, 63))

@@ -133,14 +133,15 @@ def test_eighth_corpus_figures_after_the_round_that_held_it_out():
 
 def test_eighth_corpus_figures_after_the_round_tuned_on_it():
     """The next rounds studied its misses (an earlier corpus by then): 290/310 and 136/136 per carrier
-    after the fifth, 294/310 after the seventh (a secret-naming statement's literals), figures8.json.
-    What still passes through: bare weak passwords with no name beside them, names that only contain
+    after the fifth, 294/310 after the seventh (a secret-naming statement's literals), 295/310 after the ninth
+    (a value shaped like a strong password, `1qaz@WSX`), figures8.json. What still passes through: bare weak passwords with no name beside them, names that only contain
     a secret's word (`Secretary`), `oauth`."""
     after = json.loads(corpus8.FIGURES.read_text())
     for carrier in corpus8.CARRIERS:
         got = corpus8.totals(after, carrier=carrier)
         # a command line's here-document body is read as its file by the format layer, not by the line
         # rules, so four Sonar negatives (pairs in a literal) differ from the other carriers
-        negatives = (258, 370) if carrier == "command" else (254, 370)
-        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((294, 310), (136, 136),
+        # (the tenth round keeps one more in the other carriers: code beside a secret's name)
+        negatives = (258, 370) if carrier == "command" else (255, 370)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((295, 310), (136, 136),
                                                                                       negatives), carrier

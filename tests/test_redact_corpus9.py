@@ -128,8 +128,10 @@ def test_ninth_corpus_figures_after_the_round_that_held_it_out():
 
 def test_ninth_corpus_figures_after_the_round_tuned_on_it():
     """The sixth round read its misses (an earlier corpus by then; the eleventh held out): njsscan's
-    `obj["pass"] = '…'` is caught, 514/519 and 63/63 per carrier (figures9.json)."""
+    `obj["pass"] = '…'` is caught, 514/519 and 63/63 per carrier (figures9.json); the tenth keeps one more
+    upstream negative in every carrier but the command line's (code beside a secret's name)."""
     after = json.loads(corpus9.FIGURES.read_text())
     for carrier in corpus9.CARRIERS:
         got = corpus9.totals(after, carrier=carrier)
-        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((514, 519), (63, 63), (19, 47))
+        negatives = (19, 47) if carrier == "command" else (20, 47)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((514, 519), (63, 63), negatives)

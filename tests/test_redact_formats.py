@@ -174,7 +174,8 @@ def test_fifth_corpus_figures_are_the_recorded_ones():
     assert measured["counts"] == recorded["counts"]
     before = json.loads(corpus5.BEFORE.read_text())
     assert corpus5.totals(before) == {"upstream-positive": (132, 156), "upstream-negative": (168, 240)}
-    assert corpus5.totals(recorded) == {"upstream-positive": (144, 156), "upstream-negative": (212, 240)}
+    # the ninth round's password shape masks checkov's `"admin_login": "Pa$$w0rd"` (a negative upstream)
+    assert corpus5.totals(recorded) == {"upstream-positive": (144, 156), "upstream-negative": (208, 240)}
 
 
 def test_fifth_corpus_names_its_sources():
@@ -1257,3 +1258,51 @@ def test_the_docs_count_each_table_of_rules_toml_as_it_is():
     for table in ("token", "context", "pattern"):
         count = len(re.findall(rf"(?m)^\[\[{table}\]\]$", toml))
         assert f"| `[[{table}]]` ({count}) |" in docs, table
+
+
+# -- the tenth round: code is code, wherever a secret's name stands beside it -------------------------
+# Each benign case is one shape of source code or markup as its language defines it (Python's format
+# mini-language and keyword arguments, ECMAScript's optional chaining, PEP 526's annotated assignment,
+# YAML's block sequence, .NET's strong-name public key token, RFC 9110's auth scheme).
+@pytest.mark.parametrize(("path", "text"), [
+    ("x.py", 'print(f"took {webhook_wall:.2f} s, {k_tokens:.1f}k tokens")\n'),  # a format specification
+    ("x.py", 'logger.warning("credential_binding_monitor_failed", exc_info=True)\n'),  # a keyword argument
+    ("x.py", 'event_service.credential_bindings = {"MY_SECRET": binding}\n'),  # a variable, in source code
+    ("x.py", "MIN_CONTEXT_WINDOW_TOKENS: Final[int] = 16384\n"),  # a count of tokens
+    ("x.py", "_COOKIE_MAX_AGE_SECONDS = 60 * 60 * 24 * 365 * 10\n"),  # a quantity of time
+    ("x.py", 'SECRET_KEY_PATTERNS = [re.compile(r"key"), re.compile(r"token")]\n'),  # a list of calls
+    ("x.js", "const accessToken = settings?.auth?.accessToken?.trim?.()\n"),  # optional chaining
+    ("x.ts", "const auth = settings?.auth as { accessToken?: string } | undefined\n"),
+    ("x.ts", "sessionToken: credentials.sessionToken || \"\",\n"),
+    ("x.ts", "const authorization = await authorizeConnectorEvent(event)\n"),  # a keyword of code
+    ("ci.yml", '  -H "Authorization: Bearer ${{ steps.app-token.outputs.token }}" \\\n'),  # a scheme, a template
+    ("README.md", "- DD_API_KEY: Your Datadog API key\n"),  # a list item's description
+    ("app.config", '<assemblyIdentity name="Newtonsoft.Json" publicKeyToken="30ad4fe6b2a6aeed" culture="neutral" />\n'),
+])
+def test_code_and_descriptions_beside_a_secret_name_keep_their_bytes(path, text):
+    assert POLICY.redact_text(text, "/srv/app/" + path) == text
+    read = {"schema": 1, "raw": {"hook_event_name": "PostToolUse", "tool_name": "Read",
+                                 "tool_input": {"file_path": "/srv/app/" + path},
+                                 "tool_response": {"file": {"filePath": "/srv/app/" + path, "content": text}}}}
+    assert stored(read) == canonical_json(read)
+
+
+@pytest.mark.parametrize(("path", "text"), [
+    ("x.py", '_pass = "s3cr3t-{w}"\n'),  # a private name is still `pass`
+    ("x.py", 'if pwd == "s3cr3t-{w}":\n'),  # compared with `pwd`, as assigned to it
+    ("x.py", 'if _pass != "s3cr3t-{w}":\n'),
+    ("x.py", 'MAX_TOKENS = 1000\nAPI_TOKEN = "s3cr3t-{w}"\n'),  # the count beside it changes nothing
+    ("deploy.yml", "env:\n  - DB_PASSWORD: s3cr3t-{w}\n"),  # a YAML list item's value runs to the line's end
+])
+def test_literals_the_tenth_round_reads(path, text):
+    w = "letmein"
+    out = POLICY.redact_text(text.format(w=w), "/srv/app/" + path)
+    assert w not in out and "[REDACTED:" in out
+
+
+def test_a_configuration_text_held_in_source_code_keeps_its_literals():
+    # a docker-compose or .env text inside a template literal of a test (continuedev/continue's
+    # autocomplete cases hold such texts): its upper-case names hold literals, not variables
+    for text in ("const yml = `\nservices:\n  db:\n    environment:\n      POSTGRES_PASSWORD: letmein\n`;\n",
+                 "const env = `\nDB_PASSWORD=letmein\n`;\n"):
+        assert "letmein" not in POLICY.redact_text(text, "/srv/app/cases.ts")

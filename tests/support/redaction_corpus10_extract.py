@@ -68,7 +68,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter
@@ -76,8 +75,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_extract import HERE, git  # noqa: E402
-from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of, scorable  # noqa: E402
+from corpus_extract import HERE, Corpus, head_commit, show, tree_files  # noqa: E402
+from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of  # noqa: E402
 from redaction_corpus8_extract import _HOLDS_ONE_ALL_THE_SAME, _MARK, _TAG, _WORDS  # noqa: E402
 
 OUT = HERE / "corpus10.json.gz"
@@ -85,6 +84,7 @@ SESSION = "corpus10"
 _NAMES = {"SonarSource/sonar-dotnet": "sonar-dotnet", "SonarSource/sonar-kotlin": "sonar-kotlin",
           "SonarSource/SonarJS": "sonarjs", "presidentbeef/brakeman": "brakeman", "Bearer/bearer-rules": "bearer"}
 _OWNER_REPO = {v: k for k, v in _NAMES.items()}
+CORPUS = Corpus(_NAMES, session=SESSION, earlier=8)
 _DOTNET = "analyzers/tests/SonarAnalyzer.Test/TestCases/"
 _DOTNET_CONFIGS = tuple(f"{_DOTNET}{kind}/{rule}/{case}"
                         for kind, case in (("AppSettings", "Valid/AppSettings.json"),
@@ -135,38 +135,6 @@ _URL_PASSWORD = re.compile(r"[A-Za-z][\w+.-]*://[^:/@\s\"']*:([^@/\s\"]+)@")
 _NOT_A_VALUE = re.compile(r"\s|^[^=]*[A-Za-z*#]=[^=]|^[a-z]+$")
 _PAIR_IN_LITERAL = re.compile(
     rf"(?i)(?:^|[^A-Za-z0-9])[\w/-]*?{_WORDS}[\w.-]*\s*[=:]\s*(?:(['\"])(.+?)\1|([^&|,;#\s\\'\"]+))")
-
-
-def _head(repo: str) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
-def _show(repo: str, rev: str, path: str) -> str:
-    return git(repo, "show", f"{rev}:{path}")
-
-
-def _sample(kind: str, source: str, path: str, text: str, secrets: list[str] | None = None,
-            fmt: str | None = None) -> dict:
-    fmt = fmt or format_of(path, text)
-    s = {"set": kind, "type": _NAMES[source.split("@", 1)[0]] + ":" + fmt, "format": fmt,
-         "source": source, "path": path, "text": text}
-    if secrets is not None:
-        s["secrets"] = secrets
-    return s
-
-
-def _positive(source: str, path: str, text: str, secrets: list[str], left_out: Counter,
-              uses: Counter | None = None, fmt: str | None = None) -> list[dict]:
-    # A short secret must stand as a word in its text as many times as upstream labels it (more, and
-    # it is a name or a word too); `corpus10` is the carrier's session id.
-    uses = uses or Counter(secrets)
-    kept = sorted({x for x in secrets if x != SESSION and scorable(text, path, x, uses[x])})
-    left_out["a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)"] += (
-        len(set(secrets)) - len(kept))
-    if not kept:
-        left_out["a positive with no secret left to judge"] += 1
-        return []
-    return [_sample("upstream-positive", source, path, text, kept, fmt)]
 
 
 # -- string literals and comments per language -------------------------------------------------------------------
@@ -254,7 +222,7 @@ def _labelled(kind: str, why: str, code: str, literals: list, source: str, path:
         if _HOLDS_ONE_ALL_THE_SAME.search(why):
             left_out["an upstream compliant line its comment says holds a credential all the same"] += 1
             return []
-        return [_sample("upstream-negative", source, path, snippet, fmt=fmt)]
+        return [CORPUS.sample("upstream-negative", source, path, snippet, fmt=fmt)]
     secrets = line_secrets(code, literals)
     if secrets and all(placeholder(x) for x in secrets):
         left_out["a noncompliant line whose value is a placeholder"] += 1
@@ -264,16 +232,16 @@ def _labelled(kind: str, why: str, code: str, literals: list, source: str, path:
         left_out["a noncompliant line that holds no literal secret (a variable set elsewhere)"] += 1
         return []
     whole += secrets
-    return _positive(source, path, snippet, secrets, left_out, fmt=fmt)
+    return CORPUS.positive(source, path, snippet, secrets, left_out, fmt=fmt)
 
 
 def sonar(name: str, repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"{_OWNER_REPO[name]}@{head}"
     samples = []
     for path in SONAR_FILES[name]:
         lang = _lang(path)
-        text = _show(repo, head, path).lstrip("\ufeff").rstrip("\n")
+        text = show(repo, head, path).lstrip("\ufeff").rstrip("\n")
         lines = text.split("\n")
         labels: dict[int, tuple[str, str]] = {}
         for n, line in enumerate(lines):
@@ -296,7 +264,7 @@ def sonar(name: str, repo: str, left_out: Counter) -> list[dict]:
             labelled = "\n".join(lines[n] for n in labels if n < len(lines) and labels[n][0] == "noncompliant")
             own = [x for x in set(whole) if text.count(x) == labelled.count(x)]
             left_out["a secret that also stands on an unlabelled line of the whole file"] += len(set(whole)) - len(own)
-            samples += _positive(f"{upstream}:{path}", file_name, text, own, left_out, Counter(whole), lang)
+            samples += CORPUS.positive(f"{upstream}:{path}", file_name, text, own, left_out, Counter(whole), lang)
     return samples
 
 
@@ -321,11 +289,11 @@ def _dedent(code: str) -> str:
 
 
 def rule_tests(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"SonarSource/SonarJS@{head}"
     samples = []
     for path in RULE_TESTS:
-        src = _show(repo, head, path)
+        src = show(repo, head, path)
         split = src.index("invalid:")
         for kind, body in (("valid", src[:split]), ("invalid", src[split:])):
             for n, m in enumerate(_CASE_CODE.finditer(body), 1):
@@ -333,7 +301,7 @@ def rule_tests(repo: str, left_out: Counter) -> list[dict]:
                 source = f"{upstream}:{path}#{kind}-{n}"
                 fmt = "javascript"
                 if kind == "valid":
-                    samples.append(_sample("upstream-negative", source, "index.ts", code, fmt=fmt))
+                    samples.append(CORPUS.sample("upstream-negative", source, "index.ts", code, fmt=fmt))
                     continue
                 secrets: list[str] = []
                 for line in code.split("\n"):
@@ -345,7 +313,7 @@ def rule_tests(repo: str, left_out: Counter) -> list[dict]:
                 if not secrets:
                     left_out["a noncompliant line that holds no literal secret (a variable set elsewhere)"] += 1
                     continue
-                samples += _positive(source, "index.ts", code, secrets, left_out, fmt=fmt)
+                samples += CORPUS.positive(source, "index.ts", code, secrets, left_out, fmt=fmt)
     return samples
 
 
@@ -358,13 +326,13 @@ _YAML_VALUE = re.compile(r"^\s*[\w.-]+:\s+([^\s#'\"][^\s#]*)\s*$")
 
 
 def brakeman(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"presidentbeef/brakeman@{head}"
-    present = set(git(repo, "ls-tree", "-r", "--name-only", head).split("\n"))
+    present = set(tree_files(repo, head))
     samples = []
     named: dict[str, dict[int, str]] = {}
     for test in sorted(p for p in present if p.startswith("test/tests/") and p.endswith(".rb")):
-        src = _show(repo, head, test)
+        src = show(repo, head, test)
         app = re.search(r"run_scan\s*\(?\s*\"([^\"]+)\"", src)
         for m in _ASSERT.finditer(src):
             block = m.group(2)
@@ -385,7 +353,7 @@ def brakeman(repo: str, left_out: Counter) -> list[dict]:
                 continue
             named.setdefault(path, {})[int(line.group(1))] = m.group(1)
     for path in sorted(named):
-        text = _show(repo, head, path).rstrip("\n")
+        text = show(repo, head, path).rstrip("\n")
         lines = text.split("\n")
         file_name = path.rsplit("/", 1)[1]
         fmt = format_of(path, text)
@@ -394,7 +362,7 @@ def brakeman(repo: str, left_out: Counter) -> list[dict]:
             snippet = lines[n - 1].strip()
             source = f"{upstream}:{path}#line-{n}"
             if kind == "assert_no_warning":
-                samples.append(_sample("upstream-negative", source, file_name, snippet, fmt=fmt))
+                samples.append(CORPUS.sample("upstream-negative", source, file_name, snippet, fmt=fmt))
                 continue
             values = [next(g for g in lit.groups() if g is not None) for lit in _RUBY_LITERAL.finditer(snippet)]
             values = [v for v in values if not _is_name(v)]
@@ -405,11 +373,11 @@ def brakeman(repo: str, left_out: Counter) -> list[dict]:
                 left_out["a brakeman line without one literal value"] += 1
                 continue
             whole += values
-            samples += _positive(source, file_name, snippet, values, left_out, fmt=fmt)
+            samples += CORPUS.positive(source, file_name, snippet, values, left_out, fmt=fmt)
         if len(lines) <= _MAX_LINES and whole:
             own = [x for x in set(whole) if text.count(x) == 1]
             left_out["a secret that also stands on an unlabelled line of the whole file"] += len(set(whole)) - len(own)
-            samples += _positive(f"{upstream}:{path}", file_name, text, own, left_out, Counter(whole), fmt)
+            samples += CORPUS.positive(f"{upstream}:{path}", file_name, text, own, left_out, Counter(whole), fmt)
     return samples
 
 
@@ -428,13 +396,13 @@ _BEARER_LITERAL = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|`(
 
 def bearer(repo: str, left_out: Counter) -> list[dict]:
     """Bearer's rule tests: the line after `bearer:expected RULE` is a finding; a test file without one expects none."""
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"Bearer/bearer-rules@{head}"
-    present = git(repo, "ls-tree", "-r", "--name-only", head).split("\n")
+    present = tree_files(repo, head)
     samples = []
     for rule in BEARER_RULES:
         for path in sorted(p for p in present if p.startswith(f"tests/{rule}/testdata/")):
-            text = _show(repo, head, path).rstrip("\n")
+            text = show(repo, head, path).rstrip("\n")
             lines = text.split("\n")
             file_name = path.rsplit("/", 1)[1]
             fmt = format_of(path, text)
@@ -442,8 +410,8 @@ def bearer(repo: str, left_out: Counter) -> list[dict]:
             if not expected:  # upstream expects no finding anywhere in the file
                 for n, line in enumerate(lines):
                     if not _COMMENT_LINE.match(line) and _BEARER_LITERAL.search(line) and _SECRET_WORD.search(line):
-                        samples.append(_sample("upstream-negative", f"{upstream}:{path}#line-{n + 1}", file_name,
-                                               line.strip(), fmt=fmt))
+                        samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}#line-{n + 1}", file_name,
+                                                     line.strip(), fmt=fmt))
                 continue
             whole: list[str] = []
             targets = []
@@ -467,13 +435,13 @@ def bearer(repo: str, left_out: Counter) -> list[dict]:
                     left_out["a noncompliant line that holds no literal secret (a variable set elsewhere)"] += 1
                     continue
                 whole += secrets
-                samples += _positive(source, file_name, code.strip(), secrets, left_out, fmt=fmt)
+                samples += CORPUS.positive(source, file_name, code.strip(), secrets, left_out, fmt=fmt)
             if len(lines) <= _MAX_LINES and whole:
                 labelled = "\n".join(lines[at] for at in targets)
                 own = [x for x in set(whole) if text.count(x) == labelled.count(x)]
                 left_out["a secret that also stands on an unlabelled line of the whole file"] += (
                     len(set(whole)) - len(own))
-                samples += _positive(f"{upstream}:{path}", file_name, text, own, left_out, Counter(whole), fmt)
+                samples += CORPUS.positive(f"{upstream}:{path}", file_name, text, own, left_out, Counter(whole), fmt)
     return samples
 
 
@@ -509,64 +477,16 @@ BENIGN_FILES = {
 }
 
 
-def benign(repos: dict[str, str], left_out: Counter) -> list[dict]:
-    """Ordinary files of each repository (whole, and each line naming a secret word) and its `git log`."""
-    samples = []
-    for name, repo in repos.items():
-        head = _head(repo)
-        upstream = f"{_OWNER_REPO[name]}@{head}"
-        present = set(git(repo, "ls-tree", "-r", "--name-only", head).split("\n"))
-        for path in BENIGN_FILES[name]:
-            if path not in present:
-                left_out["benign file not at the pinned commit"] += 1
-                continue
-            text = _show(repo, head, path).lstrip("\ufeff").rstrip("\n")
-            fmt = format_of(path, text)
-            source = f"{upstream}:{path}"
-            if len(text.splitlines()) <= _MAX_LINES:
-                samples.append(_sample("benign", source, path, text, fmt=fmt))
-            for i, line in enumerate(text.splitlines(), 1):
-                if _SECRET_WORD.search(line) and line.strip() and line.strip() != text.strip():
-                    samples.append(_sample("benign", f"{source}#line-{i}", path, line, fmt=fmt))
-        log = git(repo, "log", "--format=%H %an %s", "-n", "15", head).rstrip("\n")
-        samples.append(_sample("benign", f"{upstream}:(git log --format='%H %an %s' -n 15)", "git-log.txt", log,
-                               fmt="command-output"))
-    return samples
-
-
-def _drop_earlier_secrets(samples: list[dict], left_out: Counter) -> list[dict]:
-    """A sample of several secrets keeps the ones the earlier corpora do not hold."""
-    from corpus_extract import _texts
-
-    seen = _texts(8)
-    for s in samples:
-        fresh = [x for x in s.get("secrets", []) if not (len(x) >= 8 and x in seen)]
-        if fresh and len(fresh) < len(s.get("secrets", [])):
-            left_out["a secret already in an earlier corpus, dropped from a sample of several"] += (
-                len(s["secrets"]) - len(fresh))
-            s["secrets"] = fresh
-    return samples
+def sources(repos: dict[str, str], left_out: Counter) -> list[dict]:
+    """The upstream samples, source by source (the benign ones are `CORPUS.benign`'s)."""
+    samples = [s for name in ("sonar-dotnet", "sonar-kotlin", "sonarjs") for s in sonar(name, repos[name], left_out)]
+    samples += rule_tests(repos["sonarjs"], left_out)
+    samples += brakeman(repos["brakeman"], left_out)
+    return samples + bearer(repos["bearer"], left_out)
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser()
-    for name in ("sonar-dotnet", "sonar-kotlin", "sonarjs", "brakeman", "bearer"):
-        ap.add_argument("--" + name, required=True)
-    args = ap.parse_args(argv)
-    repos = {"sonar-dotnet": args.sonar_dotnet, "sonar-kotlin": args.sonar_kotlin, "sonarjs": args.sonarjs,
-             "brakeman": args.brakeman, "bearer": args.bearer}
-    left_out: Counter = Counter()
-    samples = [s for name in ("sonar-dotnet", "sonar-kotlin", "sonarjs") for s in sonar(name, repos[name], left_out)]
-    samples += rule_tests(args.sonarjs, left_out)
-    samples += brakeman(args.brakeman, left_out)
-    samples += bearer(args.bearer, left_out)
-    samples += benign(repos, left_out)
-    samples = _drop_earlier_secrets(samples, left_out)
-    upstream = sorted({s["source"].split(":", 1)[0] for s in samples})
-    from corpus_extract import write
-
-    write(OUT, __doc__.split("\n\n")[0], upstream, samples, +left_out, earlier=8)
-    return 0
+    return CORPUS.build(argv, OUT, __doc__, sources, BENIGN_FILES)
 
 
 if __name__ == "__main__":

@@ -75,7 +75,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import re
@@ -85,8 +84,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_extract import HERE, git  # noqa: E402
-from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of, path_for, scorable, sniff  # noqa: E402
+from corpus_extract import HERE, Corpus, head_commit, show, tree_files  # noqa: E402
+from redaction_corpus6_extract import _MAX_LINES, format_of, path_for, sniff  # noqa: E402
 from redaction_corpus10_extract import _split, line_secrets, placeholder  # noqa: E402
 
 OUT = HERE / "corpus11.json.gz"
@@ -94,43 +93,7 @@ SESSION = "corpus11"
 _NAMES = {"find-sec-bugs/find-sec-bugs": "find-sec-bugs", "auth0/repo-supervisor": "repo-supervisor",
           "pre-commit/pre-commit-hooks": "pre-commit-hooks", "SAP/credential-digger": "credential-digger",
           "newrelic/rusty-hog": "rusty-hog"}
-_OWNER_REPO = {v: k for k, v in _NAMES.items()}
-
-
-def _head(repo: str) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
-def _show(repo: str, rev: str, path: str) -> str:
-    return git(repo, "show", f"{rev}:{path}")
-
-
-def _files(repo: str, rev: str) -> list[str]:
-    return git(repo, "ls-tree", "-r", "--name-only", rev).split("\n")
-
-
-def _sample(kind: str, source: str, path: str, text: str, secrets: list[str] | None = None,
-            fmt: str | None = None) -> dict:
-    fmt = fmt or format_of(path, text)
-    s = {"set": kind, "type": _NAMES[source.split("@", 1)[0]] + ":" + fmt, "format": fmt,
-         "source": source, "path": path, "text": text}
-    if secrets is not None:
-        s["secrets"] = secrets
-    return s
-
-
-def _positive(source: str, path: str, text: str, secrets: list[str], left_out: Counter,
-              uses: Counter | None = None, fmt: str | None = None) -> list[dict]:
-    # A short secret must stand as a word in its text as many times as upstream labels it (more, and
-    # it is a name or a word too); `corpus11` is the carrier's session id.
-    uses = uses or Counter(secrets)
-    kept = sorted({x for x in secrets if x != SESSION and scorable(text, path, x, uses[x])})
-    left_out["a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)"] += (
-        len(set(secrets)) - len(kept))
-    if not kept:
-        left_out["a positive with no secret left to judge"] += 1
-        return []
-    return [_sample("upstream-positive", source, path, text, kept, fmt)]
+CORPUS = Corpus(_NAMES, session=SESSION, earlier=10)
 
 
 # -- find-sec-bugs ----------------------------------------------------------------------------------------------
@@ -160,12 +123,12 @@ def _fsb_source(present: set[str], class_paths: list[str], name: str) -> str:
 
 
 def find_sec_bugs(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"find-sec-bugs/find-sec-bugs@{head}"
-    present = set(_files(repo, head))
+    present = set(tree_files(repo, head))
     named: dict[str, set[int]] = {}
     for test in FSB_TESTS:
-        src = _show(repo, head, test)
+        src = show(repo, head, test)
         class_paths = _CLASS_PATH.findall(src)
         # the lines a list names belong to the class the next `inClass` names
         for m in _AS_LIST.finditer(src):
@@ -186,7 +149,7 @@ def find_sec_bugs(repo: str, left_out: Counter) -> list[dict]:
                 named.setdefault(path, set()).add(int(m.group(2)))
     samples = []
     for path in sorted(named):
-        text = _show(repo, head, path).rstrip("\n")
+        text = show(repo, head, path).rstrip("\n")
         lines = text.split("\n")
         file_name = path.rsplit("/", 1)[1]
         lang = "java" if path.endswith(".java") else "kotlin"
@@ -204,12 +167,13 @@ def find_sec_bugs(repo: str, left_out: Counter) -> list[dict]:
                 continue
             whole += secrets
             taken.append(n)
-            samples += _positive(f"{upstream}:{path}#line-{n}", file_name, code.strip(), secrets, left_out, fmt=lang)
+            samples += CORPUS.positive(f"{upstream}:{path}#line-{n}", file_name, code.strip(), secrets, left_out,
+                                       fmt=lang)
         if len(lines) <= _MAX_LINES and whole:
             labelled = "\n".join(lines[n - 1] for n in taken)
             own = [x for x in set(whole) if text.count(x) == labelled.count(x)]
             left_out["a secret that also stands on an unlabelled line of the whole file"] += len(set(whole)) - len(own)
-            samples += _positive(f"{upstream}:{path}", file_name, text, own, left_out, Counter(whole), lang)
+            samples += CORPUS.positive(f"{upstream}:{path}", file_name, text, own, left_out, Counter(whole), lang)
     return samples
 
 
@@ -229,15 +193,15 @@ _VALUE_LINE = re.compile(r"[:=]\s*\S")
 
 
 def repo_supervisor(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"auth0/repo-supervisor@{head}"
     samples = []
-    cli = _show(repo, head, RS_CLI_TEST)
+    cli = show(repo, head, RS_CLI_TEST)
     at = cli.index("it('should detect secrets in supported files'")
     block = cli[at:cli.index("`;", at)]
     for m in _RS_BLOCK.finditer(block):
         path = m.group(1)
-        text = _show(repo, head, path).rstrip("\n")
+        text = show(repo, head, path).rstrip("\n")
         file_name = path.rsplit("/", 1)[1]
         fmt = format_of(path, text)
         reported = [ln[3:].strip() for ln in m.group(2).strip().split("\n")]
@@ -253,20 +217,20 @@ def repo_supervisor(repo: str, left_out: Counter) -> list[dict]:
             own = [x for x in secrets if x in line]
             source = f"{upstream}:{path}#line-{i}"
             if own:
-                samples += _positive(source, file_name, line.strip(), own, left_out, fmt=fmt)
+                samples += CORPUS.positive(source, file_name, line.strip(), own, left_out, fmt=fmt)
             elif _VALUE_LINE.search(line) and not any(r in line for r in reported):
-                samples.append(_sample("upstream-negative", source, file_name, line.strip(), fmt=fmt))
-        samples += _positive(f"{upstream}:{path}", file_name, text, secrets, left_out, fmt=fmt)
-    for n, secret in enumerate(json.loads(_show(repo, head, RS_FIXTURES))["randomSecrets"], 1):
-        samples += _positive(f"{upstream}:{RS_FIXTURES}#randomSecrets-{n}", path_for("token"), secret, [secret],
-                             left_out, fmt="token")
+                samples.append(CORPUS.sample("upstream-negative", source, file_name, line.strip(), fmt=fmt))
+        samples += CORPUS.positive(f"{upstream}:{path}", file_name, text, secrets, left_out, fmt=fmt)
+    for n, secret in enumerate(json.loads(show(repo, head, RS_FIXTURES))["randomSecrets"], 1):
+        samples += CORPUS.positive(f"{upstream}:{RS_FIXTURES}#randomSecrets-{n}", path_for("token"), secret, [secret],
+                                   left_out, fmt="token")
     for name, keys in RS_DROPPED.items():
-        doc = json.loads(_show(repo, head, RS_FILTERS + name))
+        doc = json.loads(show(repo, head, RS_FILTERS + name))
         for key in keys:
             for n, value in enumerate(doc[key], 1):
                 fmt = sniff(value)
-                samples.append(_sample("upstream-negative", f"{upstream}:{RS_FILTERS}{name}#{key}-{n}",
-                                       path_for(fmt), value, fmt=fmt))
+                samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{RS_FILTERS}{name}#{key}-{n}",
+                                             path_for(fmt), value, fmt=fmt))
     return samples
 
 
@@ -292,31 +256,31 @@ def _decorated_cases(src: str, test: str) -> list:
 
 
 def pre_commit_hooks(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"pre-commit/pre-commit-hooks@{head}"
-    present = set(_files(repo, head))
+    present = set(tree_files(repo, head))
     samples = []
-    src = _show(repo, head, PCH_AWS_TEST)
+    src = show(repo, head, PCH_AWS_TEST)
     for file_name, expected in _decorated_cases(src, "test_get_aws_secrets_from_file"):
         path = f"testing/resources/{file_name}"
         if path not in present or not file_name.startswith("aws_"):
             continue  # not a credentials file (`nonsense.txt`, `ok_json.json`)
-        text = _show(repo, head, path).rstrip("\n")
+        text = show(repo, head, path).rstrip("\n")
         secrets = [x for x in expected if not placeholder(x)]
         left_out["an expected secret that is a placeholder"] += len(expected) - len(secrets)
         if not expected:
-            samples.append(_sample("upstream-negative", f"{upstream}:{path}", file_name, text, fmt="ini"))
+            samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}", file_name, text, fmt="ini"))
             continue
-        samples += _positive(f"{upstream}:{path}", file_name, text, secrets, left_out, fmt="ini")
+        samples += CORPUS.positive(f"{upstream}:{path}", file_name, text, secrets, left_out, fmt="ini")
     # the credentials file the test writes itself: its secret is what `get_aws_secrets_from_file` reads from it
     m = re.search(r"src_ini\.write\(\n((?:\s+'[^']*',?\n)+)\s+\)", src)
     if m:
         text = "".join(ast.literal_eval(s.strip().rstrip(",")) for s in m.group(1).strip().split("\n")).rstrip("\n")
         secret = re.search(r"(?im)^aws_secret_access_key\s*=\s*(\S+)$", text)
         if secret:
-            samples += _positive(f"{upstream}:{PCH_AWS_TEST}#test_allows_arbitrarily_encoded_files", "src.ini",
-                                 text, [secret.group(1)], left_out, fmt="ini")
-    for n, (data, verdict) in enumerate(_decorated_cases(_show(repo, head, PCH_KEY_TEST), "test_main"), 1):
+            samples += CORPUS.positive(f"{upstream}:{PCH_AWS_TEST}#test_allows_arbitrarily_encoded_files", "src.ini",
+                                       text, [secret.group(1)], left_out, fmt="ini")
+    for n, (data, verdict) in enumerate(_decorated_cases(show(repo, head, PCH_KEY_TEST), "test_main"), 1):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -325,8 +289,8 @@ def pre_commit_hooks(repo: str, left_out: Counter) -> list[dict]:
         if verdict:
             left_out["a detect-private-key header without key material (no secret to judge)"] += 1
             continue
-        samples.append(_sample("upstream-negative", f"{upstream}:{PCH_KEY_TEST}#TESTS-{n}", "file.txt", text,
-                               fmt=sniff(text)))
+        samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{PCH_KEY_TEST}#TESTS-{n}", "file.txt", text,
+                                     fmt=sniff(text)))
     return samples
 
 
@@ -337,30 +301,30 @@ CD_TEST = "tests/integration_tests/test_file_scanner.py"
 
 
 def credential_digger(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"SAP/credential-digger@{head}"
     samples = []
-    test = _show(repo, head, CD_TEST)
+    test = show(repo, head, CD_TEST)
     reported = json.loads(re.search(r"param\(file_path='file_a\.py', expected_discoveries=(\[[\d, ]+\])\)",
                                     test).group(1))
     path = CD_DIR + "file_a.py"
-    lines = _show(repo, head, path).rstrip("\n").split("\n")
+    lines = show(repo, head, path).rstrip("\n").split("\n")
     for n in reported:
         line = lines[n - 1]
         source = f"{upstream}:{path}#line-{n}"
         assigned = re.match(r"\s*password\s*=\s*\"([^\"]+)\"\s*$", line)
         if assigned:
-            samples += _positive(source, "file_a.py", line.strip(), [assigned.group(1)], left_out, fmt="python")
+            samples += CORPUS.positive(source, "file_a.py", line.strip(), [assigned.group(1)], left_out, fmt="python")
         else:  # the keyword in prose, which the file's text calls a false positive
-            samples.append(_sample("upstream-negative", source, "file_a.py", line.strip(), fmt="python"))
+            samples.append(CORPUS.sample("upstream-negative", source, "file_a.py", line.strip(), fmt="python"))
     path = CD_DIR + "subdir_A/file_Aa.yml"
-    text = _show(repo, head, path).rstrip("\n")
+    text = show(repo, head, path).rstrip("\n")
     items = re.search(r"(?m)^api_keys:\n((?:\s+- .*\n?)+)", text + "\n")
     secrets = [ln.strip()[2:].strip() for ln in items.group(1).strip("\n").split("\n")]
-    samples += _positive(f"{upstream}:{path}", "file_Aa.yml", text, secrets, left_out, fmt="yaml")
+    samples += CORPUS.positive(f"{upstream}:{path}", "file_Aa.yml", text, secrets, left_out, fmt="yaml")
     path = CD_DIR + "subdir_A/subdir_AB/file_ABa.txt"
-    samples.append(_sample("upstream-negative", f"{upstream}:{path}", "file_ABa.txt",
-                           _show(repo, head, path).rstrip("\n"), fmt="text"))
+    samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}", "file_ABa.txt",
+                                 show(repo, head, path).rstrip("\n"), fmt="text"))
     return samples
 
 
@@ -371,9 +335,9 @@ _RH_VALUE = re.compile(r"^\w*secret\s*[:=]\s*\"?([^\"\s]+)\"?$")
 
 
 def rusty_hog(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"newrelic/rusty-hog@{head}"
-    src = _show(repo, head, RH_LIB)
+    src = show(repo, head, RH_LIB)
     samples = []
     body = src[src.index("fn generic_secret_regex_test()"):]
     body = body[:body.index("#[test]")]
@@ -387,9 +351,9 @@ def rusty_hog(repo: str, left_out: Counter) -> list[dict]:
         source = f"{upstream}:{RH_LIB}#generic_secret_regex_test-{n}"
         fmt = sniff(line)
         if v:
-            samples += _positive(source, path_for(fmt), line, [v.group(1)], left_out, fmt=fmt)
+            samples += CORPUS.positive(source, path_for(fmt), line, [v.group(1)], left_out, fmt=fmt)
         else:
-            samples.append(_sample("upstream-negative", source, path_for(fmt), line, fmt=fmt))
+            samples.append(CORPUS.sample("upstream-negative", source, path_for(fmt), line, fmt=fmt))
     body = src[src.index("fn test_check_entropy()"):]
     body = body[:body.index("#[test]")]
     for n, (line, verdict) in enumerate(re.findall(r"\"([^\"]+)\"\.as_bytes\(\),\s*\);\s*assert!\((!?)output", body,
@@ -397,9 +361,9 @@ def rusty_hog(repo: str, left_out: Counter) -> list[dict]:
         source = f"{upstream}:{RH_LIB}#test_check_entropy-{n}"
         fmt = sniff(line)
         if verdict:
-            samples.append(_sample("upstream-negative", source, path_for(fmt), line, fmt=fmt))
+            samples.append(CORPUS.sample("upstream-negative", source, path_for(fmt), line, fmt=fmt))
         else:
-            samples += _positive(source, path_for(fmt), line, [_RH_VALUE.match(line).group(1)], left_out, fmt=fmt)
+            samples += CORPUS.positive(source, path_for(fmt), line, [_RH_VALUE.match(line).group(1)], left_out, fmt=fmt)
     return samples
 
 
@@ -425,64 +389,17 @@ BENIGN_FILES = {
 }
 
 
-def benign(repos: dict[str, str], left_out: Counter) -> list[dict]:
-    """Ordinary files of each repository (whole, and each line naming a secret word) and its `git log`."""
-    samples = []
-    for name, repo in repos.items():
-        head = _head(repo)
-        upstream = f"{_OWNER_REPO[name]}@{head}"
-        present = set(_files(repo, head))
-        for path in BENIGN_FILES[name]:
-            if path not in present:
-                left_out["benign file not at the pinned commit"] += 1
-                continue
-            text = _show(repo, head, path).lstrip("\ufeff").rstrip("\n")
-            fmt = format_of(path, text)
-            source = f"{upstream}:{path}"
-            if len(text.splitlines()) <= _MAX_LINES:
-                samples.append(_sample("benign", source, path, text, fmt=fmt))
-            for i, line in enumerate(text.splitlines(), 1):
-                if _SECRET_WORD.search(line) and line.strip() and line.strip() != text.strip():
-                    samples.append(_sample("benign", f"{source}#line-{i}", path, line, fmt=fmt))
-        log = git(repo, "log", "--format=%H %an %s", "-n", "15", head).rstrip("\n")
-        samples.append(_sample("benign", f"{upstream}:(git log --format='%H %an %s' -n 15)", "git-log.txt", log,
-                               fmt="command-output"))
-    return samples
-
-
-def _drop_earlier_secrets(samples: list[dict], left_out: Counter) -> list[dict]:
-    """A sample of several secrets keeps the ones the earlier corpora do not hold."""
-    from corpus_extract import _texts
-
-    seen = _texts(10)
-    for s in samples:
-        fresh = [x for x in s.get("secrets", []) if not (len(x) >= 8 and x in seen)]
-        if fresh and len(fresh) < len(s.get("secrets", [])):
-            left_out["a secret already in an earlier corpus, dropped from a sample of several"] += (
-                len(s["secrets"]) - len(fresh))
-            s["secrets"] = fresh
-    return samples
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser()
-    for name in _OWNER_REPO:
-        ap.add_argument("--" + name, required=True)
-    args = ap.parse_args(argv)
-    repos = {name: getattr(args, name.replace("-", "_")) for name in _OWNER_REPO}
-    left_out: Counter = Counter()
+def sources(repos: dict[str, str], left_out: Counter) -> list[dict]:
+    """The upstream samples, source by source (the benign ones are `CORPUS.benign`'s)."""
     samples = find_sec_bugs(repos["find-sec-bugs"], left_out)
     samples += repo_supervisor(repos["repo-supervisor"], left_out)
     samples += pre_commit_hooks(repos["pre-commit-hooks"], left_out)
     samples += credential_digger(repos["credential-digger"], left_out)
-    samples += rusty_hog(repos["rusty-hog"], left_out)
-    samples += benign(repos, left_out)
-    samples = _drop_earlier_secrets(samples, left_out)
-    upstream = sorted({s["source"].split(":", 1)[0] for s in samples})
-    from corpus_extract import write
+    return samples + rusty_hog(repos["rusty-hog"], left_out)
 
-    write(OUT, __doc__.split("\n\n")[0], upstream, samples, +left_out, earlier=10)
-    return 0
+
+def main(argv: list[str]) -> int:
+    return CORPUS.build(argv, OUT, __doc__, sources, BENIGN_FILES)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import re
 import sys
@@ -71,50 +70,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_extract import HERE, git  # noqa: E402
-from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of, path_for, scorable  # noqa: E402
+from corpus_extract import HERE, Corpus, head_commit, show, tree_files  # noqa: E402
+from redaction_corpus6_extract import format_of, path_for  # noqa: E402
 from redaction_corpus10_extract import placeholder  # noqa: E402
 
 OUT = HERE / "corpus12.json.gz"
 SESSION = "corpus12"
 _NAMES = {"stelligent/cfn_nag": "cfn-nag", "aquasecurity/tfsec": "tfsec", "goodwithtech/dockle": "dockle"}
-_OWNER_REPO = {v: k for k, v in _NAMES.items()}
-
-
-def _head(repo: str) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
-def _show(repo: str, rev: str, path: str) -> str:
-    return git(repo, "show", f"{rev}:{path}")
-
-
-def _files(repo: str, rev: str) -> list[str]:
-    return git(repo, "ls-tree", "-r", "--name-only", rev).split("\n")
-
-
-def _sample(kind: str, source: str, path: str, text: str, secrets: list[str] | None = None,
-            fmt: str | None = None) -> dict:
-    fmt = fmt or format_of(path, text)
-    s = {"set": kind, "type": _NAMES[source.split("@", 1)[0]] + ":" + fmt, "format": fmt,
-         "source": source, "path": path, "text": text}
-    if secrets is not None:
-        s["secrets"] = secrets
-    return s
-
-
-def _positive(source: str, path: str, text: str, secrets: list[str], left_out: Counter,
-              uses: Counter | None = None, fmt: str | None = None) -> list[dict]:
-    # A short secret must stand as a word in its text as many times as upstream labels it (more, and
-    # it is a name or a word too); `corpus12` is the carrier's session id.
-    uses = uses or Counter(secrets)
-    kept = sorted({x for x in secrets if x != SESSION and scorable(text, path, x, uses[x])})
-    left_out["a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)"] += (
-        len(set(secrets)) - len(kept))
-    if not kept:
-        left_out["a positive with no secret left to judge"] += 1
-        return []
-    return [_sample("upstream-positive", source, path, text, kept, fmt)]
+CORPUS = Corpus(_NAMES, session=SESSION, earlier=11)
 
 
 # -- cfn_nag ----------------------------------------------------------------------------------------------------
@@ -187,16 +150,16 @@ def _cfn_pairs(text: str, references: bool = False) -> list[tuple[int, str, str]
 
 
 def cfn_nag(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"stelligent/cfn_nag@{head}"
-    present = set(_files(repo, head))
+    present = set(tree_files(repo, head))
     sets = [(desc, result) for desc, result in re.findall(r"'([^']+)':\s*'(pass|fail)'",
-                                                          _CFN_SETS.search(_show(repo, head, CFN_HELPER)).group(1))]
+                                                          _CFN_SETS.search(show(repo, head, CFN_HELPER)).group(1))]
     named: dict[str, str] = {}
     for spec_path in sorted(p for p in present if p.startswith(CFN_RULES) and _CFN_SECRET_RULE.search(p)):
         if _CFN_NOT_SECRET_RULE.search(spec_path.rsplit("/", 1)[1]):
             continue
-        spec = _show(repo, head, spec_path)
+        spec = show(repo, head, spec_path)
         if "password_rule_test_sets" in spec:
             templates = _cfn_helper_templates(spec, sets)
         else:
@@ -214,16 +177,16 @@ def cfn_nag(repo: str, left_out: Counter) -> list[dict]:
             named[path] = result
     samples = []
     for path in sorted(named):
-        text = _show(repo, head, path).rstrip("\n")
+        text = show(repo, head, path).rstrip("\n")
         file_name = path.rsplit("/", 1)[1]
         fmt = format_of(path, text)
         lines = text.split("\n")
         pairs = _cfn_pairs(text)
         if named[path] == "pass":
-            samples.append(_sample("upstream-negative", f"{upstream}:{path}", file_name, text, fmt=fmt))
+            samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}", file_name, text, fmt=fmt))
             for i, _, _ in _cfn_pairs(text, references=True):
-                samples.append(_sample("upstream-negative", f"{upstream}:{path}#line-{i}", file_name,
-                                       lines[i - 1].strip().rstrip(","), fmt=fmt))
+                samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}#line-{i}", file_name,
+                                             lines[i - 1].strip().rstrip(","), fmt=fmt))
             continue
         secrets = [v for _, _, v in pairs if not placeholder(v)]
         left_out["a cfn_nag literal that is a placeholder"] += len(pairs) - len(secrets)
@@ -232,9 +195,9 @@ def cfn_nag(repo: str, left_out: Counter) -> list[dict]:
             continue
         for i, _, v in pairs:
             if v in secrets:
-                samples += _positive(f"{upstream}:{path}#line-{i}", file_name, lines[i - 1].strip().rstrip(","),
-                                     [v], left_out, fmt=fmt)
-        samples += _positive(f"{upstream}:{path}", file_name, text, secrets, left_out, fmt=fmt)
+                samples += CORPUS.positive(f"{upstream}:{path}#line-{i}", file_name, lines[i - 1].strip().rstrip(","),
+                                           [v], left_out, fmt=fmt)
+        samples += CORPUS.positive(f"{upstream}:{path}", file_name, text, secrets, left_out, fmt=fmt)
     return samples
 
 
@@ -271,24 +234,25 @@ def _dedent(code: str) -> str:
 
 
 def tfsec(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"aquasecurity/tfsec@{head}"
     samples = []
     for check, pattern in sorted(TFSEC_CHECKS.items()):
         path = f"{TFSEC_DOCS}{check}/index.md"
-        page = _show(repo, head, path)
+        page = show(repo, head, path)
         examples = _TFSEC_EXAMPLE.findall(page)
         if [(kind, verdict) for kind, verdict, _, _ in examples] != [("Insecure", "fail"), ("Secure", "pass")]:
             raise SystemExit(f"tfsec: {path} has not one insecure and one secure example")
         for kind, _, _, code in examples:
             code = _dedent(code)
             if kind == "Secure":
-                samples.append(_sample("upstream-negative", f"{upstream}:{path}#secure", "main.tf", code, fmt="hcl"))
+                samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}#secure", "main.tf", code,
+                                             fmt="hcl"))
                 continue
             secrets = re.findall(pattern, code)
             if not secrets:
                 raise SystemExit(f"tfsec: no value in the insecure example of {check}")
-            samples += _positive(f"{upstream}:{path}#insecure", "main.tf", code, secrets, left_out, fmt="hcl")
+            samples += CORPUS.positive(f"{upstream}:{path}#insecure", "main.tf", code, secrets, left_out, fmt="hcl")
     return samples
 
 
@@ -301,9 +265,9 @@ _DOCKLE_VALUE = re.compile(r"(?i)\b\w*(?:pass|secret)\w*=(\"[^\"]*\"|[^\s\"]+)")
 
 
 def dockle(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"goodwithtech/dockle@{head}"
-    src = _show(repo, head, DOCKLE_TEST)
+    src = show(repo, head, DOCKLE_TEST)
     body = src[src.index("func TestSensitiveVars("):]
     body = body[:body.index("\nfunc ")]
     samples = []
@@ -312,7 +276,7 @@ def dockle(repo: str, left_out: Counter) -> list[dict]:
         source = f"{upstream}:{DOCKLE_TEST}#TestSensitiveVars-{name.replace(' ', '-')}"
         fmt = "shell"
         if verdict == "false":
-            samples.append(_sample("upstream-negative", source, path_for(fmt), cmd, fmt=fmt))
+            samples.append(CORPUS.sample("upstream-negative", source, path_for(fmt), cmd, fmt=fmt))
             continue
         values = [v.strip('"') for v in _DOCKLE_VALUE.findall(cmd)]
         secrets = [v for v in values if v and not placeholder(v)]
@@ -320,7 +284,7 @@ def dockle(repo: str, left_out: Counter) -> list[dict]:
         if not secrets:
             left_out["a flagged dockle command with no secret left (its value a placeholder)"] += 1
             continue
-        samples += _positive(source, path_for(fmt), cmd, secrets, left_out, fmt=fmt)
+        samples += CORPUS.positive(source, path_for(fmt), cmd, secrets, left_out, fmt=fmt)
     return samples
 
 
@@ -344,62 +308,15 @@ BENIGN_FILES = {
 }
 
 
-def benign(repos: dict[str, str], left_out: Counter) -> list[dict]:
-    """Ordinary files of each repository (whole, and each line naming a secret word) and its `git log`."""
-    samples = []
-    for name, repo in repos.items():
-        head = _head(repo)
-        upstream = f"{_OWNER_REPO[name]}@{head}"
-        present = set(_files(repo, head))
-        for path in BENIGN_FILES[name]:
-            if path not in present:
-                left_out["benign file not at the pinned commit"] += 1
-                continue
-            text = _show(repo, head, path).lstrip("\ufeff").rstrip("\n")
-            fmt = format_of(path, text)
-            source = f"{upstream}:{path}"
-            if len(text.splitlines()) <= _MAX_LINES:
-                samples.append(_sample("benign", source, path, text, fmt=fmt))
-            for i, line in enumerate(text.splitlines(), 1):
-                if _SECRET_WORD.search(line) and line.strip() and line.strip() != text.strip():
-                    samples.append(_sample("benign", f"{source}#line-{i}", path, line, fmt=fmt))
-        log = git(repo, "log", "--format=%H %an %s", "-n", "15", head).rstrip("\n")
-        samples.append(_sample("benign", f"{upstream}:(git log --format='%H %an %s' -n 15)", "git-log.txt", log,
-                               fmt="command-output"))
-    return samples
-
-
-def _drop_earlier_secrets(samples: list[dict], left_out: Counter) -> list[dict]:
-    """A sample of several secrets keeps the ones the earlier corpora do not hold."""
-    from corpus_extract import _texts
-
-    seen = _texts(11)
-    for s in samples:
-        fresh = [x for x in s.get("secrets", []) if not (len(x) >= 8 and x in seen)]
-        if fresh and len(fresh) < len(s.get("secrets", [])):
-            left_out["a secret already in an earlier corpus, dropped from a sample of several"] += (
-                len(s["secrets"]) - len(fresh))
-            s["secrets"] = fresh
-    return samples
+def sources(repos: dict[str, str], left_out: Counter) -> list[dict]:
+    """The upstream samples, source by source (the benign ones are `CORPUS.benign`'s)."""
+    samples = cfn_nag(repos["cfn-nag"], left_out)
+    samples += tfsec(repos["tfsec"], left_out)
+    return samples + dockle(repos["dockle"], left_out)
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser()
-    for name in _OWNER_REPO:
-        ap.add_argument("--" + name, required=True)
-    args = ap.parse_args(argv)
-    repos = {name: getattr(args, name.replace("-", "_")) for name in _OWNER_REPO}
-    left_out: Counter = Counter()
-    samples = cfn_nag(repos["cfn-nag"], left_out)
-    samples += tfsec(repos["tfsec"], left_out)
-    samples += dockle(repos["dockle"], left_out)
-    samples += benign(repos, left_out)
-    samples = _drop_earlier_secrets(samples, left_out)
-    upstream = sorted({s["source"].split(":", 1)[0] for s in samples})
-    from corpus_extract import write
-
-    write(OUT, __doc__.split("\n\n")[0], upstream, samples, +left_out, earlier=11)
-    return 0
+    return CORPUS.build(argv, OUT, __doc__, sources, BENIGN_FILES)
 
 
 if __name__ == "__main__":

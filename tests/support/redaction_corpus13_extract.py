@@ -70,7 +70,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter
@@ -78,51 +77,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_extract import HERE, git  # noqa: E402
-from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of, scorable  # noqa: E402
+from corpus_extract import HERE, Corpus, git, head_commit, show, tree_files  # noqa: E402
+from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of  # noqa: E402
 from redaction_corpus10_extract import _ALGORITHM, placeholder  # noqa: E402
 
 OUT = HERE / "corpus13.json.gz"
 SESSION = "corpus13"
 _NAMES = {"OWASP/wrongsecrets": "wrongsecrets", "trufflesecurity/test_keys": "test-keys",
           "PowerShell/PSScriptAnalyzer": "psscriptanalyzer", "pmd/pmd": "pmd"}
-_OWNER_REPO = {v: k for k, v in _NAMES.items()}
-
-
-def _head(repo: str) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
-def _show(repo: str, rev: str, path: str) -> str:
-    return git(repo, "show", f"{rev}:{path}")
-
-
-def _files(repo: str, rev: str) -> list[str]:
-    return git(repo, "ls-tree", "-r", "--name-only", rev).split("\n")
-
-
-def _sample(kind: str, source: str, path: str, text: str, secrets: list[str] | None = None,
-            fmt: str | None = None) -> dict:
-    fmt = fmt or format_of(path, text)
-    s = {"set": kind, "type": _NAMES[source.split("@", 1)[0]] + ":" + fmt, "format": fmt,
-         "source": source, "path": path, "text": text}
-    if secrets is not None:
-        s["secrets"] = secrets
-    return s
-
-
-def _positive(source: str, path: str, text: str, secrets: list[str], left_out: Counter,
-              fmt: str | None = None) -> list[dict]:
-    # A short secret must stand as a word in its text as many times as upstream labels it (more, and
-    # it is a name or a word too); `corpus13` is the carrier's session id.
-    uses = Counter(secrets)
-    kept = sorted({x for x in secrets if x != SESSION and scorable(text, path, x, uses[x])})
-    left_out["a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)"] += (
-        len(set(secrets)) - len(kept))
-    if not kept:
-        left_out["a positive with no secret left to judge"] += 1
-        return []
-    return [_sample("upstream-positive", source, path, text, kept, fmt)]
+CORPUS = Corpus(_NAMES, session=SESSION, earlier=12)
 
 
 def _file_samples(upstream: str, path: str, text: str, found: list[tuple[int, str]], left_out: Counter,
@@ -133,10 +96,10 @@ def _file_samples(upstream: str, path: str, text: str, found: list[tuple[int, st
     lines = text.split("\n")
     samples = []
     for i in sorted({i for i, _ in found}):
-        samples += _positive(f"{upstream}:{path}#line-{i}", name, lines[i - 1].strip(),
-                             [v for j, v in found if j == i], left_out, fmt=fmt)
+        samples += CORPUS.positive(f"{upstream}:{path}#line-{i}", name, lines[i - 1].strip(),
+                                   [v for j, v in found if j == i], left_out, fmt=fmt)
     if len(lines) <= _MAX_LINES:
-        samples += _positive(f"{upstream}:{path}", name, text, [v for _, v in found], left_out, fmt=fmt)
+        samples += CORPUS.positive(f"{upstream}:{path}", name, text, [v for _, v in found], left_out, fmt=fmt)
     return samples
 
 
@@ -195,16 +158,16 @@ def _pem_block(text: str, start: int) -> str:
 
 
 def wrongsecrets(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"OWASP/wrongsecrets@{head}"
-    present = set(_files(repo, head))
+    present = set(tree_files(repo, head))
     read = set(re.findall(r'@Value\("\$\{([\w.-]+)', git(repo, "grep", "-h", "@Value", head, "--",
                                                          "src/main/java/org/owasp/wrongsecrets/challenges")))
     samples = []
     for path, plants in sorted(WRONGSECRETS.items()):
         if path not in present:
             raise SystemExit(f"wrongsecrets: {path} is not at {head}")
-        text = _show(repo, head, path).rstrip("\n")
+        text = show(repo, head, path).rstrip("\n")
         found = []
         for pattern, _challenge in plants:
             for m in re.finditer(pattern, text, re.M):
@@ -218,33 +181,33 @@ def wrongsecrets(repo: str, left_out: Counter) -> list[dict]:
                 raise SystemExit(f"wrongsecrets: no value for {pattern} in {path}")
         samples += _file_samples(upstream, path, text, found, left_out)
     for path in _WS_SETTING_FILES:
-        text = _show(repo, head, path).rstrip("\n")
+        text = show(repo, head, path).rstrip("\n")
         for i, line in enumerate(text.split("\n"), 1):
             m = _WS_VALUE.match(line.strip())
             if m and _WS_NOT_ANSWER.fullmatch(m.group(2)) and (
                     m.group(1) in read or re.search(r"(?i)password|secret|key|challenge_\d+_value", m.group(1))):
-                samples.append(_sample("upstream-negative", f"{upstream}:{path}#line-{i}", path.rsplit("/", 1)[-1],
-                                       line.strip(), fmt=format_of(path, text)))
+                samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}#line-{i}",
+                                             path.rsplit("/", 1)[-1], line.strip(), fmt=format_of(path, text)))
     return samples
 
 
 # -- test_keys -------------------------------------------------------------------------------------------------
 
 def test_keys(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"trufflesecurity/test_keys@{head}"
     samples = []
-    text = _show(repo, head, "new_key").rstrip("\n")
+    text = show(repo, head, "new_key").rstrip("\n")
     found = [(text.count("\n", 0, m.start(1)) + 1, m.group(1))
              for m in re.finditer(r"^aws_secret_access_key = (\S+)", text, re.M)]
     samples += _file_samples(upstream, "new_key", text, found, left_out, fmt="ini")  # an AWS credentials file
-    text = _show(repo, head, "keys").rstrip("\n")
+    text = show(repo, head, "keys").rstrip("\n")
     found = [(text.count("\n", 0, m.start()) + 1, _pem_block(text, m.start()))
              for m in re.finditer(r"-----BEGIN [A-Z ]*PRIVATE KEY-----", text)]
     left_out["a test_keys basic-auth URL whose password is a placeholder"] += len(
         [m for m in re.finditer(r"://(\w+):(\w+)@", text) if placeholder(m.group(2)) or m.group(2) == m.group(1)])
     # the key block is judged in the file whole; its first line alone holds none of it
-    samples.append(_positive(f"{upstream}:keys", "keys", text, [v for _, v in found], left_out, fmt="pem")[0])
+    samples.append(CORPUS.positive(f"{upstream}:keys", "keys", text, [v for _, v in found], left_out, fmt="pem")[0])
     return samples
 
 
@@ -259,24 +222,24 @@ _PSSA_LITERAL = re.compile(r"(?i)(?:convertto-securestring|ctss)\s+(?:-string\s+
 
 
 def psscriptanalyzer(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"PowerShell/PSScriptAnalyzer@{head}"
     expected = re.search(r"violations\.Count \| Should -Be (\d+)",
-                         _show(repo, head, "Tests/Rules/AvoidConvertToSecureStringWithPlainText.tests.ps1"))
-    text = _show(repo, head, PSSA_FAIL).lstrip("\ufeff").rstrip("\n")
+                         show(repo, head, "Tests/Rules/AvoidConvertToSecureStringWithPlainText.tests.ps1"))
+    text = show(repo, head, PSSA_FAIL).lstrip("\ufeff").rstrip("\n")
     found = [(text.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in _PSSA_LITERAL.finditer(text)]
     if not expected or len(found) != int(expected.group(1)):
         raise SystemExit(f"psscriptanalyzer: {len(found)} literals in {PSSA_FAIL}, upstream expects {expected}")
     samples = _file_samples(upstream, PSSA_FAIL, text, found, left_out)
     left_out["a PSScriptAnalyzer failing script with no value (a parameter name or type)"] += len(PSSA_NO_VALUE)
     for path in PSSA_PASS:
-        text = _show(repo, head, path).lstrip("\ufeff").rstrip("\n")
+        text = show(repo, head, path).lstrip("\ufeff").rstrip("\n")
         name = path.rsplit("/", 1)[-1]
-        samples.append(_sample("upstream-negative", f"{upstream}:{path}", name, text))
+        samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}", name, text))
         for i, line in enumerate(text.split("\n"), 1):
             if _SECRET_WORD.search(line) and line.strip() and line.strip() != text.strip():
-                samples.append(_sample("upstream-negative", f"{upstream}:{path}#line-{i}", name, line.strip(),
-                                       fmt=format_of(path, text)))
+                samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{path}#line-{i}", name, line.strip(),
+                                             fmt=format_of(path, text)))
     return samples
 
 
@@ -297,14 +260,14 @@ def _dedent(code: str) -> str:
 def pmd(repo: str, left_out: Counter) -> list[dict]:
     import xml.etree.ElementTree as ET
 
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"pmd/pmd@{head}"
     samples = []
-    for n, test in enumerate(ET.fromstring(_show(repo, head, PMD_TESTS)).iter(_PMD_NS + "test-code"), 1):
+    for n, test in enumerate(ET.fromstring(show(repo, head, PMD_TESTS)).iter(_PMD_NS + "test-code"), 1):
         code = _dedent(test.findtext(_PMD_NS + "code") or "")
         source = f"{upstream}:{PMD_TESTS}#test-{n}"
         if test.findtext(_PMD_NS + "expected-problems", "").strip() == "0":
-            samples.append(_sample("upstream-negative", source, "Foo.java", code, fmt="java"))
+            samples.append(CORPUS.sample("upstream-negative", source, "Foo.java", code, fmt="java"))
             continue
         numbers = (test.findtext(_PMD_NS + "expected-linenumbers") or "").replace(" ", "")
         lines = code.split("\n")
@@ -317,9 +280,9 @@ def pmd(repo: str, left_out: Counter) -> list[dict]:
             left_out["a failing PMD test with no literal key on its reported lines"] += 1
             continue
         for i in sorted({i for i, v in found if v in secrets}):
-            samples += _positive(f"{source}-line-{i}", "Foo.java", lines[i - 1].strip(),
-                                 [v for j, v in found if j == i and v in secrets], left_out, fmt="java")
-        samples += _positive(source, "Foo.java", code, secrets, left_out, fmt="java")
+            samples += CORPUS.positive(f"{source}-line-{i}", "Foo.java", lines[i - 1].strip(),
+                                       [v for j, v in found if j == i and v in secrets], left_out, fmt="java")
+        samples += CORPUS.positive(source, "Foo.java", code, secrets, left_out, fmt="java")
     return samples
 
 
@@ -344,63 +307,16 @@ BENIGN_FILES = {
 }
 
 
-def benign(repos: dict[str, str], left_out: Counter) -> list[dict]:
-    """Ordinary files of each repository (whole, and each line naming a secret word) and its `git log`."""
-    samples = []
-    for name, repo in repos.items():
-        head = _head(repo)
-        upstream = f"{_OWNER_REPO[name]}@{head}"
-        present = set(_files(repo, head))
-        for path in BENIGN_FILES[name]:
-            if path not in present:
-                left_out["benign file not at the pinned commit"] += 1
-                continue
-            text = _show(repo, head, path).lstrip("\ufeff").rstrip("\n")
-            fmt = format_of(path, text)
-            source = f"{upstream}:{path}"
-            if len(text.splitlines()) <= _MAX_LINES:
-                samples.append(_sample("benign", source, path, text, fmt=fmt))
-            for i, line in enumerate(text.splitlines(), 1):
-                if _SECRET_WORD.search(line) and line.strip() and line.strip() != text.strip():
-                    samples.append(_sample("benign", f"{source}#line-{i}", path, line, fmt=fmt))
-        log = git(repo, "log", "--format=%H %an %s", "-n", "15", head).rstrip("\n")
-        samples.append(_sample("benign", f"{upstream}:(git log --format='%H %an %s' -n 15)", "git-log.txt", log,
-                               fmt="command-output"))
-    return samples
-
-
-def _drop_earlier_secrets(samples: list[dict], left_out: Counter) -> list[dict]:
-    """A sample of several secrets keeps the ones the earlier corpora do not hold."""
-    from corpus_extract import _texts
-
-    seen = _texts(12)
-    for s in samples:
-        fresh = [x for x in s.get("secrets", []) if not (len(x) >= 8 and x in seen)]
-        if fresh and len(fresh) < len(s.get("secrets", [])):
-            left_out["a secret already in an earlier corpus, dropped from a sample of several"] += (
-                len(s["secrets"]) - len(fresh))
-            s["secrets"] = fresh
-    return samples
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser()
-    for name in _OWNER_REPO:
-        ap.add_argument("--" + name, required=True)
-    args = ap.parse_args(argv)
-    repos = {name: getattr(args, name.replace("-", "_")) for name in _OWNER_REPO}
-    left_out: Counter = Counter()
+def sources(repos: dict[str, str], left_out: Counter) -> list[dict]:
+    """The upstream samples, source by source (the benign ones are `CORPUS.benign`'s)."""
     samples = wrongsecrets(repos["wrongsecrets"], left_out)
     samples += test_keys(repos["test-keys"], left_out)
     samples += psscriptanalyzer(repos["psscriptanalyzer"], left_out)
-    samples += pmd(repos["pmd"], left_out)
-    samples += benign(repos, left_out)
-    samples = _drop_earlier_secrets(samples, left_out)
-    upstream = sorted({s["source"].split(":", 1)[0] for s in samples})
-    from corpus_extract import write
+    return samples + pmd(repos["pmd"], left_out)
 
-    write(OUT, __doc__.split("\n\n")[0], upstream, samples, +left_out, earlier=12)
-    return 0
+
+def main(argv: list[str]) -> int:
+    return CORPUS.build(argv, OUT, __doc__, sources, BENIGN_FILES)
 
 
 if __name__ == "__main__":

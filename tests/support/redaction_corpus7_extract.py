@@ -49,7 +49,6 @@ where each DIR is a git clone or bare mirror (at the commit the fixture names).
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import re
@@ -59,8 +58,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_extract import HERE, git  # noqa: E402
-from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of, scorable, sniff  # noqa: E402
+from corpus_extract import HERE, Corpus, git, head_commit, show  # noqa: E402
+from redaction_corpus6_extract import sniff  # noqa: E402
 
 OUT = HERE / "corpus7.json.gz"
 GGSHIELD_CONFTEST = "tests/unit/conftest.py"
@@ -70,39 +69,15 @@ NO_SECRETS_TEST = "tests/lib/rules/no-secrets.ts"
 DEVSKIM_RULES = "rules/default/security/privacy/secrets.json"
 _NAMES = {"GitGuardian/ggshield": "ggshield", "awslabs/git-secrets": "git-secrets",
           "nickdeis/eslint-plugin-no-secrets": "no-secrets", "microsoft/DevSkim": "devskim"}
+CORPUS = Corpus(_NAMES, session="corpus7", earlier=6, commit_chars=12)
 # ggshield match types that name where or who, not a secret (the earlier corpora's threat model).
 GG_NOT_SECRET_TYPES = {"host", "port", "username", "client_id"}
 
 
-def _head(repo: str) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
-def _show(repo: str, rev: str, path: str) -> str:
-    return git(repo, "show", f"{rev}:{path}")
-
-
-def _sample(kind: str, source: str, path: str, text: str, secrets: list[str] | None = None,
-            fmt: str | None = None) -> dict:
-    fmt = fmt or format_of(path, text)
-    s = {"set": kind, "type": _NAMES[source.split("@", 1)[0]] + ":" + fmt, "format": fmt,
-         "source": source, "path": path, "text": text}
-    if secrets is not None:
-        s["secrets"] = secrets
-    return s
-
-
 def _positive(source: str, path: str, text: str, secrets: list[str], left_out: Counter,
               fmt: str | None = None) -> list[dict]:
-    # A short secret must stand as a word once in its text (more, and it is a name or a word too);
-    # `corpus7` is the carrier's session id (the sixth corpus's carrier words name the rest).
-    kept = sorted({x for x in secrets if x != "corpus7" and scorable(text, path, x, 1)})
-    left_out["a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)"] += (
-        len(set(secrets)) - len(kept))
-    if not kept:
-        left_out["a positive with no secret left to judge"] += 1
-        return []
-    return [_sample("upstream-positive", source, path, text, kept, fmt)]
+    # A short secret must stand as a word once in its text, however often upstream names it.
+    return CORPUS.positive(source, path, text, secrets, left_out, Counter(set(secrets)), fmt)
 
 
 # -- ggshield ---------------------------------------------------------------------------------------------
@@ -140,9 +115,9 @@ def _pem_bodies(text: str) -> list[str]:
 
 
 def ggshield(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"GitGuardian/ggshield@{head[:12]}"
-    tree = ast.parse(_show(repo, head, GGSHIELD_CONFTEST))
+    tree = ast.parse(show(repo, head, GGSHIELD_CONFTEST))
     env: dict = {}
     texts: list[tuple[str, str]] = []
     for node in tree.body:
@@ -165,7 +140,7 @@ def ggshield(repo: str, left_out: Counter) -> list[dict]:
         source = f"{upstream}:{GGSHIELD_CONFTEST}#{name}"
         found = [x for x in secrets if "-----BEGIN" not in x and x in text] + _pem_bodies(text)
         if name.startswith("_NO_SECRET"):
-            samples.append(_sample("upstream-negative", source, path, text, fmt=fmt))
+            samples.append(CORPUS.sample("upstream-negative", source, path, text, fmt=fmt))
         elif found:
             samples += _positive(source, path, text, found, left_out, fmt)
         else:
@@ -179,11 +154,11 @@ def ggshield_cassettes(repo: str, left_out: Counter) -> list[dict]:
     agent's `curl` prints; its secret the `secret_key`)."""
     import yaml
 
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"GitGuardian/ggshield@{head[:12]}"
     samples = []
     for path in sorted(git(repo, "ls-tree", "--name-only", head, GGSHIELD_CASSETTES + "/").split()):
-        for n, turn in enumerate(yaml.safe_load(_show(repo, head, path))["interactions"], 1):
+        for n, turn in enumerate(yaml.safe_load(show(repo, head, path))["interactions"], 1):
             uri, body = turn["request"]["uri"], turn["request"]["body"]
             answer = (turn["response"]["body"] or {}).get("string") or ""
             source = f"{upstream}:{path}#interaction-{n}"
@@ -199,7 +174,8 @@ def ggshield_cassettes(repo: str, left_out: Counter) -> list[dict]:
                     found = [m["match"] for pb in result.get("policy_breaks", []) for m in pb["matches"]
                              if m["type"] not in GG_NOT_SECRET_TYPES]
                     if not found:
-                        samples.append(_sample("upstream-negative", f"{source}/document-{k}", where, text, fmt=fmt))
+                        samples.append(CORPUS.sample("upstream-negative", f"{source}/document-{k}", where, text,
+                                                     fmt=fmt))
                         continue
                     secrets = [x for x in found if "-----BEGIN" not in x and x in text] + _pem_bodies(text)
                     samples += _positive(f"{source}/document-{k}", where, text, secrets, left_out, fmt)
@@ -209,9 +185,9 @@ def ggshield_cassettes(repo: str, left_out: Counter) -> list[dict]:
 # -- git-secrets ------------------------------------------------------------------------------------------
 
 def git_secrets(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"awslabs/git-secrets@{head[:12]}"
-    lines = _show(repo, head, GIT_SECRETS_TEST).splitlines()
+    lines = show(repo, head, GIT_SECRETS_TEST).splitlines()
     source = f"{upstream}:{GIT_SECRETS_TEST}"
     samples = []
     ini: list[tuple[str, str]] = []
@@ -237,9 +213,9 @@ _LITERAL = re.compile(r"\"([^\"\s]{16,})\"")
 
 
 def no_secrets(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"nickdeis/eslint-plugin-no-secrets@{head[:12]}"
-    src = _show(repo, head, NO_SECRETS_TEST)
+    src = show(repo, head, NO_SECRETS_TEST)
     consts = {name: (json.loads(v) if v.startswith('"') else v[1:-1]) for name, v in _TS_CONST.findall(src)}
     body = src[src.index("export function createTests"):]
     invalid_at = body.index("invalid: [")
@@ -257,7 +233,7 @@ def no_secrets(repo: str, left_out: Counter) -> list[dict]:
             if re.search(r"ignoreIdentifiers|ignoreModules", options):
                 left_out["no-secrets valid case only because an option switches the rule off"] += 1
             elif text.strip():
-                samples.append(_sample("upstream-negative", source, "index.js", text, fmt="javascript"))
+                samples.append(CORPUS.sample("upstream-negative", source, "index.js", text, fmt="javascript"))
             continue
         samples += _positive(source, "index.js", text, _LITERAL.findall(text) or [
             re.search(r"Basic (\S+)\"", text).group(1)], left_out, "javascript")
@@ -266,29 +242,30 @@ def no_secrets(repo: str, left_out: Counter) -> list[dict]:
             left_out["no-secrets valid case only because an option switches the rule off"] += 1
     for path in ("staging/has-secret.js", "staging/has-secret.json", "staging/has-no-secret.js",
                  "staging/has-no-secret.json"):
-        text = _show(repo, head, path).strip("\n")
+        text = show(repo, head, path).strip("\n")
         source = f"{upstream}:{path}"
         if "has-secret" in path:
             samples += _positive(source, path, text, _LITERAL.findall(text), left_out)
         else:
-            samples.append(_sample("upstream-negative", source, path, text))
+            samples.append(CORPUS.sample("upstream-negative", source, path, text))
     return samples
 
 
 # -- DevSkim ------------------------------------------------------------------------------------------------
 
 def devskim(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"microsoft/DevSkim@{head[:12]}"
     samples = []
-    for rule in json.loads(_show(repo, head, DEVSKIM_RULES)):
+    for rule in json.loads(show(repo, head, DEVSKIM_RULES)):
         for n, text in enumerate(rule.get("must-match", []), 1):
             secrets = re.findall(r"[\"']([a-f0-9]{30,})[\"']", text)
             samples += _positive(f"{upstream}:{DEVSKIM_RULES}#{rule['id']}/must-match-{n}", "Program.cs", text,
                                  secrets, left_out, "csharp")
         for n, text in enumerate(rule.get("must-not-match", []), 1):
-            samples.append(_sample("upstream-negative", f"{upstream}:{DEVSKIM_RULES}#{rule['id']}/must-not-match-{n}",
-                                   "Program.cs", text, fmt="csharp"))
+            samples.append(CORPUS.sample("upstream-negative",
+                                         f"{upstream}:{DEVSKIM_RULES}#{rule['id']}/must-not-match-{n}",
+                                         "Program.cs", text, fmt="csharp"))
     return samples
 
 
@@ -310,64 +287,17 @@ BENIGN_FILES = {
                 "DevSkim-DotNet/Microsoft.DevSkim.Tests/Microsoft.DevSkim.Tests.csproj",
                 "DevSkim-VSCode-Plugin/client/package.json", "DevSkim-VSCode-Plugin/eslint.config.mjs"),
 }
-_OWNER_REPO = {v: k for k, v in _NAMES.items()}
 
 
-def benign(repos: dict[str, str], left_out: Counter) -> list[dict]:
-    """Ordinary files of each repository (whole, and each line naming a secret word) and its `git log`."""
-    samples = []
-    for name, repo in repos.items():
-        head = _head(repo)
-        upstream = f"{_OWNER_REPO[name]}@{head[:12]}"
-        present = set(git(repo, "ls-tree", "-r", "--name-only", head).split("\n"))
-        for path in BENIGN_FILES[name]:
-            if path not in present:
-                left_out["benign file not at the pinned commit"] += 1
-                continue
-            text = _show(repo, head, path).rstrip("\n")
-            fmt = format_of(path, text)
-            source = f"{upstream}:{path}"
-            if len(text.splitlines()) <= _MAX_LINES:
-                samples.append(_sample("benign", source, path, text, fmt=fmt))
-            for i, line in enumerate(text.splitlines(), 1):
-                if _SECRET_WORD.search(line) and line.strip() and line.strip() != text.strip():
-                    samples.append(_sample("benign", f"{source}#line-{i}", path, line, fmt=fmt))
-        log = git(repo, "log", "--format=%H %an %s", "-n", "15", head).rstrip("\n")
-        samples.append(_sample("benign", f"{upstream}:(git log --format='%H %an %s' -n 15)", "git-log.txt", log,
-                               fmt="command-output"))
-    return samples
-
-
-def _drop_earlier_secrets(samples: list[dict], left_out: Counter) -> list[dict]:
-    """A sample of several secrets keeps the ones the earlier corpora do not hold."""
-    from corpus_extract import _texts
-
-    seen = _texts(6)
-    for s in samples:
-        fresh = [x for x in s.get("secrets", []) if not (len(x) >= 8 and x in seen)]
-        if fresh and len(fresh) < len(s.get("secrets", [])):
-            left_out["a secret already in an earlier corpus, dropped from a sample of several"] += (
-                len(s["secrets"]) - len(fresh))
-            s["secrets"] = fresh
-    return samples
+def sources(repos: dict[str, str], left_out: Counter) -> list[dict]:
+    """The upstream samples, source by source (the benign ones are `CORPUS.benign`'s)."""
+    return (ggshield(repos["ggshield"], left_out) + ggshield_cassettes(repos["ggshield"], left_out)
+            + git_secrets(repos["git-secrets"], left_out) + no_secrets(repos["no-secrets"], left_out)
+            + devskim(repos["devskim"], left_out))
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser()
-    for name in ("ggshield", "git-secrets", "no-secrets", "devskim"):
-        ap.add_argument("--" + name, required=True)
-    args = ap.parse_args(argv)
-    left_out: Counter = Counter()
-    samples = (ggshield(args.ggshield, left_out) + ggshield_cassettes(args.ggshield, left_out) + git_secrets(args.git_secrets, left_out)
-               + no_secrets(args.no_secrets, left_out) + devskim(args.devskim, left_out))
-    samples += benign({"ggshield": args.ggshield, "git-secrets": args.git_secrets, "no-secrets": args.no_secrets,
-                       "devskim": args.devskim}, left_out)
-    samples = _drop_earlier_secrets(samples, left_out)
-    upstream = sorted({s["source"].split(":", 1)[0] for s in samples})
-    from corpus_extract import write
-
-    write(OUT, __doc__.split("\n\n")[0], upstream, samples, +left_out, earlier=6)
-    return 0
+    return CORPUS.build(argv, OUT, __doc__, sources, BENIGN_FILES)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,6 @@ reads earlybird's rules.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter
@@ -62,13 +61,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_extract import HERE, git  # noqa: E402
-from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of, path_for, scorable, sniff  # noqa: E402
+from corpus_extract import HERE, Corpus, head_commit, show  # noqa: E402
+from redaction_corpus6_extract import _MAX_LINES, path_for, sniff  # noqa: E402
 
 OUT = HERE / "corpus8.json.gz"
 _NAMES = {"SonarSource/sonar-java": "sonar-java", "SonarSource/sonar-python": "sonar-python",
           "SonarSource/sonar-php": "sonar-php", "americanexpress/earlybird": "earlybird"}
 _OWNER_REPO = {v: k for k, v in _NAMES.items()}
+CORPUS = Corpus(_NAMES, session="corpus8", earlier=7)
 SONAR_FILES = {
     "sonar-java": ("java-checks-test-sources/default/src/main/java/checks/HardCodedPasswordCheckSample.java",
                    "java-checks-test-sources/default/src/main/java/checks/HardCodedSecretCheckSample.java"),
@@ -103,38 +103,6 @@ _WORDS = r"(?:pass(?:word|wd|phrase|wrd)?|pwd|pw|pword|secret|token|api[_.-]?key
 _NAME_WORD = re.compile(r"(?i)pass(word|wd|phrase)?|pwd|secret|token|api[_.-]?key|credential|auth")
 _URL_PASSWORD = re.compile(r"[A-Za-z][\w+.-]*://[^:/@\s\"']*:([^@/\s\"']+)@")
 _PAIR_IN_LITERAL = re.compile(rf"(?i)(?:^|[&;,|#?\s]){_WORDS}[\w.-]*\s*=\s*([^&|,;#\s\\'\"]+)")
-
-
-def _head(repo: str) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
-def _show(repo: str, rev: str, path: str) -> str:
-    return git(repo, "show", f"{rev}:{path}")
-
-
-def _sample(kind: str, source: str, path: str, text: str, secrets: list[str] | None = None,
-            fmt: str | None = None) -> dict:
-    fmt = fmt or format_of(path, text)
-    s = {"set": kind, "type": _NAMES[source.split("@", 1)[0]] + ":" + fmt, "format": fmt,
-         "source": source, "path": path, "text": text}
-    if secrets is not None:
-        s["secrets"] = secrets
-    return s
-
-
-def _positive(source: str, path: str, text: str, secrets: list[str], left_out: Counter,
-              uses: Counter | None = None, fmt: str | None = None) -> list[dict]:
-    # A short secret must stand as a word in its text as many times as upstream labels it (more, and
-    # it is a name or a word too); `corpus8` is the carrier's session id.
-    uses = uses or Counter(secrets)
-    kept = sorted({x for x in secrets if x != "corpus8" and scorable(text, path, x, uses[x])})
-    left_out["a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)"] += (
-        len(set(secrets)) - len(kept))
-    if not kept:
-        left_out["a positive with no secret left to judge"] += 1
-        return []
-    return [_sample("upstream-positive", source, path, text, kept, fmt)]
 
 
 # -- Sonar: `Noncompliant` / `Compliant` comments --------------------------------------------------------------
@@ -193,12 +161,12 @@ def line_secrets(code: str, literals: list[tuple[int, int, str]]) -> list[str]:
 
 
 def sonar(name: str, repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"{_OWNER_REPO[name]}@{head}"
     samples = []
     for path in SONAR_FILES[name]:
         lang = {"py": "python", "java": "java", "php": "php"}[path.rsplit(".", 1)[1]]
-        text = _show(repo, head, path).rstrip("\n")
+        text = show(repo, head, path).rstrip("\n")
         lines = text.split("\n")
         labels: dict[int, tuple[str, str]] = {}
         for n, line in enumerate(lines):
@@ -221,7 +189,7 @@ def sonar(name: str, repo: str, left_out: Counter) -> list[dict]:
                 if _HOLDS_ONE_ALL_THE_SAME.search(why):
                     left_out["an upstream compliant line its comment says holds a credential all the same"] += 1
                 else:
-                    samples.append(_sample("upstream-negative", source, file_name, snippet, fmt=lang))
+                    samples.append(CORPUS.sample("upstream-negative", source, file_name, snippet, fmt=lang))
                 continue
             if "<<<" in code:
                 left_out["a noncompliant heredoc line (its value is on the lines below)"] += 1
@@ -235,7 +203,7 @@ def sonar(name: str, repo: str, left_out: Counter) -> list[dict]:
                 left_out["a noncompliant line that holds no literal secret (a variable set elsewhere)"] += 1
                 continue
             whole_secrets += secrets
-            samples += _positive(source, file_name, snippet, secrets, left_out, fmt=lang)
+            samples += CORPUS.positive(source, file_name, snippet, secrets, left_out, fmt=lang)
         if len(lines) <= _MAX_LINES and whole_secrets:
             # only the secrets that occur nowhere else in the file than on its labelled lines
             labelled = "\n".join(lines[n] for n in labels if labels[n][0] == "noncompliant")
@@ -243,7 +211,7 @@ def sonar(name: str, repo: str, left_out: Counter) -> list[dict]:
             left_out["a secret that also stands on an unlabelled line of the whole file"] += (
                 len(set(whole_secrets)) - len(own))
             uses = Counter(whole_secrets)
-            samples += _positive(f"{upstream}:{path}", file_name, text, own, left_out, uses, lang)
+            samples += CORPUS.positive(f"{upstream}:{path}", file_name, text, own, left_out, uses, lang)
     return samples
 
 
@@ -276,10 +244,10 @@ def _go_string(literal: str) -> str:
 def earlybird(repo: str, left_out: Counter) -> list[dict]:
     import yaml
 
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"americanexpress/earlybird@{head}"
     samples = []
-    src = _show(repo, head, EARLYBIRD_TEST)
+    src = show(repo, head, EARLYBIRD_TEST)
     body = src[src.index("func Test_findFalsePositive"):src.index("func Test_falsePositiveInclusivity")]
     for n, (name, hit, want_fp) in enumerate(_GO_CASE.findall(body), 1):
         fields = {k: (_go_string(v) if not v.isdigit() else v) for k, v in _GO_FIELD.findall(hit + ",")}
@@ -289,7 +257,7 @@ def earlybird(repo: str, left_out: Counter) -> list[dict]:
         if not text:
             left_out["an earlybird case without text"] += 1
         elif want_fp == "true":
-            samples.append(_sample("upstream-negative", source, path, text))
+            samples.append(CORPUS.sample("upstream-negative", source, path, text))
         elif name in EARLYBIRD_NOT_SECRET:
             left_out["an earlybird finding that holds no secret by this project's threat model"] += 1
         else:
@@ -297,9 +265,9 @@ def earlybird(repo: str, left_out: Counter) -> list[dict]:
             if secret is None or placeholder(secret):
                 left_out["an earlybird text whose value is a placeholder or missing"] += 1
                 continue
-            samples += _positive(source, path, text, [secret], left_out)
+            samples += CORPUS.positive(source, path, text, [secret], left_out)
     for rules in EARLYBIRD_RULES:
-        for i, rule in enumerate(yaml.safe_load(_show(repo, head, rules))["rules"], 1):
+        for i, rule in enumerate(yaml.safe_load(show(repo, head, rules))["rules"], 1):
             example = rule.get("Example")
             if not example or rule.get("Category") not in ("password-secret", "key"):
                 continue
@@ -309,7 +277,7 @@ def earlybird(repo: str, left_out: Counter) -> list[dict]:
                 left_out["an earlybird example whose value is a placeholder or missing"] += 1
                 continue
             fmt = sniff(example)
-            samples += _positive(source, path_for(fmt), example, [secret], left_out, fmt=fmt)
+            samples += CORPUS.positive(source, path_for(fmt), example, [secret], left_out, fmt=fmt)
     return samples
 
 
@@ -343,62 +311,14 @@ BENIGN_FILES = {
 }
 
 
-def benign(repos: dict[str, str], left_out: Counter) -> list[dict]:
-    """Ordinary files of each repository (whole, and each line naming a secret word) and its `git log`."""
-    samples = []
-    for name, repo in repos.items():
-        head = _head(repo)
-        upstream = f"{_OWNER_REPO[name]}@{head}"
-        present = set(git(repo, "ls-tree", "-r", "--name-only", head).split("\n"))
-        for path in BENIGN_FILES[name]:
-            if path not in present:
-                left_out["benign file not at the pinned commit"] += 1
-                continue
-            text = _show(repo, head, path).rstrip("\n")
-            fmt = format_of(path, text)
-            source = f"{upstream}:{path}"
-            if len(text.splitlines()) <= _MAX_LINES:
-                samples.append(_sample("benign", source, path, text, fmt=fmt))
-            for i, line in enumerate(text.splitlines(), 1):
-                if _SECRET_WORD.search(line) and line.strip() and line.strip() != text.strip():
-                    samples.append(_sample("benign", f"{source}#line-{i}", path, line, fmt=fmt))
-        log = git(repo, "log", "--format=%H %an %s", "-n", "15", head).rstrip("\n")
-        samples.append(_sample("benign", f"{upstream}:(git log --format='%H %an %s' -n 15)", "git-log.txt", log,
-                               fmt="command-output"))
-    return samples
-
-
-def _drop_earlier_secrets(samples: list[dict], left_out: Counter) -> list[dict]:
-    """A sample of several secrets keeps the ones the earlier corpora do not hold."""
-    from corpus_extract import _texts
-
-    seen = _texts(7)
-    for s in samples:
-        fresh = [x for x in s.get("secrets", []) if not (len(x) >= 8 and x in seen)]
-        if fresh and len(fresh) < len(s.get("secrets", [])):
-            left_out["a secret already in an earlier corpus, dropped from a sample of several"] += (
-                len(s["secrets"]) - len(fresh))
-            s["secrets"] = fresh
-    return samples
+def sources(repos: dict[str, str], left_out: Counter) -> list[dict]:
+    """The upstream samples, source by source (the benign ones are `CORPUS.benign`'s)."""
+    samples = [s for name in ("sonar-java", "sonar-python", "sonar-php") for s in sonar(name, repos[name], left_out)]
+    return samples + earlybird(repos["earlybird"], left_out)
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser()
-    for name in ("sonar-java", "sonar-python", "sonar-php", "earlybird"):
-        ap.add_argument("--" + name, required=True)
-    args = ap.parse_args(argv)
-    repos = {"sonar-java": args.sonar_java, "sonar-python": args.sonar_python, "sonar-php": args.sonar_php,
-             "earlybird": args.earlybird}
-    left_out: Counter = Counter()
-    samples = [s for name in ("sonar-java", "sonar-python", "sonar-php") for s in sonar(name, repos[name], left_out)]
-    samples += earlybird(args.earlybird, left_out)
-    samples += benign(repos, left_out)
-    samples = _drop_earlier_secrets(samples, left_out)
-    upstream = sorted({s["source"].split(":", 1)[0] for s in samples})
-    from corpus_extract import write
-
-    write(OUT, __doc__.split("\n\n")[0], upstream, samples, +left_out, earlier=7)
-    return 0
+    return CORPUS.build(argv, OUT, __doc__, sources, BENIGN_FILES)
 
 
 if __name__ == "__main__":

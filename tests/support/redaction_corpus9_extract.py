@@ -50,7 +50,6 @@ library only.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter
@@ -58,12 +57,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_extract import HERE, compile_upstream, git  # noqa: E402
-from redaction_corpus6_extract import _MAX_LINES, _SECRET_WORD, format_of, path_for, scorable, sniff  # noqa: E402
+from corpus_extract import HERE, Corpus, compile_upstream, git, head_commit, show  # noqa: E402
+from redaction_corpus6_extract import _SECRET_WORD, path_for, sniff  # noqa: E402
 
 OUT = HERE / "corpus9.json.gz"
 _NAMES = {"Checkmarx/2ms": "2ms", "ajinabraham/njsscan": "njsscan"}
-_OWNER_REPO = {v: k for k, v in _NAMES.items()}
+CORPUS = Corpus(_NAMES, session="corpus9", earlier=8)
 RULES_DIR = "engine/rules/ruledefine"
 NJSSCAN_POSITIVES = "tests/assets/node_source/true_positives/semantic_grep/generic/hardcoded_secrets.js"
 NJSSCAN_NEGATIVES = "tests/assets/node_source/true_negatives/safe_creds_node.js"
@@ -72,44 +71,12 @@ NJSSCAN_SECRET_RULES = ("node_password", "node_api_key", "node_secret")
 NOT_SECRET_RULE = re.compile(r"(?:ClientID|UserID|AccessID|AccountID)$")
 
 
-def _head(repo: str) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
-def _show(repo: str, rev: str, path: str) -> str:
-    return git(repo, "show", f"{rev}:{path}")
-
-
-def _sample(kind: str, source: str, path: str, text: str, secrets: list[str] | None = None,
-            fmt: str | None = None) -> dict:
-    fmt = fmt or format_of(path, text)
-    s = {"set": kind, "type": _NAMES[source.split("@", 1)[0]] + ":" + fmt, "format": fmt,
-         "source": source, "path": path, "text": text}
-    if secrets is not None:
-        s["secrets"] = secrets
-    return s
-
-
 def placeholder(value: str) -> bool:
     """A value upstream writes where a real one would go (not a secret by this project's threat model)."""
     v = value.strip("'\"`")
     return (len(set(v.lower())) <= 1 or v.lower() in {"password", "secret", "token", "changeme", "test", "xxx"}
             or re.fullmatch(r"\$\{?\w+\}?|<[^>]*>|\[[^\]]*\]|\{\{[^}]*\}\}|%\w", v) is not None
             or re.fullmatch(r"(?i)x+|\*+|0+|(x+[-_])+x+", v) is not None)
-
-
-def _positive(source: str, path: str, text: str, secrets: list[str], left_out: Counter,
-              fmt: str | None = None) -> list[dict]:
-    # A short secret must stand as a word in its text as many times as it is labelled there (more,
-    # and it is a name or a word too); `corpus9` is the carrier's session id.
-    uses = Counter(secrets)
-    kept = sorted({x for x in secrets if x != "corpus9" and scorable(text, path, x, uses[x])})
-    left_out["a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)"] += (
-        len(set(secrets)) - len(kept))
-    if not kept:
-        left_out["a positive with no secret left to judge"] += 1
-        return []
-    return [_sample("upstream-positive", source, path, text, kept, fmt)]
 
 
 # -- Go source: string literals and the rules' regular expressions ------------------------------------------
@@ -269,7 +236,7 @@ def rule_regexes(repo: str, head: str) -> tuple[dict[str, tuple[re.Pattern[str],
     """{rule function name: (its compiled expression, its SecretGroup)} for every rule of 2ms."""
     files = [p for p in git(repo, "ls-tree", "--name-only", head, RULES_DIR + "/").split("\n")
              if p.endswith(".go") and not p.endswith("_test.go")]
-    srcs = {p: _show(repo, head, p) for p in files}
+    srcs = {p: show(repo, head, p) for p in files}
     consts: dict[str, str] = {}
     variables: dict[str, str] = {}
     for src in srcs.values():
@@ -315,7 +282,7 @@ _CASE_LIST = re.compile(r"\b(truePositives|falsePositives):\s*\[\]string\{")
 
 
 def twoms(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"Checkmarx/2ms@{head}"
     rules, failed = rule_regexes(repo, head)
     left_out.update(failed)
@@ -323,7 +290,7 @@ def twoms(repo: str, left_out: Counter) -> list[dict]:
     tests = sorted(p for p in git(repo, "ls-tree", "--name-only", head, RULES_DIR + "/").split("\n")
                    if p.endswith("_test.go"))
     for path in tests:
-        src = _show(repo, head, path)
+        src = show(repo, head, path)
         call = re.search(r"TwomsToGitleaksRule\((\w+)\(\)\)", src)
         test = _TEST.search(src)
         if not call or not test:
@@ -344,7 +311,7 @@ def twoms(repo: str, left_out: Counter) -> list[dict]:
                     continue
                 fmt = sniff(text)
                 if kind == "falsePositives":
-                    samples.append(_sample("upstream-negative", source, path_for(fmt), text, fmt=fmt))
+                    samples.append(CORPUS.sample("upstream-negative", source, path_for(fmt), text, fmt=fmt))
                     continue
                 if NOT_SECRET_RULE.search(rule):
                     left_out["a 2ms finding of an identifier rule (client, user or account id)"] += 1
@@ -360,7 +327,7 @@ def twoms(repo: str, left_out: Counter) -> list[dict]:
                     left_out["a 2ms positive whose value is a placeholder"] += 1
                     continue
                 secrets = [x for x in secrets if not placeholder(x)]
-                samples += _positive(source, path_for(fmt), text, secrets, left_out, fmt)
+                samples += CORPUS.positive(source, path_for(fmt), text, secrets, left_out, fmt=fmt)
     return samples
 
 
@@ -370,10 +337,10 @@ _JS_LITERAL = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
 
 
 def njsscan(repo: str, left_out: Counter) -> list[dict]:
-    head = _head(repo)
+    head = head_commit(repo)
     upstream = f"ajinabraham/njsscan@{head}"
     samples = []
-    lines = _show(repo, head, NJSSCAN_POSITIVES).split("\n")
+    lines = show(repo, head, NJSSCAN_POSITIVES).split("\n")
     for n, line in enumerate(lines):
         m = re.match(r"^\s*//\s*ruleid:\s*(\w+)", line)
         if not m or n + 1 >= len(lines):
@@ -388,11 +355,11 @@ def njsscan(repo: str, left_out: Counter) -> list[dict]:
         if len(values) != 1 or placeholder(values[0]):
             left_out["an njsscan line without one literal value"] += 1
             continue
-        samples += _positive(source, "hardcoded_secrets.js", code, values, left_out, "javascript")
-    for n, line in enumerate(_show(repo, head, NJSSCAN_NEGATIVES).split("\n"), 1):
+        samples += CORPUS.positive(source, "hardcoded_secrets.js", code, values, left_out, fmt="javascript")
+    for n, line in enumerate(show(repo, head, NJSSCAN_NEGATIVES).split("\n"), 1):
         if line.strip():
-            samples.append(_sample("upstream-negative", f"{upstream}:{NJSSCAN_NEGATIVES}#line-{n}",
-                                   "safe_creds_node.js", line.strip(), fmt="javascript"))
+            samples.append(CORPUS.sample("upstream-negative", f"{upstream}:{NJSSCAN_NEGATIVES}#line-{n}",
+                                         "safe_creds_node.js", line.strip(), fmt="javascript"))
     return samples
 
 
@@ -412,45 +379,6 @@ BENIGN_FILES = {
                 ".github/workflows/publish.yml", ".github/workflows/python_test.yml", ".github/FUNDING.yml",
                 "Dockerfile", "setup.py", "tox.ini", "MANIFEST.in", ".dockerignore", ".gitignore"),
 }
-
-
-def benign(repos: dict[str, str], left_out: Counter) -> list[dict]:
-    """Ordinary files of each repository (whole, and each line naming a secret word) and its `git log`."""
-    samples = []
-    for name, repo in repos.items():
-        head = _head(repo)
-        upstream = f"{_OWNER_REPO[name]}@{head}"
-        present = set(git(repo, "ls-tree", "-r", "--name-only", head).split("\n"))
-        for path in BENIGN_FILES[name]:
-            if path not in present:
-                left_out["benign file not at the pinned commit"] += 1
-                continue
-            text = _show(repo, head, path).rstrip("\n")
-            fmt = format_of(path, text)
-            source = f"{upstream}:{path}"
-            if len(text.splitlines()) <= _MAX_LINES:
-                samples.append(_sample("benign", source, path, text, fmt=fmt))
-            for i, line in enumerate(text.splitlines(), 1):
-                if _SECRET_WORD.search(line) and line.strip() and line.strip() != text.strip():
-                    samples.append(_sample("benign", f"{source}#line-{i}", path, line, fmt=fmt))
-        log = git(repo, "log", "--format=%H %an %s", "-n", "15", head).rstrip("\n")
-        samples.append(_sample("benign", f"{upstream}:(git log --format='%H %an %s' -n 15)", "git-log.txt", log,
-                               fmt="command-output"))
-    return samples
-
-
-def _drop_earlier_secrets(samples: list[dict], left_out: Counter) -> list[dict]:
-    """A sample of several secrets keeps the ones the earlier corpora do not hold."""
-    from corpus_extract import _texts
-
-    seen = _texts(8)
-    for s in samples:
-        fresh = [x for x in s.get("secrets", []) if not (len(x) >= 8 and x in seen)]
-        if fresh and len(fresh) < len(s.get("secrets", [])):
-            left_out["a secret already in an earlier corpus, dropped from a sample of several"] += (
-                len(s["secrets"]) - len(fresh))
-            s["secrets"] = fresh
-    return samples
 
 
 PER_TEST = 3
@@ -486,20 +414,13 @@ def thin(samples: list[dict], left_out: Counter) -> list[dict]:
     return [s for i, s in enumerate(samples) if i not in drop]
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--2ms", dest="twoms", required=True)
-    ap.add_argument("--njsscan", required=True)
-    args = ap.parse_args(argv)
-    left_out: Counter = Counter()
-    samples = twoms(args.twoms, left_out) + njsscan(args.njsscan, left_out)
-    samples += benign({"2ms": args.twoms, "njsscan": args.njsscan}, left_out)
-    samples = thin(_drop_earlier_secrets(samples, left_out), left_out)
-    upstream = sorted({s["source"].split(":", 1)[0] for s in samples})
-    from corpus_extract import write
+def sources(repos: dict[str, str], left_out: Counter) -> list[dict]:
+    """The upstream samples, source by source (the benign ones are `CORPUS.benign`'s)."""
+    return twoms(repos["2ms"], left_out) + njsscan(repos["njsscan"], left_out)
 
-    write(OUT, __doc__.split("\n\n")[0], upstream, samples, +left_out, earlier=8)
-    return 0
+
+def main(argv: list[str]) -> int:
+    return CORPUS.build(argv, OUT, __doc__, sources, BENIGN_FILES, thin=thin)
 
 
 if __name__ == "__main__":

@@ -269,6 +269,7 @@ def format_samples() -> tuple[tuple[str, str, str, str], ...]:
     format-aware layer (formats.py) or the flag table (commands.toml) can find it.
     """
     w = "correcthorse" + fake("fmt", LOWER, 8)
+    p = fake("shape", UPPER, 2) + "@" + fake("shape", LOWER, 5) + "#" + fake("shape", DIGITS, 3)  # no name beside it
     return (
         ("ini", "/etc/app/settings.ini", w, f"[db]\nhost = db.internal\npassword = {w}\n"),
         ("env", "/srv/app/.env", w, f"DEBUG=1\nmysql_pwd={w}\n"),
@@ -293,6 +294,9 @@ def format_samples() -> tuple[tuple[str, str, str, str], ...]:
         ("setter", "/srv/app/Mail.java", w, f'session.setPassword("{w}");'),
         ("pass-pair", "/etc/app/mail.yml", w, f"smtp:\n  user: app\n  pass: {w}\n"),
         ("npmrc", "/home/u/.npmrc", w, f"//npm.example.invalid/:_password={w}\n"),
+        ("other-language", "/srv/app/Vault.java", w, f'v.setMotDePasse("{w}");\nv.passwort = "{w}";'),
+        ("secret-data-first", "", w, f"apiVersion: v1\ndata:\n  db: {w}\nkind: Secret\n"),
+        ("password-shape", "", p, f"Default: {p}\n"),
     )
 
 
@@ -311,4 +315,6 @@ FORMAT_BENIGN = (
     '{"dependencies": {"jsonwebtoken": "^9.0.2"}}',
     '{"data": {"viewer": {"id": "MDQ6VXNlcjU4MzIzMQ=="}}}',
     "PWD=/home/dev/project\nOLDPWD=/home/dev\n",
+    "see main.py#L42 and Sheet1!A1:B2; thanks @Reviewer2! ~73K-char, **Python3**, sr_RS.UTF-8@latin",
+    'price = "$0.014"; pkg = "React@18.2.0"; ref = "Outer$Inner1.class"; to = "Dev1@Example.com"',
 )

@@ -131,6 +131,16 @@ _EXT = {
     "go": "code", "sh": "kv", "bash": "kv", "zsh": "kv", "rb": "code", "java": "code", "kt": "code", "cs": "code",
     "txt": "text", "text": "text", "log": "text", "md": "text", "markdown": "text", "rst": "text", "out": "text",
 }
+# Source code whose unquoted words are code (a shell script's are words: `export TOKEN=abc`).
+_SOURCE_EXT = frozenset({"py", "js", "jsx", "ts", "tsx", "mjs", "cjs", "java", "kt", "go", "rs", "cs", "rb", "swift",
+                         "scala", "c", "h", "cc", "cpp", "hpp", "vb", "dart", "php"})
+
+
+def source_code(path: str) -> bool:
+    """Is the file at path source code in a language where an unquoted word is a name, not a string?"""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[-1].lower() in _SOURCE_EXT and "." in path.rsplit("/", 1)[-1]
+
+
 # Kinds of file that are not source code: an unquoted value under a secret name in them is a literal.
 LITERAL_KINDS = frozenset({"kv", "yaml", "json", "xml", "text"})
 _FILES = {".htpasswd": "htpasswd", "htpasswd": "htpasswd", ".pgpass": "pgpass", "master.key": "masterkey",
@@ -781,6 +791,16 @@ def call_verify_pattern() -> bytes:
 _SETTER = re.compile(r"\b(?:set|with)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
 # ... whose last word holds a secret (`withAuth("oauth2")`, `setCredentials("profile")` take a mode or a name)
 _SETTER_LAST = re.compile(r"(?i)(?:password|passwd|passphrase|secret|token|key)s?$")
+# "Password" in the languages code is written in (German, Spanish, Catalan, Portuguese, Dutch,
+# Afrikaans, Polish, Swedish, Finnish, Danish, Norwegian, Hungarian, Czech and Slovak, Turkish,
+# Romanian and Italian, Russian transliterated, Slovene, Croatian and Serbian, French): a field
+# named in its author's language (`setMotDePasse`, `passwort`) is a password field. The rule
+# set's secret names hold them too (rules.toml `[names]`; `mot-de-passe` as its words).
+OTHER_LANGUAGE_PASSWORDS = (
+    "passwort", "kennwort", "contrasena", "contrasenya", "senha", "wachtwoord", "wagwoord", "haslo", "losenord",
+    "salasana", "adgangskode", "passord", "jelszo", "heslo", "sifre", "parola", "parol", "geslo", "lozinka",
+    "motdepasse",
+)
 # A literal argument, also as bytes or characters: `b"k"`, Go's `[]byte("k")`, Java's `"k".getBytes()`
 # and `"k".toCharArray()`, Python's `"k".encode()`, Node's `Buffer.from("k")`.
 _ARG_LITERAL = re.compile(r"""\s*(?P<w>\[\]byte\(\s*|Buffer\.from\(\s*)?[bB]?(?P<q>["'`])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)"""
@@ -848,7 +868,8 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
 def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
     """Setters named for a secret (`setPassword("...")`): the last argument."""
     found = [(m.end(), -1) for m in islice(_SETTER.finditer(s), MAX_CALLS * 4)
-             if _SETTER_LAST.search(m.group("name")) and ruleset.secret_name(m.group("name"))][:MAX_CALLS]
+             if (_SETTER_LAST.search(m.group("name")) or m.group("name").lower().endswith(OTHER_LANGUAGE_PASSWORDS))
+             and ruleset.secret_name(m.group("name"))][:MAX_CALLS]
     yield from _arguments_spans(ruleset, s, found)
 
 

@@ -31,7 +31,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable, Iterable, Iterator, cast
 
-from agentwatch.record.redact import blobs, commands, formats
+from agentwatch.record.redact import blobs, commands, formats, passwords
 from agentwatch.record.redact.keywords import KeywordIndex
 
 MASK_PREFIX = "[REDACTED:"
@@ -246,7 +246,7 @@ class RuleSet:
                  "commands.toml", False), commands.tools())
         self.rules: tuple[Rule, ...] = tuple(rules)
         names = data["names"]
-        words = frozenset(names["words"])
+        words = frozenset(names["words"]) | frozenset(formats.OTHER_LANGUAGE_PASSWORDS)
         self.names = NameRule(
             kind=names["kind"], words=words,
             suffix_words=tuple(sorted((w for w in words if len(w) >= 5), key=len, reverse=True)),
@@ -397,6 +397,8 @@ class RuleSet:
         """
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogatepass")
+        if passwords.present(data, json):
+            return True  # a value shaped like a strong password needs no name beside it
         if json and b"\\" in data:
             data = _JSON_ESCAPE_B.sub(b" ", data)
             if b"\\" in data:
@@ -436,7 +438,7 @@ class RuleSet:
         while hi < len(data) and data[hi] in _IDENT_BYTES:
             hi += 1
         chunk = data[lo:hi].decode("ascii")
-        if chunk.lower() in PAIR_PASSWORD_NAMES and _PAIR_OPERATOR_B.match(data, hi):
+        if chunk.lower().lstrip("_") in PAIR_PASSWORD_NAMES and _PAIR_OPERATOR_B.match(data, hi):
             return True  # `"pass": "..."`, `pwd: x`: a pair whose name is `pass` or `pwd` (pair_password)
         return self._secret_chunk(chunk) or bool(self._key_chunk(chunk)) and self._key_value_after(data, hi)
 
@@ -510,7 +512,8 @@ class RuleSet:
             spans.extend(formats.heredoc_path_spans(s))  # `cat > ~/.pgpass <<EOF`: the file names the format
         for rid in sorted(ids):
             if rid == self.NAMES:
-                spans.extend(self._assignment_spans(s, data, hits, bool(path) and formats.literal_text(s, path)))
+                spans.extend(self._assignment_spans(s, data, hits, bool(path) and formats.literal_text(s, path),
+                                                    bool(path) and formats.source_code(path)))
                 spans.extend(formats.spans(self, s, path))  # the format-aware layer: pairs by format
                 continue
             rule = self.rules[rid]
@@ -544,10 +547,12 @@ class RuleSet:
                 if rule.kind == "cli_flag" and _FLAG_REFERENCE.fullmatch(last_word[0].strip("\"'")):
                     continue  # `-passin env:KEY_PASS`, `-u "$USER:$PASS"`: where the secret is, not the secret
                 spans.append((start, end, rule.kind))
+        found = list(spans)  # a rule that knows the value's kind masks it: the shape is the last resort
+        spans.extend(sp for sp in passwords.spans(s) if not any(a < sp[1] and sp[0] < b for a, b, _ in found))
         return spans
 
     def _assignment_spans(self, s: str, data: bytes, hits: list[tuple[int, int]],
-                          literal_file: bool = False) -> Iterator[tuple[int, int, str]]:
+                          literal_file: bool = False, code_file: bool = False) -> Iterator[tuple[int, int, str]]:
         """`name = value` where the name is secret: tried at each identifier holding a name keyword."""
         starts: set[int] = set()
         ascii_text = len(data) == len(s)
@@ -562,11 +567,12 @@ class RuleSet:
             if lo in starts:
                 continue
             starts.add(lo)
-            span = self._assignment_at(s, lo, literal_file)
+            span = self._assignment_at(s, lo, literal_file, code_file)
             if span is not None:
                 yield span
 
-    def _assignment_at(self, s: str, lo: int, literal_file: bool = False) -> tuple[int, int, str] | None:
+    def _assignment_at(self, s: str, lo: int, literal_file: bool = False,
+                       code_file: bool = False) -> tuple[int, int, str] | None:
         """`name = value` at s[lo] when the name is secret; `literal_file`: s is a file that is not
         code (formats.literal_text), where an unquoted `name=value` holds a literal anywhere on a line."""
         if lo and s[lo - 1] == "<":
@@ -619,12 +625,26 @@ class RuleSet:
         # `"user=a&pwd=x"`: data, not code; `f"PWD={cfg['pw']}"`, `Password={2}` interpolate a value
         literal = not quoted and op == "=" and not value.startswith(_INTERPOLATION) and (
             literal_file or _inside_string(s, at))
-        if benign_value(value, name=name, quoted=quoted, env=name.isupper() and not quoted or literal):
+        if not quoted and op == ":" and lo and s[lo - 1] == "{" and _FORMAT_SPEC.fullmatch(value):
+            return None  # `f"{webhook_wall:.2f}"`: a format specification, not a value
+        if not quoted and message_text(value + _rest_of_line(s, end)):
+            return None  # `- DD_API_KEY: Your Datadog API key`: a description runs on to the line's end
+        # In source code an unquoted value is code where the statement reads as code: a quoted name (a
+        # dict's key, `{"MY_SECRET": binding}`) or `NAME = value` spaced as code is; `NAME=value` and
+        # `NAME: value` may be a .env or YAML text held in a string, whose upper-case names hold literals.
+        code = code_file and not literal and (m.group("jq") is not None or op == "=" and s[m.start("op") - 1] in " \t")
+        if code_file and not quoted and (_TYPE_RE.fullmatch(value) or value.startswith("(") or (
+                op == ":" and " ? " in s[s.rfind("\n", 0, at) + 1:at])):
+            return None  # `TOKEN_BUFFER: number`, `X: (keyof T)[]`, `c ? A_TOKEN : b`: a type, a conditional
+        upper_env = name.isupper() and not quoted and not code
+        if benign_value(value, name=name, quoted=quoted, env=upper_env or literal, code=code):
             return None
         if not quoted and value.isdigit() and formats.number_table(s):
             return None  # `session_secret: 600000` in a map of numbers (formats.number_table)
         if keyed and (start - m.end("name") > KEY_VALUE_REACH or not self.key_shaped(value, keyed == 2)):
             return None  # a key name's value counts only when it has a key's shape
+        if op == "," and not quoted:
+            return None  # `("token_refresh_failed", exc_info=True)`: a pair's value is a literal, else code
         if op == "," and not self.key_shaped(value, True) and (keyed or not self._call_pair(s, value, m.end())):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
@@ -637,9 +657,10 @@ class RuleSet:
         a quoted literal assigned to one, or a pair's value inside a string literal (a query
         string, a conninfo), is a password, unless it is a path (`pwd = "/srv"`).
         """
-        name = m.group("name").rsplit(".", 1)[-1]
+        name = m.group("name").rsplit(".", 1)[-1].lstrip("_")  # `_pass = "…"`: a private name is still one
         if m.group("q") is not None:  # (inside a literal, the quote after `=` closes it: `';PWD=' . $pw`)
-            return m.group("op") in ("=", ":=", ":") and not _inside_string(s, at) and pair_password(name, m.group("qv"))
+            return (m.group("op") in ("=", ":=", ":", *_COMPARISONS) and not _inside_string(s, at)
+                    and pair_password(name, m.group("qv")))
         value = m.group("v")
         return (m.group("op") == "=" and not value.startswith(_INTERPOLATION) and _inside_string(s, at)
                 and pair_password(name, value))
@@ -870,13 +891,22 @@ _EOL = re.compile(r"[ \t]+(?:#|//)|\\[nr]|[\r\n]")
 MASK_RE = re.compile(r"\[REDACTED:[a-z0-9_]+:hmac-sha256:[0-9a-f]+\]")
 
 
+_FORMAT_SPEC = re.compile(r"[<>^=]?[-+ ]?#?0?[0-9]*[,_]?(?:\.[0-9]+)?[bcdeEfFgGnosxX%]?")  # Python's format mini-language
+
+
+def _rest_of_line(s: str, end: int) -> str:
+    """What follows end on its line (a value's description, when it is words)."""
+    eol = s.find("\n", end, end + 512)
+    return s[end:eol if eol >= 0 else end + 512].rstrip()
+
+
 def _line_start(s: str, i: int) -> bool:
     """Only blanks (and a YAML list dash) between the last line break and s[i]: a YAML key."""
     j = i
     while j and s[j - 1] in " \t":
         j -= 1
-    if j >= 2 and s[j - 2:j] in ("- ", "-\t"):
-        j -= 2
+    if j >= 1 and s[j - 1] == "-" and j < i:  # `- name: value` (the blank after the dash is gone by now)
+        j -= 1
         while j and s[j - 1] in " \t":
             j -= 1
     return j == 0 or s[j - 1] in "\n\r" or (j >= 2 and s[j - 2:j] in ("\\n", "\\r"))
@@ -922,7 +952,8 @@ _CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
 _CALL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(.*\)")
 _TEMPLATE_STARTS = (MASK_PREFIX, "${", "{{", "$(", "<%", "%{", "#{", "[REDACTED")
 _CODE_RE = re.compile(
-    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_.]+[ \t]*[(\[].*|[(\[{].*|"
+    r"[A-Za-z_][A-Za-z0-9_]*(?:[?!]?\.[A-Za-z_][A-Za-z0-9_]*)+(?:[?!]?\.?\(.*|[ \t].*)?|[A-Za-z_][A-Za-z0-9_.]+[ \t]*[(\[].*|[(\[{].*|"
+    r"[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*[^=\s].*|"  # a keyword argument: `exc_info=True`
     r"(?:raise|return|await|yield|lambda|not|None|True|False|self|cls|if|else|def|class|new|this|function|typeof)\b.*",
 )
 
@@ -978,7 +1009,7 @@ _ENV_LOOKUP = re.compile(r"(?:os\.environ|os\.getenv|getenv|process\.env|import\
 # `pass` or `pwd` naming a pair, in canonical JSON, in JSON text inside a string (whose escaped
 # quotes the fast path reads as blanks) or in a configuration text: `"pass": "`, `pwd: `, `pass =`.
 PAIR_PASSWORD_NAMES = formats.PAIR_PASSWORD_NAMES
-_PAIR_OPERATOR_B = re.compile(rb'["\x27\]\s]{0,64}[:=]')
+_PAIR_OPERATOR_B = re.compile(rb'["\x27\]\s!]{0,64}[:=]')
 
 
 def pair_password(name: str, value: object) -> bool:
@@ -1087,11 +1118,12 @@ _WEAK_WORDS = frozenset({"secret", "password"})
 BENIGN_MAX = 2048
 
 
-def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool = False) -> bool:
+def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool = False, code: bool = False) -> bool:
     """Not a secret though next to a secret name: refs, placeholders, labels, messages, code.
 
     An unquoted value may be code (`password = getpass()`, `token = self.token`,
-    `api_key: str`); after an upper-case (environment) name it is taken as a value.
+    `api_key: str`); after an upper-case (environment) name it is taken as a value, except in
+    source code (`code`: the text is a file of a language whose unquoted words are names).
     """
     value = value.strip()
     if len(value) > BENIGN_MAX:
@@ -1125,7 +1157,7 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
         return False
     if _TYPE_RE.fullmatch(value) or _CODE_RE.fullmatch(value):
         return True  # `api_key: str`, `tokenSource: ProviderTokenSource;`, `token = secrets.token_urlsafe(32)`
-    if not name.isupper() and _IDENTIFIER_VALUE.fullmatch(value):
+    if (code or not name.isupper()) and _IDENTIFIER_VALUE.fullmatch(value):
         return True  # `sliceEnd = overlapEnd - tokenStart`: a variable, not a literal
     return False
 
