@@ -61,8 +61,8 @@ class Server:
 
     The constructor is the startup: it takes the locks, opens the store, writes the start
     attestation and builds every part (the writer, the live-tail hub, the signer, the sweeper,
-    the process witness, retention, shipping), starts the normalizing workers and only then
-    binds the socket, so a hook that connects the moment the socket appears is served by a
+    the process witness, retention, shipping), waits for the normalizing workers (launched
+    right after the locks, they start beside all that) and only then binds the socket, so a hook that connects the moment the socket appears is served by a
     daemon that can normalize its record. What is `Optional` here is optional by configuration
     (or by a failure health reports), never because it is filled in later. `run()` serves until
     SIGTERM/SIGINT and releases everything the constructor took.
@@ -129,7 +129,10 @@ class Server:
         self.policy = cfg.policy or redact.default_policy()
         self.normalize = _normalizer(self.policy)
         # Normalization off the loop (workers.py); None: on the loop, as tests of the loop alone run it.
-        self.pool = workers.Pool(self.policy, cfg.normalize_workers) if cfg.normalize_workers > 0 else None
+        self.pool = pool = workers.Pool(self.policy, cfg.normalize_workers) if cfg.normalize_workers > 0 else None
+        if pool is not None:  # they start beside the rest of this startup and are awaited before the socket binds
+            pool.launch()
+            res.callback(lambda: None if pool.stopping else self._runner.run(pool.stop()))
         self.drainer = SpoolDrainer(self, cfg.spool, self.normalize, self.pool)
         self.drainer.prepare()
         self.self_test = self._check_redaction()
@@ -211,10 +214,8 @@ class Server:
 
         # The workers first, then the socket: a hook that connects the moment the socket
         # appears finds every part it needs (before, it timed out and spooled while they started).
-        pool = self.pool
         if pool is not None:
             self._runner.run(pool.start())
-            res.callback(lambda: None if pool.stopping else self._runner.run(pool.stop()))
         self.listener = runfiles.bind_socket(cfg.socket, gid)
         res.callback(runfiles.remove_socket, cfg.socket)
         res.callback(self.listener.close)

@@ -73,6 +73,7 @@ class _Child(asyncio.Protocol):
         self.pool = pool
         self.index = index
         self.proc: Optional[subprocess.Popen] = None
+        self.sock: Optional[socket.socket] = None  # the parent's end, until the loop owns it
         self.transport: Optional[asyncio.Transport] = None
         self.held: dict[int, _Item] = {}
         self.held_bytes = 0
@@ -159,24 +160,47 @@ class Pool:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    def launch(self) -> None:
+        """Start the children's processes, off the loop; `start()` waits until they are ready.
+
+        The daemon calls it early in its startup, so the children import and compile the
+        rules while the daemon runs its own self-test and opens the store. They take no
+        record before `start()`, which the daemon awaits before it binds its socket.
+        """
+        if not self._children:
+            self._children = [_Child(self, i) for i in range(self.size)]
+            for child in self._children:
+                self._launch(child)
+
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._children = [_Child(self, i) for i in range(self.size)]
-        await asyncio.gather(*(self._spawn(child) for child in self._children))
+        self.launch()
+        await asyncio.gather(*(self._connect(child) for child in self._children))
 
-    async def _spawn(self, child: _Child) -> None:
+    def _launch(self, child: _Child) -> None:
         parent, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             child.proc = subprocess.Popen(
                 [sys.executable, "-m", "agentwatch.daemon.workers", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
             )  # fmt: skip
+        except BaseException:
+            parent.close()
+            raise
         finally:
             theirs.close()
+        child.sock = parent
         body = pickle.dumps(self._policy, protocol=5)
         parent.sendall(_LEN.pack(len(body)) + body)  # before the loop owns the socket: a small write
+
+    async def _spawn(self, child: _Child) -> None:
+        self._launch(child)
+        await self._connect(child)
+
+    async def _connect(self, child: _Child) -> None:
+        parent, child.sock = child.sock, None
+        assert parent is not None and self._loop is not None
         parent.setblocking(False)
-        assert self._loop is not None
         child.buf.clear()
         child.ready = self._loop.create_future()
         await self._loop.create_unix_connection(lambda: child, sock=parent)
@@ -192,6 +216,9 @@ class Pool:
         for child in self._children:
             if child.transport is not None:
                 child.transport.close()
+            if child.sock is not None:  # launched, never connected: a startup that failed in between
+                child.sock.close()
+                child.sock = None
         for child in self._children:
             if child.proc is not None:
                 proc = child.proc
@@ -376,6 +403,7 @@ def main(argv: list[str]) -> int:
     import functools
 
     from agentwatch.record import normalize, redact
+    from agentwatch.record.redact import rules
 
     sock = socket.socket(fileno=int(argv[0]))
     head = _read_exact(sock, 4)
@@ -384,7 +412,7 @@ def main(argv: list[str]) -> int:
     (n,) = _LEN.unpack(head)
     mode, salt, extra = pickle.loads(_read_exact(sock, n) or b"")
     policy = redact.Policy(mode=mode, salt=salt, extra_patterns=extra)
-    redact.self_test(policy)  # compiles the rules before the first record, not during it
+    rules.compile_builtin()  # the rules compiled before the first record, not during it
     to_append = functools.partial(normalize.to_append, policy=policy)
     ready = pickle.dumps((0, "ready", None), protocol=5)
     sock.sendall(_LEN.pack(len(ready)) + ready)
