@@ -239,6 +239,28 @@ def daemon(tmp_path):
         assert code == 0, f"daemon exited {code}:\n{d.output()}"
 
 
+@pytest.fixture(scope="module")
+def shared_daemon(tmp_path_factory):
+    """One started daemon for the cases of a module that each check only what they added to it
+    (rows and counters read before and after, compared with `==`). It runs in an environment of its
+    own, as the `daemon` fixture's does: the autouse isolation is per test, so it is set here for
+    the process this starts. Stopped with SIGTERM after the module's last case, which must exit 0."""
+    root = tmp_path_factory.mktemp("shared-daemon")
+    with pytest.MonkeyPatch.context() as mp:
+        for var, sub in (("HOME", "home"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
+                         ("XDG_CONFIG_HOME", "config"), ("XDG_RUNTIME_DIR", "run")):
+            (root / "env" / sub).mkdir(parents=True, mode=0o700)
+            mp.setenv(var, str(root / "env" / sub))
+        for var in [v for v in os.environ if v.startswith("AGENTWATCH_")]:
+            mp.delenv(var)
+        d = Daemon(root / "daemon").start()
+    try:
+        yield d
+    finally:
+        code = d.stop()
+        assert code == 0, f"daemon exited {code}:\n{d.output()}"
+
+
 def spool_write(spool: Path, record_id: str, data: bytes) -> Path:
     """Put a file into spool/new the way the hook does (tmp, then rename)."""
     for sub in ("tmp", "new", "bad"):
