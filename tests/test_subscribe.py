@@ -1,4 +1,9 @@
-"""Live-tail subscriptions on the daemon's socket (docs/protocol.md, "subscribe")."""
+"""Live-tail subscriptions on the daemon's socket (docs/protocol.md, "subscribe").
+
+The cases that only append and subscribe share one daemon (`shared_daemon`): a subscription from
+seq 1 reads the whole store, whatever earlier cases stored, and each case's expectations count
+what was there before it; a case that counts subscriptions first waits for the earlier cases'
+to end. The consumer accounting and the restart start daemons of their own."""
 
 from __future__ import annotations
 
@@ -29,7 +34,8 @@ def read_until(client, want_seq: int, kinds=None) -> tuple[list[dict], list[dict
     return records, control
 
 
-def test_catch_up_then_live_without_gap_or_duplicate(daemon):
+def test_catch_up_then_live_without_gap_or_duplicate(shared_daemon):
+    daemon = shared_daemon
     before = append_many(daemon, 300)
     client, ack = subscribe(daemon, from_seq=1)
     assert ack["from_seq"] == 1 and ack["head_seq"] >= before[-1]
@@ -48,7 +54,8 @@ def test_catch_up_then_live_without_gap_or_duplicate(daemon):
         assert r["hash"].startswith("sha256:") and len(r["hash"]) == 71
 
 
-def test_switch_over_under_continuous_appends(daemon):
+def test_switch_over_under_continuous_appends(shared_daemon):
+    daemon, start = shared_daemon, shared_daemon.health()["head_seq"]
     stop = threading.Event()
 
     def keep_appending():
@@ -60,7 +67,7 @@ def test_switch_over_under_continuous_appends(daemon):
     try:
         clients = []
         for _ in range(5):  # each subscribes at another instant of the stream
-            wait_for(lambda: daemon.health()["head_seq"] > 50 * (len(clients) + 1), "more rows")
+            wait_for(lambda: daemon.health()["head_seq"] > start + 50 * (len(clients) + 1), "more rows")
             clients.append(subscribe(daemon, from_seq=1)[0])
     finally:
         stop.set()
@@ -72,7 +79,9 @@ def test_switch_over_under_continuous_appends(daemon):
         assert [r["seq"] for r in records] == list(range(1, head + 1))
 
 
-def test_kinds_filter_and_from_head(daemon):
+def test_kinds_filter_and_from_head(shared_daemon):
+    daemon = shared_daemon
+    earlier = [row["seq"] for row in daemon.rows("event")]  # the events earlier cases stored
     first = append_many(daemon, 5)
     events, _ = subscribe(daemon, from_seq=1, kinds=["event"])
     fresh, ack = subscribe(daemon, **{"from": "head"})
@@ -80,28 +89,31 @@ def test_kinds_filter_and_from_head(daemon):
     later = append_many(daemon, 3)
     with events:
         got, _ = read_until(events, later[-1])
-    assert [r["seq"] for r in got] == first + later  # seq 1, the start attestation, is not an event
+    assert [r["seq"] for r in got] == earlier + first + later  # seq 1, the start attestation, is not an event
     assert {r["kind"] for r in got} == {"event"}
     with fresh:
         got, _ = read_until(fresh, later[-1])
     assert [r["seq"] for r in got] == later
 
 
-def test_bad_subscribe_requests_are_refused(daemon):
-    with daemon.client() as client:
+def test_bad_subscribe_requests_are_refused(shared_daemon):
+    with shared_daemon.client() as client:
         assert client.request({"op": "subscribe", "from_seq": 0})["error"] == "bad_request"
         assert client.request({"op": "subscribe", "from": "tail"})["error"] == "bad_request"
         assert client.request({"op": "subscribe", "kinds": ["bogus"]})["error"] == "bad_request"
         assert client.request({"op": "ping"})["ok"] is True  # the connection is still usable
 
 
-def test_slow_subscriber_falls_back_to_catch_up_and_misses_nothing(daemon):
+def test_slow_subscriber_falls_back_to_catch_up_and_misses_nothing(shared_daemon):
+    daemon = shared_daemon
+    wait_for(lambda: daemon.health()["subscriptions"]["open"] == 0, "the earlier cases' subscriptions to end")
+    fallbacks_before = daemon.health()["subscriptions"]["fallbacks_to_catch_up"]
     client, _ = subscribe(daemon, **{"from": "head"})
     big = "x" * 2048  # ~2.3 KB per pushed line: the 1 MiB buffer fills after a few hundred
     acked = []
     for _ in range(6):
         acked += append_many(daemon, 500, pad=big)  # every append is acked: the writer never waits
-    fallbacks = daemon.health()["subscriptions"]["fallbacks_to_catch_up"]
+    fallbacks = daemon.health()["subscriptions"]["fallbacks_to_catch_up"] - fallbacks_before
     assert fallbacks >= 1, "the scenario needs the buffer to overflow at least once"
     with client:
         records, control = read_until(client, acked[-1])
@@ -119,7 +131,9 @@ def test_slow_subscriber_falls_back_to_catch_up_and_misses_nothing(daemon):
     assert [c["op"] for c in control] == ["live"] * (fallbacks + 1)
 
 
-def test_subscriber_ends_with_its_connection(daemon):
+def test_subscriber_ends_with_its_connection(shared_daemon):
+    daemon = shared_daemon
+    wait_for(lambda: daemon.health()["subscriptions"]["open"] == 0, "the earlier cases' subscriptions to end")
     client, _ = subscribe(daemon, from_seq=1)
     wait_for(lambda: daemon.health()["subscriptions"]["open"] == 1, "the subscription")
     client.close()
