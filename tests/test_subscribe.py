@@ -3,7 +3,9 @@
 The cases that only append and subscribe share one daemon (`shared_daemon`): a subscription from
 seq 1 reads the whole store, whatever earlier cases stored, and each case's expectations count
 what was there before it; a case that counts subscriptions first waits for the earlier cases'
-to end. The consumer accounting and the restart start daemons of their own."""
+to end. The catch-up check (it compares each pushed payload with the payload column, and after the
+slow-subscriber case's long padded run that column no longer equals what is pushed), the consumer
+accounting and the restart start daemons of their own."""
 
 from __future__ import annotations
 
@@ -34,8 +36,7 @@ def read_until(client, want_seq: int, kinds=None) -> tuple[list[dict], list[dict
     return records, control
 
 
-def test_catch_up_then_live_without_gap_or_duplicate(shared_daemon):
-    daemon = shared_daemon
+def test_catch_up_then_live_without_gap_or_duplicate(daemon):
     before = append_many(daemon, 300)
     client, ack = subscribe(daemon, from_seq=1)
     assert ack["from_seq"] == 1 and ack["head_seq"] >= before[-1]
