@@ -1278,6 +1278,9 @@ def test_the_docs_count_each_table_of_rules_toml_as_it_is():
     ("ci.yml", '  -H "Authorization: Bearer ${{ steps.app-token.outputs.token }}" \\\n'),  # a scheme, a template
     ("README.md", "- DD_API_KEY: Your Datadog API key\n"),  # a list item's description
     ("app.config", '<assemblyIdentity name="Newtonsoft.Json" publicKeyToken="30ad4fe6b2a6aeed" culture="neutral" />\n'),
+    ("ci.sh", 'echo "GITHUB_TOKEN: ${GITHUB_TOKEN:+set}"; : "${API_TOKEN:?API_TOKEN is required}"\n'),  # POSIX sh 2.6.2
+    ("sidebar.tsx", "const SIDEBAR_COOKIE_MAX_AGE = 60 * 60 * 24 * 7;\n"),
+    ("x.py", "DEFAULT_MAX_OUTPUT_TOKENS_CAP: int = 64000\n"),
 ])
 def test_code_and_descriptions_beside_a_secret_name_keep_their_bytes(path, text):
     assert POLICY.redact_text(text, "/srv/app/" + path) == text
@@ -1293,6 +1296,7 @@ def test_code_and_descriptions_beside_a_secret_name_keep_their_bytes(path, text)
     ("x.py", 'if _pass != "s3cr3t-{w}":\n'),
     ("x.py", 'MAX_TOKENS = 1000\nAPI_TOKEN = "s3cr3t-{w}"\n'),  # the count beside it changes nothing
     ("deploy.yml", "env:\n  - DB_PASSWORD: s3cr3t-{w}\n"),  # a YAML list item's value runs to the line's end
+    ("run.sh", 'export API_TOKEN="${{API_TOKEN:-s3cr3t-{w}}}"\n'),  # a default the shell substitutes is a literal
 ])
 def test_literals_the_tenth_round_reads(path, text):
     w = "letmein"

@@ -4,12 +4,14 @@ Every other rule needs a sign beside the value: a secret name, a flag, a call, a
 prefix, a file's format. A password chosen by a person under the usual composition policy (an
 upper-case and a lower-case letter, a digit and a symbol: `S3crEt@123`, `1qaz@WSX`,
 `b@dP@$sW0rD`) carries its own sign: words, identifiers, versions, paths, hosts, digests and
-base64 never hold all four classes with one of the symbols `! @ # $ % ^ & * ~`. What does
-hold them is code and markup, and each such shape is read as what it is and kept:
+base64 never hold all four classes with one of the symbols `! @ # $ & ~`. What does hold them
+is code and markup, and each such shape is read as what it is and kept:
 
 - a variable or a reference (`$solutionPath`, `${X}`, `$(cmd)`), a placeholder (`<Your@Pass1>`);
-- code between brackets (`f(x)[0]`), a regular expression (`\\d`, `.*`), a glob (`*.Linux64`),
-  an operator (`&&`, `=>`, `::`), a format string (`%Y-%m-%d`);
+- a call or code between brackets (`f(x)[0]`), a regular expression (`\\d`, `.*`), a glob
+  (`*.Linux64`), an operator (`&&`, `=>`, `::`), a format string (`%Y-%m-%d`);
+- a name behind its sigil (`@Param1`), a place in a file (`main.py#L42`), cells (`Sheet1!A1`),
+  an amount (`Cost$0.014`), Markdown's emphasis, an HTML entity, a locale;
 - a path or URL (`/`, `\\`, `%2F`), an email address or `user@host`, `package@1.2.3`, a query
   string (`a=1&B=2`).
 

@@ -626,8 +626,9 @@ class RuleSet:
         # `"user=a&pwd=x"`: data, not code; `f"PWD={cfg['pw']}"`, `Password={2}` interpolate a value
         literal = not quoted and op == "=" and not value.startswith(_INTERPOLATION) and (
             literal_file or _inside_string(s, at))
-        if not quoted and op == ":" and lo and s[lo - 1] == "{" and _FORMAT_SPEC.fullmatch(value):
-            return None  # `f"{webhook_wall:.2f}"`: a format specification, not a value
+        if not quoted and op == ":" and lo and s[lo - 1] == "{" and (
+                _FORMAT_SPEC.fullmatch(value) or s[lo - 2:lo] == "${" and value.startswith(("+", "?"))):
+            return None  # `f"{webhook_wall:.2f}"`: a format; `${TOKEN:+set}`, `${TOKEN:?unset}`: what the shell says
         if not quoted and message_text(value + _rest_of_line(s, end)):
             return None  # `- DD_API_KEY: Your Datadog API key`: a description runs on to the line's end
         # In source code an unquoted value is code where the statement reads as code: a quoted name (a

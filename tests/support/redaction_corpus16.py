@@ -1,0 +1,62 @@
+"""Score the redaction rules on the sixteenth held-out corpus (tests/fixtures/redaction/corpus16.json.gz), format x carrier.
+
+The corpus is what prowler-cloud/prowler's secret checks' tests expect (the values their expected
+FAIL messages attribute by variable or line: Lambda, ECS and Batch environment variables, EC2
+user data, log events, CodeBuild variables; the data of their PASS tests) and what
+dotnet/roslyn-analyzers' CA5390 and CA5403 tests expect (C# sources with a hard-coded key or
+certificate, and sources with no diagnostic), and ordinary files of those repositories
+(tests/support/redaction_corpus16_extract.py builds it; every sample names its source, its path
+and the format of its text). As in the fifth to fifteenth corpora, each sample is stored in the
+four carriers an agent's record holds text in, as a Claude Code hook payload
+(docs/harnesses.md):
+
+- `command`: a Bash command line: the sample itself where it is a shell command line,
+  else one that writes the file (`cat > PATH <<'EOF' ... EOF`);
+- `output`: the output of `cat PATH` (`tool_response.stdout`);
+- `file-read`: a Read of PATH (`tool_response.file.content`);
+- `mcp-input`: an MCP tool's input (`mcp__filesystem__write_file` with `path`, `content`).
+
+A positive is caught in a carrier when none of its secrets is left in the stored record:
+no 12-character piece of a secret of 12 or more (the earlier corpora's rule), no whole
+word of a shorter one (the masks set aside; the extractor keeps only secrets this can
+judge). A benign or negative sample is intact when the record is stored unchanged.
+`python tests/support/redaction_corpus16.py --write` records figures16.json; `--before`
+records figures16-before.json (the rules as they were when the corpus was built, before any
+change made with it in view); `--compare FILE` adds that column; `--show FILE` prints the
+tables of recorded figures without scoring.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import carrier_corpus  # noqa: E402
+from carrier_corpus import CARRIERS, HERE, SETS, totals  # noqa: E402,F401
+
+CORPUS = HERE / "corpus16.json.gz"
+FIGURES = HERE / "figures16.json"
+BEFORE = HERE / "figures16-before.json"
+SOURCES = ("prowler", "roslyn-analyzers")
+SESSION = "corpus16"
+
+load = partial(carrier_corpus.load, CORPUS)
+payload = partial(carrier_corpus.payload, session=SESSION)
+record = partial(carrier_corpus.record, session=SESSION)
+score = partial(carrier_corpus.score, corpus=CORPUS, session=SESSION)
+stored = partial(carrier_corpus.stored, corpus=CORPUS, session=SESSION)
+
+
+def table(figures: dict, compare: dict | None = None) -> str:
+    return carrier_corpus.table(figures, SOURCES, compare)
+
+
+def main(argv: list[str]) -> int:
+    return carrier_corpus.main(argv, CORPUS, FIGURES, BEFORE, SOURCES, SESSION)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
