@@ -3,9 +3,9 @@
 The cases that only append and subscribe share one daemon (`shared_daemon`): a subscription from
 seq 1 reads the whole store, whatever earlier cases stored, and each case's expectations count
 what was there before it; a case that counts subscriptions first waits for the earlier cases'
-to end. The catch-up check (it compares each pushed payload with the payload column, and after the
-slow-subscriber case's long padded run that column no longer equals what is pushed), the consumer
-accounting and the restart start daemons of their own."""
+to end. The catch-up check (it compares each pushed payload with the plain `payload` column, which holds
+only the indexed fields once the store packs payloads, as it does after the slow-subscriber case's
+padded run), the consumer accounting and the restart start daemons of their own."""
 
 from __future__ import annotations
 
