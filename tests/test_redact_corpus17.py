@@ -6,14 +6,19 @@ agrees with them, and github/codeql's CWE-798 query tests, labelled by their inl
 annotations and the Ruby test's expected results) and ordinary files of those repositories
 (tests/support/redaction_corpus17_extract.py, every sample naming its source and the format of its
 text, none of its texts or secrets in the first sixteen corpora). No round of #33 read it: it was
-committed before it was scored.
+committed before it was scored (fb5164e), then scored once with the rules as they were on main at 15a9844
+(figures17-before.json). figures17.json holds the figures of the rules in this tree; re-record with
+`python tests/support/redaction_corpus17.py --write` after a deliberate change (the "after" figure of
+docs/redaction.md).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
+from support import carrier_corpus
 from support import redaction_corpus17 as corpus17
 from support.redaction_corpus6_extract import scorable
 
@@ -102,6 +107,35 @@ def test_no_text_or_secret_of_the_first_sixteen_corpora_is_in_this_one():
                              for s in c.load()["samples"])
     assert not [s["source"] for s in SAMPLES if s["text"] in before]
     assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+
+
+def test_seventeenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
+    """The held-out figure: the rules as they were on main (15a9844) at the corpus's first scoring, per carrier."""
+    before = json.loads(corpus17.BEFORE.read_text())
+    assert corpus17.totals(before) == {"upstream-positive": (172, 276), "benign": (104, 104),
+                                       "upstream-negative": (271, 364)}
+    for carrier in corpus17.CARRIERS:
+        got = corpus17.totals(before, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (43, 69), (26, 26), (67 if carrier == "command" else 68, 91)), carrier
+    assert [corpus17.totals(before, source=s)["upstream-positive"] for s in corpus17.SOURCES] == [(60, 60), (112, 216)]
+    assert [corpus17.totals(before, source=s)["benign"] for s in corpus17.SOURCES] == [(68, 68), (36, 36)]
+    assert [corpus17.totals(before, source=s)["upstream-negative"] for s in corpus17.SOURCES] == [
+        (60, 60), (211, 304)]
+    assert len(before["failures"]) == len(set(before["failures"])) == (276 - 172) + (104 - 104) + (364 - 271)
+
+
+def test_seventeenth_corpus_figures_are_the_recorded_ones():
+    carrier_corpus.check_recorded(corpus17, POLICY)
+
+
+def test_seventeenth_corpus_figures_are_the_before_figures():
+    """No round has read this corpus: the rules in this tree score it as they did at its first scoring."""
+    assert json.loads(corpus17.FIGURES.read_text()) == json.loads(corpus17.BEFORE.read_text())
+
+
+def test_seventeenth_corpus_fast_path_and_walk_agree_in_every_carrier():
+    carrier_corpus.check_fast_path(corpus17, POLICY)
 
 
 def test_the_command_carrier_writes_the_file():
