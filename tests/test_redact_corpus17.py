@@ -134,6 +134,18 @@ def test_seventeenth_corpus_figures_are_the_before_figures():
     assert json.loads(corpus17.FIGURES.read_text()) == json.loads(corpus17.BEFORE.read_text())
 
 
+def test_seventeenth_corpus_figures_after_the_round_that_held_it_out():
+    """The twelfth round of #33 (a filler word beside a secret, literals decoded into keys, a call's
+    variable argument followed to its literal), tuned on corpora 1-16 with this one unread, scored it
+    once when it landed: every sample as before (figures17-heldout-after.json)."""
+    held = json.loads((corpus17.HERE / "figures17-heldout-after.json").read_text())
+    assert held == json.loads(corpus17.BEFORE.read_text())
+    for carrier in corpus17.CARRIERS:
+        got = corpus17.totals(held, carrier=carrier)
+        negatives = (67, 91) if carrier == "command" else (68, 91)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((43, 69), (26, 26), negatives)
+
+
 def test_seventeenth_corpus_fast_path_and_walk_agree_in_every_carrier():
     carrier_corpus.check_fast_path(corpus17, POLICY)
 
