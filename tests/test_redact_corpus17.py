@@ -129,9 +129,18 @@ def test_seventeenth_corpus_figures_are_the_recorded_ones():
     carrier_corpus.check_recorded(corpus17, POLICY)
 
 
-def test_seventeenth_corpus_figures_are_the_before_figures():
-    """No round has read this corpus: the rules in this tree score it as they did at its first scoring."""
-    assert json.loads(corpus17.FIGURES.read_text()) == json.loads(corpus17.BEFORE.read_text())
+def test_seventeenth_corpus_figures_after_the_round_tuned_on_it():
+    """The thirteenth round read its misses (an earlier corpus by then; the eighteenth held out): a
+    secret's word numbered is no label (`secretAccessKey: "NotSoSecretKey1"`), request's and
+    superagent's `.auth(user, password, …, bearer)`, an HTTP authentication scheme's name alone kept
+    (`foo ? 'Bearer' : 'OAuth'`). 45/69, 26/26 and 69-70/91 per carrier (figures17.json). What still
+    passes through: user names (codeql counts them as half of a credential), values that repeat
+    their name (`privateKey = "myHardCodedPrivateKey"`), two-character values, `client('TOKEN')`."""
+    after = json.loads(corpus17.FIGURES.read_text())
+    for carrier in corpus17.CARRIERS:
+        got = corpus17.totals(after, carrier=carrier)
+        negatives = (69, 91) if carrier == "command" else (70, 91)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((45, 69), (26, 26), negatives)
 
 
 def test_seventeenth_corpus_figures_after_the_round_that_held_it_out():

@@ -145,10 +145,11 @@ def test_sixth_corpus_figures_after_the_changes_of_default():
     assignments are caught; benign text stays intact. The eleventh round (`pass`/`pwd` as a pair's name)
     masks Sonar's Kubernetes `- name: pwd` / `value: pwd1234`, which Sonar's own check passes: two more
     positives in the command carrier, 32 upstream negatives fewer. The twelfth (filler words beside a
-    secret, `secrete`, names saying "not a secret") masks 15 more."""
+    secret, `secrete`, names saying "not a secret") masks 15 more; the thirteenth (a secret's word
+    numbered is no label) four more upstream negatives (Sonar passes `ENV MY_SECRET_TOKEN=realVerySecretValue123`)."""
     after = json.loads(corpus6.FIGURES.read_text())
     assert corpus6.totals(after) == {"upstream-positive": (1873, 2176), "benign": (660, 660),
-                                     "upstream-negative": (2338, 3020), "not-secret": (16, 16)}
+                                     "upstream-negative": (2334, 3020), "not-secret": (16, 16)}
     for carrier in corpus6.CARRIERS:
         got = corpus6.totals(after, carrier=carrier)
         recall = (466, 544) if carrier == "command" else (469, 544)

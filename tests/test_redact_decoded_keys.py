@@ -127,3 +127,34 @@ def test_the_self_test_reports_a_filler_word_that_hides_a_secret(monkeypatch):
     monkeypatch.setattr(rules, "filler_beside_secret", lambda value: False)
     failures = redact.self_test(POLICY).failures
     assert [f.split(":")[0] for f in failures] == ["format filler-beside-secret"]
+
+
+@pytest.mark.parametrize("line,secret", [
+    ('const ec2 = new AWS.EC2({secretAccessKey: "NotSoSecretKey1"});', "NotSoSecretKey1"),
+    ('const c = {adminPassword: "AdminPassword123"};', "AdminPassword123"),
+])
+def test_a_secret_word_numbered_is_no_label(line, secret):
+    assert secret not in content("app.js", line)
+
+
+@pytest.mark.parametrize("line", [
+    "SECRET_KEY_ACCOUNT = 'secret-key'",  # a label naming the secret
+    'const api = {apiToken: "apiToken"};',  # the name again
+])
+def test_labels_keep_their_bytes(line):
+    path = "app.js" if line.startswith("const") else "app.py"
+    assert stored(path, line) == canonical_json(file_read(path, line)).decode()
+
+
+def test_request_and_superagent_auth_arguments():
+    # request: .auth(username, password, sendImmediately, bearer); superagent: .auth(user, password)
+    out = content("client.js", "request.get(url).auth(null, null, true, 'q9XvTz4LmPa2');\n"
+                               "superagent.get(u).auth('tobi', 'Qz7mWv2Lk9').end(cb);\n")
+    assert "q9XvTz4LmPa2" not in out and "Qz7mWv2Lk9" not in out and "'tobi'" in out
+
+
+def test_an_authentication_scheme_alone_keeps_its_bytes_and_its_credentials_do_not():
+    chosen = "const h = {\"Authorization\": `${foo ? 'Bearer' : 'OAuth'} ${accessToken}`};"
+    assert stored("client.js", chosen) == canonical_json(file_read("client.js", chosen)).decode()
+    out = content("client.js", 'const h = {"Authorization": "OAuth q9XvTz4LmPa2Wc7B"};')
+    assert "q9XvTz4LmPa2Wc7B" not in out and '"OAuth ' in out  # the scheme stays, its credentials go

@@ -70,6 +70,10 @@ _FILLER = re.compile(r"(?i)^(?:x+|\*+|\.+|-+|_+|#+|\?+|0+|<.*>|your[-_ ].*|.*[-_
 _WEAK = frozenset({"secret", "password", "token", "changeit", "changeme", "change_me"})
 
 
+# HTTP authentication schemes (IANA's HTTP Authentication Schemes registry; NTLM and AWS's Signature V4): under
+# an auth name, a scheme's name alone is chosen before its credentials (`foo ? 'Bearer' : 'OAuth'`), not one.
+AUTH_SCHEMES = frozenset({"basic", "bearer", "concealed", "digest", "dpop", "gnap", "hoba", "mutual", "negotiate", "oauth",
+                          "privatetoken", "scram-sha-1", "scram-sha-256", "vapid", "ntlm", "aws4-hmac-sha256"})
 ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # an environment variable's or a constant's name
 _NAME_WORD = re.compile(r"[a-z]+")
 
@@ -89,6 +93,8 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
     if argument and low in _WEAK:
         return True  # a call's key argument: the word is the key
     if low in _NOT_VALUES or _FILLER.match(v) or v.startswith("[REDACTED:"):
+        return False
+    if low.strip("\"'`") in AUTH_SCHEMES and ("auth" in name.lower() or name.lower() in AUTH_SCHEMES):
         return False
     if _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
         return False
@@ -685,6 +691,10 @@ CALLS: tuple[tuple[str, int, tuple[str, ...], str], ...] = (
     (r"(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth)", 1, ("auth",),
      "https://requests.readthedocs.io/en/latest/user/authentication/ (username, password)"),
     (r"\bauth\s*=\s*", 1, ("auth",), "https://requests.readthedocs.io/en/latest/user/authentication/ (auth=('user', 'pass'))"),
+    (r"\.auth", 1, (".auth(",), "https://ladjs.github.io/superagent/#authentication (.auth(user, password)); "
+     "https://github.com/request/request#http-authentication (.auth(username, password, sendImmediately, bearer))"),
+    (r"\.auth", 3, (".auth(",), "https://github.com/request/request#http-authentication (.auth(null, null, true, "
+     "'bearerToken'): the fourth argument is a bearer token)"),
     (r"(?:aiohttp\.)?BasicAuth", 1, ("basicauth",), "https://docs.aiohttp.org/en/stable/client_reference.html#aiohttp.BasicAuth "
      "(login, password)"),
     (r"new\s+UsernamePasswordCredentials", 1, ("usernamepasswordcredentials",), "https://hc.apache.org/httpcomponents-client-4.5.x/current/httpclient/"
@@ -811,7 +821,7 @@ _NAMED_CALL_START = re.compile(
     r"(?:" + "|".join(f"(?P<n{i}>{rx})" for i, (rx, _, _, _) in enumerate(NAMED_CALLS)) + r")(?:\s*\(|[ \t]+(?=['\"]))")
 # (Groovy, and so Gradle, lets a call with arguments leave out its parentheses: `buildConfigField 'String', ...`)
 # Words one of which every call of CALLS holds (lower case: the keyword index matches them in any case).
-CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "basicauth", "digestauth", "proxyauth",
+CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", ".auth(", "basicauth", "digestauth", "proxyauth",
                  "auth", "usernamepasswordcredentials", "passwordauthentication", "plainauth", "userpassword",
                  "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(", ".put(", "jwt.", ".signedstring",
                  "algorithm.hmac", ".signwith", "hmac.new", ".createhmac", ".createcipheriv", ".createdecipheriv",

@@ -931,6 +931,9 @@ _PLACEHOLDERS = frozenset({
 })
 _COMPARED = re.compile(r"(?i)pass|pwd|secret|key")
 _COMPARISONS = ("==", "===", "!=", "!==", "<=>")
+# A secret's word numbered, not a label: `AdminPassword123`, `NotSoSecretKey1` (two digits or more, or one
+# after the secret's own word: `OAuth2` and `password1`, a scheme and a form's field, stay labels).
+_NUMBERED = re.compile(r"[A-Za-z][A-Za-z0-9]*?(?:[0-9]{2,}|(?:Key|Password|Passwd|Secret|Token|Pwd)[0-9])")
 _LABEL_RE = re.compile(r"[a-z][a-z0-9]*(?:[._:/ -][a-z0-9]+)*")
 _STRING_GLUE = re.compile(r"^(?:[+,;)]|\.\$)|[+(\[]$")
 _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[,;]?")
@@ -1167,11 +1170,13 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     if enumerated_or_reference(value):
         return True  # `id-token: write`, `key_file: /tmp/cosign.key`, `x = pkg.mod.sub:func`
     low = value.lower().strip("\"'`")
+    if low in formats.AUTH_SCHEMES and ("auth" in name.lower() or name.lower() in formats.AUTH_SCHEMES):
+        return True  # `"Authorization": foo ? 'Bearer' : 'OAuth'`: a scheme's name, chosen before its credentials
     words = name_words(name)
     if low in (name.lower(), name.rsplit(".", 1)[-1].lower()) or low.replace("-", "_") == name.lower():
         return True  # `self.api_key = api_key`, TOKENS = "tokens": a name, not a value
     if (not quoted or len(words) > 1) and _LABEL_RE.fullmatch(low) and any(
-            w in low for w in words if len(w) >= 4 and w not in ("user", "name")):
+            w in low for w in words if len(w) >= 4 and w not in ("user", "name")) and not _NUMBERED.fullmatch(value):
         return True  # SECRET_KEY_ACCOUNT = 'secret-key', "user.auth_logged_out": a label naming the secret
     if _NUMBER_RE.fullmatch(value) and "token" in name.lower():
         return True  # max_tokens = 4096
