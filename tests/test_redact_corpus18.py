@@ -13,9 +13,11 @@ deliberate change (the "after" figure of docs/redaction.md).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
+from support import carrier_corpus
 from support import redaction_corpus18 as corpus18
 from support.redaction_corpus6_extract import scorable
 
@@ -101,6 +103,34 @@ def test_no_text_or_secret_of_the_first_seventeen_corpora_is_in_this_one():
                              for s in c.load()["samples"])
     assert not [s["source"] for s in SAMPLES if s["text"] in before]
     assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+
+
+def test_eighteenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
+    """The held-out figure: the rules as they were at d46b9e8 at the corpus's first scoring, per carrier."""
+    before = json.loads(corpus18.BEFORE.read_text())
+    assert corpus18.totals(before) == {"upstream-positive": (132, 148), "benign": (528, 536),
+                                       "upstream-negative": (12, 64)}
+    for carrier in corpus18.CARRIERS:
+        got = corpus18.totals(before, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((33, 37), (132, 134), (3, 16)), (
+            carrier)
+    assert [corpus18.totals(before, source=s)["upstream-positive"] for s in corpus18.SOURCES] == [(56, 64), (76, 84)]
+    assert [corpus18.totals(before, source=s)["benign"] for s in corpus18.SOURCES] == [(164, 164), (364, 372)]
+    assert [corpus18.totals(before, source=s)["upstream-negative"] for s in corpus18.SOURCES] == [(0, 12), (12, 52)]
+    assert len(before["failures"]) == len(set(before["failures"])) == (148 - 132) + (536 - 528) + (64 - 12)
+
+
+def test_eighteenth_corpus_figures_are_the_recorded_ones():
+    carrier_corpus.check_recorded(corpus18, POLICY)
+
+
+def test_eighteenth_corpus_figures_are_the_before_figures():
+    """No round has read this corpus: the rules in this tree score it as they did at its first scoring."""
+    assert json.loads(corpus18.FIGURES.read_text()) == json.loads(corpus18.BEFORE.read_text())
+
+
+def test_eighteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
+    carrier_corpus.check_fast_path(corpus18, POLICY)
 
 
 def test_the_command_carrier_writes_the_file():
