@@ -1,0 +1,139 @@
+"""The redaction rules on an eighteenth held-out corpus, format x carrier (tests/support/redaction_corpus18.py).
+
+Built for #33 from two projects no earlier corpus read (anchore/syft's secrets cataloger tests,
+labelled by the findings its Go tests expect per fixture and line, and IBM/detect-secrets' Box,
+DB2 and GitHub Enterprise plugin tests, labelled by each payload's `should_flag`) and ordinary
+files of those repositories (tests/support/redaction_corpus18_extract.py, every sample naming its
+source and the format of its text, none of its texts or secrets in the first seventeen corpora).
+No round of #33 read it: it was committed before it was scored, then scored once with the rules
+as they were at d46b9e8 (figures18-before.json). figures18.json holds the figures of the rules
+in this tree; re-record with `python tests/support/redaction_corpus18.py --write` after a
+deliberate change (the "after" figure of docs/redaction.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+from support import carrier_corpus
+from support import redaction_corpus18 as corpus18
+from support.redaction_corpus6_extract import scorable
+
+from agentwatch.record import redact
+
+POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
+DATA = corpus18.load()
+SAMPLES = DATA["samples"]
+
+
+def _words(text: str, secret: str) -> int:
+    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", text))
+
+
+def test_every_sample_names_its_source_its_format_and_its_secrets():
+    assert len(SAMPLES) == 187
+    assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 37, "upstream-negative": 16, "benign": 134}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"syft": 60, "ibm-detect-secrets": 127}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+        "syft": 16, "ibm-detect-secrets": 21}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
+        "syft": 3, "ibm-detect-secrets": 13}
+    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {
+        "syft": 41, "ibm-detect-secrets": 93}
+    # syft's cataloger at its last commit and its ordinary files at the mirror's head; detect-secrets at one commit
+    assert DATA["upstream"] == ["IBM/detect-secrets@076672a9a01abdfc7ecee2e7d14f08cdccb73976",
+                                "anchore/syft@3f13d209a5a3fddb2e616b190576d8ae1d9f1133",
+                                "anchore/syft@bf82010f3c38508e30dd01ed8053f158513c0c9d"]
+    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
+    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
+    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
+    assert len({s["format"] for s in SAMPLES}) == 14
+    for s in SAMPLES:
+        if s["set"] == "upstream-positive":
+            # every secret is in its text, and masking it there would leave none of it in the carrier
+            assert s["secrets"] and all(scorable(s["text"], s["path"], x, _words(s["text"], x)) for x in s["secrets"]), (
+                s["source"])
+            assert "corpus18" not in s["secrets"]
+
+
+def test_what_was_left_out_is_counted():
+    earlier = ("first, second, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, "
+               "thirteenth, fourteenth, fifteenth, sixteenth or seventeenth corpus")
+    assert DATA["left_out"] == {
+        "a labelled value that is a placeholder or empty": 11,
+        "a positive with no secret left to judge": 2,
+        "a secret already in an earlier corpus, dropped from a sample of several": 1,
+        f"a secret already in the {earlier}": 38,
+        "a secret the scoring cannot judge (also a user name, a word of the text or of the carrier)": 7,
+        "a syft case whose pattern takes the name with the value (or hides the value)": 3,
+        f"text already in the {earlier}": 7,
+        "the same text twice in one set": 8,
+    }
+
+
+def test_no_text_or_secret_of_the_first_seventeen_corpora_is_in_this_one():
+    from support import (
+        redaction_corpus,
+        redaction_corpus2,
+        redaction_corpus3,
+        redaction_corpus4,
+        redaction_corpus5,
+        redaction_corpus6,
+        redaction_corpus7,
+        redaction_corpus8,
+        redaction_corpus9,
+        redaction_corpus10,
+        redaction_corpus11,
+        redaction_corpus12,
+        redaction_corpus13,
+        redaction_corpus14,
+        redaction_corpus15,
+        redaction_corpus16,
+        redaction_corpus17,
+    )
+
+    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
+                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
+                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
+                                                redaction_corpus10, redaction_corpus11, redaction_corpus12,
+                                                redaction_corpus13, redaction_corpus14, redaction_corpus15,
+                                                redaction_corpus16, redaction_corpus17)
+                             for s in c.load()["samples"])
+    assert not [s["source"] for s in SAMPLES if s["text"] in before]
+    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+
+
+def test_eighteenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
+    """The held-out figure: the rules as they were at d46b9e8 at the corpus's first scoring, per carrier."""
+    before = json.loads(corpus18.BEFORE.read_text())
+    assert corpus18.totals(before) == {"upstream-positive": (132, 148), "benign": (528, 536),
+                                       "upstream-negative": (12, 64)}
+    for carrier in corpus18.CARRIERS:
+        got = corpus18.totals(before, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((33, 37), (132, 134), (3, 16)), (
+            carrier)
+    assert [corpus18.totals(before, source=s)["upstream-positive"] for s in corpus18.SOURCES] == [(56, 64), (76, 84)]
+    assert [corpus18.totals(before, source=s)["benign"] for s in corpus18.SOURCES] == [(164, 164), (364, 372)]
+    assert [corpus18.totals(before, source=s)["upstream-negative"] for s in corpus18.SOURCES] == [(0, 12), (12, 52)]
+    assert len(before["failures"]) == len(set(before["failures"])) == (148 - 132) + (536 - 528) + (64 - 12)
+
+
+def test_eighteenth_corpus_figures_are_the_recorded_ones():
+    carrier_corpus.check_recorded(corpus18, POLICY)
+
+
+def test_eighteenth_corpus_figures_are_the_before_figures():
+    """No round has read this corpus: the rules in this tree score it as they did at its first scoring."""
+    assert json.loads(corpus18.FIGURES.read_text()) == json.loads(corpus18.BEFORE.read_text())
+
+
+def test_eighteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
+    carrier_corpus.check_fast_path(corpus18, POLICY)
+
+
+def test_the_command_carrier_writes_the_file():
+    sample = next(s for s in SAMPLES if s["format"] == "pem" and s["set"] == "upstream-positive")
+    command = corpus18.payload("command", sample["path"], sample["text"], "pem")["tool_input"]["command"]
+    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
