@@ -124,9 +124,23 @@ def test_eighteenth_corpus_figures_are_the_recorded_ones():
     carrier_corpus.check_recorded(corpus18, POLICY)
 
 
-def test_eighteenth_corpus_figures_are_the_before_figures():
-    """No round has read this corpus: the rules in this tree score it as they did at its first scoring."""
-    assert json.loads(corpus18.FIGURES.read_text()) == json.loads(corpus18.BEFORE.read_text())
+def test_eighteenth_corpus_figures_after_the_round_that_held_it_out():
+    """The thirteenth round of #33 (a secret's word numbered, request's `.auth`, HTTP authentication
+    schemes), tuned on corpora 1-17 with this one unread, scored it once when it landed: recall and
+    benign as before, one upstream negative more intact in every carrier (syft's
+    not-docker-config.json line 3: `"auth": "…"` whose value is a scheme's name), the rest sample for
+    sample as before (figures18-heldout-after.json = figures18.json)."""
+    held = json.loads((corpus18.HERE / "figures18-heldout-after.json").read_text())
+    before = json.loads(corpus18.BEFORE.read_text())
+    assert held == json.loads(corpus18.FIGURES.read_text())
+    assert sorted(set(before["failures"]) - set(held["failures"])) == sorted(
+        f"upstream-negative syft:json {carrier} anchore/syft@3f13d209a5a3fddb2e616b190576d8ae1d9f1133:"
+        "syft/file/cataloger/secrets/test-fixtures/secrets/default/not-docker-config.json#line-3"
+        for carrier in corpus18.CARRIERS)
+    assert set(held["failures"]) < set(before["failures"])
+    for carrier in corpus18.CARRIERS:
+        got = corpus18.totals(held, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((33, 37), (132, 134), (4, 16))
 
 
 def test_eighteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
