@@ -35,7 +35,8 @@ def test_recorded_figures_meet_the_aims():
     totals = corpus.totals(json.loads(corpus.FIGURES.read_text()))
     # 6162 before #33's third round; comparisons with a password's literal and quoted weak words add 15
     # and the ninth round's password shape one (a Microsoft Entra client secret, `...8Q~...`)
-    assert totals["upstream-positive"] == (6178, 6216)  # recall 99.39%
+    # and the twelfth six: a filler word beside a secret no longer hides it, `secrete` names one
+    assert totals["upstream-positive"] == (6184, 6216)  # recall 99.49%
     # the tenth round keeps three more: code beside a secret's name (a keyword argument, an attribute chain)
     assert totals["benign"] == (2971, 2976)  # benign intact 99.83%
     for ok, n in (totals["upstream-positive"], totals["benign"]):

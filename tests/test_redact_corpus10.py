@@ -136,11 +136,12 @@ def test_tenth_corpus_figures_after_the_round_tuned_on_it():
     """The sixth round read its misses (the eleventh corpus held out): 171/191 and 180/183 per carrier;
     the seventh (a secret-naming statement's literals), 173/191; the ninth (a value shaped like a strong
     password, `S3crEt@123`), 179/191 (figures10.json); the tenth keeps seven more upstream negatives (.NET's
-    public key tokens, code beside a secret's name). Left: URLs whose host is a documentation domain,
+    public key tokens, code beside a secret's name); the twelfth masks one more, Sonar's `secret004 =
+"examples/…/<hex>"` (a hex id beside a filler word). Left: URLs whose host is a documentation domain,
     values holding a quote of the other kind, C# verbatim strings' doubled quotes, `password_hash`, numbers under secret names
     on a line of their own."""
     after = json.loads(corpus10.FIGURES.read_text())
     for carrier in corpus10.CARRIERS:
         got = corpus10.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((179, 191), (180, 183),
-                                                                                      (190, 283)), carrier
+                                                                                      (189, 283)), carrier

@@ -145,12 +145,16 @@ def test_fourteenth_corpus_figures_after_the_round_tuned_on_it():
     `pwd` under a private name or compared with a literal, .NET's public key tokens kept (one file of
     security-code-scan held 40 of the benign samples). 65/84 (66 in the command carrier) and 178/179
     per carrier (figures14.json). What still passes through: names that only contain a secret's word
-    (`secrete`), values with no name beside them, a shared cache key named `shared-key`."""
+    (`secrete`), values with no name beside them, a shared cache key named `shared-key`. The twelfth round
+    (the seventeenth corpus held out): `secrete` (ruff's own word) and VB's `With {.Password = "…"}`
+    are caught, a name that says "not a secret" (`nonSecret`, `NO_SECRETS`) or a check (`otpCheck`) is
+    not one, and a filler word beside a secret no longer hides it (but AWS's documented example keys,
+    ending in EXAMPLE, stay): 71/84 (72 in the command carrier), 178/179, 50/51 negatives."""
     after = json.loads(corpus14.FIGURES.read_text())
     for carrier in corpus14.CARRIERS:
         got = corpus14.totals(after, carrier=carrier)
-        recall = (66, 84) if carrier == "command" else (65, 84)
-        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (178, 179), (46, 51))
+        recall = (72, 84) if carrier == "command" else (71, 84)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (178, 179), (50, 51))
 
 
 def test_fourteenth_corpus_fast_path_and_walk_agree_in_every_carrier():

@@ -135,16 +135,19 @@ def test_fifteenth_corpus_figures_after_the_round_that_held_it_out():
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((219, 285), (51, 53), negatives)
 
 
-def test_fifteenth_corpus_figures_after_the_round_tuned_on_it():
-    """The eleventh round read its misses (an earlier corpus by then, with no corpus held out):
-    `pass` and `pwd` as the name of a name/value pair or of an XML element, Go's `a, b := "…", "…"`.
-    226/285 (227 in the command carrier) and 51/53 per carrier (figures15.json). What still passes
-    through: values that hold a word of their name (`01_hardcoded_password: hardcoded0`, read as a
-    label), `dummy-`/`sample` values, card numbers, a URL whose user name holds an `@`."""
+def test_fifteenth_corpus_figures_after_the_rounds_tuned_on_it():
+    """The eleventh round read its misses (an earlier corpus by then, with no corpus held out): `pass`
+    and `pwd` as the name of a name/value pair or of an XML element, Go's `a, b := "…", "…"` (226/285,
+    227 in the command carrier). The twelfth (the seventeenth corpus held out): a filler word beside a
+    secret no longer hides it (`ExamplePas123`), `<Pass>` reaches the format layer from the fast path, a
+    call's argument is read when a callback follows it unclosed. 233/285 and 51/53 per carrier
+    (figures15.json). What still passes through: values that hold a word of their name
+    (`01_hardcoded_password: hardcoded0`, read as a label), `dummy-`/`sample` values made of words, card
+    numbers, a URL whose user name holds an `@`."""
     after = json.loads(corpus15.FIGURES.read_text())
     for carrier in corpus15.CARRIERS:
         got = corpus15.totals(after, carrier=carrier)
-        recall = (227, 285) if carrier == "command" else (226, 285)
+        recall = (233, 285)
         negatives = (246, 268) if carrier == "command" else (245, 268)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (51, 53), negatives)
 

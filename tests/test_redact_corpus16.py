@@ -118,9 +118,16 @@ def test_sixteenth_corpus_figures_are_the_recorded_ones():
     carrier_corpus.check_recorded(corpus16, POLICY)
 
 
-def test_sixteenth_corpus_figures_are_the_before_figures():
-    """No round has read this corpus: the rules in this tree score it as they did at its first scoring."""
-    assert json.loads(corpus16.FIGURES.read_text()) == json.loads(corpus16.BEFORE.read_text())
+def test_sixteenth_corpus_figures_after_the_round_tuned_on_it():
+    """The twelfth round read its misses (an earlier corpus by then; the seventeenth was held out): a
+    literal decoded into a key's variable (`byte[] key = Convert.FromBase64String("…")`, also through
+    a variable given the literal before), and `testing` as a stand-in. 19/24 and 70/70 per carrier
+    (figures16.json). What still passes through: a certificate's bytes written to a file and read
+    back, and `GetBytes(literal, 0, 3, key, 0)` filling a key's buffer."""
+    after = json.loads(corpus16.FIGURES.read_text())
+    for carrier in corpus16.CARRIERS:
+        got = corpus16.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((19, 24), (70, 70), (85, 85))
 
 
 def test_sixteenth_corpus_fast_path_and_walk_agree_in_every_carrier():

@@ -142,6 +142,8 @@ def test_eighth_corpus_figures_after_the_round_tuned_on_it():
         # a command line's here-document body is read as its file by the format layer, not by the line
         # rules, so four Sonar negatives (pairs in a literal) differ from the other carriers
         # (the tenth round keeps one more in the other carriers: code beside a secret's name)
-        negatives = (258, 370) if carrier == "command" else (255, 370)
+        # (the twelfth round masks Sonar's `secret003 = "examples/commit/<hex>"` in Java and PHP: a hex
+        # id beside a filler word)
+        negatives = (256, 370) if carrier == "command" else (253, 370)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((295, 310), (136, 136),
                                                                                       negatives), carrier

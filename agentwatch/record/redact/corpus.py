@@ -270,6 +270,7 @@ def format_samples() -> tuple[tuple[str, str, str, str], ...]:
     """
     w = "correcthorse" + fake("fmt", LOWER, 8)
     p = fake("shape", UPPER, 2) + "@" + fake("shape", LOWER, 5) + "#" + fake("shape", DIGITS, 3)  # no name beside it
+    f = fake("filler", UPPER, 2) + fake("filler", LOWER, 4) + fake("filler", DIGITS, 4)  # beside a filler word
     return (
         ("ini", "/etc/app/settings.ini", w, f"[db]\nhost = db.internal\npassword = {w}\n"),
         ("env", "/srv/app/.env", w, f"DEBUG=1\nmysql_pwd={w}\n"),
@@ -297,6 +298,8 @@ def format_samples() -> tuple[tuple[str, str, str, str], ...]:
         ("other-language", "/srv/app/Vault.java", w, f'v.setMotDePasse("{w}");\nv.passwort = "{w}";'),
         ("secret-data-first", "", w, f"apiVersion: v1\ndata:\n  db: {w}\nkind: Secret\n"),
         ("password-shape", "", p, f"Default: {p}\n"),
+        ("decoded-key", "/srv/app/Crypto.cs", w, f'string k = "{w}";\nbyte[] key = Convert.FromBase64String(k);'),
+        ("filler-beside-secret", "/srv/app/.env", "Example" + f, f"DB_PASSWORD=Example{f}\n"),
     )
 
 

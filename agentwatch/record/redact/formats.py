@@ -774,6 +774,37 @@ NAMED_CALLS: tuple[tuple[str, int, int, str], ...] = (
     (r"\.put", 0, 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/util/Map.html#put(K,V) "
      "(key, value); JNDI's environment takes Context.SECURITY_CREDENTIALS so (javax.naming.Context)"),
 )
+# Calls that turn a literal into a key's bytes: a literal decoded into a variable named for a key or
+# a secret (`byte[] key = Convert.FromBase64String("…")`) is that key, whatever it reads like.
+# Each row: the call's pattern and the API's documentation.
+DECODERS: tuple[tuple[str, str], ...] = (
+    (r"Convert\.FromBase64String", "https://learn.microsoft.com/dotnet/api/system.convert.frombase64string"),
+    (r"(?:Encoding\.\w+|new\s+\w*Encoding\(\s*\))\.GetBytes", "https://learn.microsoft.com/dotnet/api/"
+     "system.text.encoding.getbytes"),
+    (r"base64\.(?:standard_|urlsafe_)?b(?:64|32|16)decode", "https://docs.python.org/3/library/base64.html"),
+    (r"bytes\.fromhex", "https://docs.python.org/3/library/stdtypes.html#bytes.fromhex"),
+    (r"binascii\.(?:unhexlify|a2b_hex|a2b_base64)", "https://docs.python.org/3/library/binascii.html"),
+    (r"base64\.(?:Raw)?(?:Std|URL)Encoding\.DecodeString", "https://pkg.go.dev/encoding/base64#Encoding.DecodeString"),
+    (r"hex\.DecodeString", "https://pkg.go.dev/encoding/hex#DecodeString"),
+    (r"Buffer\.from", "https://nodejs.org/api/buffer.html#static-method-bufferfromstring-encoding"),
+    (r"\batob", "https://developer.mozilla.org/docs/Web/API/Window/atob"),
+    (r"Base64\.get(?:Mime|Url)?Decoder\(\s*\)\.decode", "https://docs.oracle.com/en/java/javase/21/docs/api/"
+     "java.base/java/util/Base64.Decoder.html#decode(java.lang.String)"),
+    (r"DatatypeConverter\.parse(?:Base64|Hex)Binary", "https://jakarta.ee/specifications/xml-binding/4.0/apidocs/"
+     "jakarta.xml.bind/jakarta/xml/bind/datatypeconverter"),
+    (r"Hex\.decodeHex", "https://commons.apache.org/proper/commons-codec/apidocs/org/apache/commons/codec/binary/"
+     "Hex.html#decodeHex(java.lang.String)"),
+    (r"\b(?:base64_decode|hex2bin)", "https://www.php.net/manual/en/function.base64-decode.php; function.hex2bin.php"),
+    (r"Base64\.(?:strict_|urlsafe_)?decode64", "https://docs.ruby-lang.org/en/master/Base64.html"),
+)
+# `NAME = `, `NAME := `, `T NAME = `, `NAME: T = `, `var|let|const NAME = ` and Go's `NAME, err := ` just
+# before a decoder's call.
+_DECODED_INTO = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\]]*[ \t]*)?:?=[ \t]*(?:await[ \t]+)?\Z")
+_DECODER_CALL = re.compile(r"(?:" + "|".join(rx for rx, _ in DECODERS) + r")\s*\(")
+# A decoded literal's variable: its last word names a key or a secret (`key`, `aesKey`, `SIGNING_SECRET`).
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_KEY_LAST_WORD = frozenset({"key", "keys", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "token", "psk"})
 _CALL_START = re.compile(r"(?:" + "|".join(f"(?P<c{i}>{rx})" for i, (rx, _, _, _) in enumerate(CALLS)) + r")\s*\(")
 _CALL_ROWS = tuple((re.compile(rx + r"\s*\("), index, needles) for rx, index, needles, _ in CALLS)
 _NAMED_CALL_START = re.compile(
@@ -788,12 +819,14 @@ CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", "b
                  "ldap_bind", "ldap_exop_passwd", "jwtverify", "jwk.askey", "createsecretkey", "cookieparser", "odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user",
                  "sybase_", "msql_", "cubrid_", "dbx_connect", "encrypter", "oci_", "ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect",
                  "password_verify", "password_hash", "simple_bind", "ftplib", "passwordprotection", "pbekeyspec", "deskeyspec", "desedekeyspec", "kerberoskey",
-                 "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials")
+                 "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials",
+                 "frombase64string", "getbytes", "decode", "fromhex", "unhexlify", "a2b_", "decodestring", "buffer.from",
+                 "atob", "parsebase64binary", "parsehexbinary", "decodehex", "hex2bin", "decode64")
 
 
 def call_verify_pattern() -> bytes:
     """The fast path's test near a keyword: the start of one of the calls (the walk reads its arguments)."""
-    return (_CALL_START.pattern + "|" + _NAMED_CALL_START.pattern).encode("ascii")
+    return (_CALL_START.pattern + "|" + _NAMED_CALL_START.pattern + "|" + _DECODER_CALL.pattern).encode("ascii")
 # A setter named for a secret: `setPassword("...")`, `set_api_key("...")`, `withToken("...")`,
 # keyring's `set_password(service, user, "...")`: the last argument.
 _SETTER = re.compile(r"\b(?:set|with)_?(?P<name>[A-Za-z][A-Za-z0-9_]{1,60})\s*\(")
@@ -819,9 +852,11 @@ _ARG_LITERAL = re.compile(r"""\s*(?P<w>\[\]byte\(\s*|Buffer\.from\(\s*)?[bB]?(?P
 _ARG_CONSTANT = re.compile(r"\s*(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z][A-Z0-9_]{2,})\s*$")
 
 
-def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
+def _arguments(s: str, pos: int, eol: bool = False, leading: bool = False) -> list[tuple[int, int]]:
     """The top-level arguments of the call whose `(` ends at pos (with `eol`, a call without
-    parentheses: its arguments run to the end of the line): spans, strings and brackets respected."""
+    parentheses: its arguments run to the end of the line): spans, strings and brackets respected.
+    With `leading`, a call not closed within reach gives the arguments read whole before its
+    end (`conn.login(user, "…", function(err) {` and a callback's body)."""
     out: list[tuple[int, int]] = []
     depth, start, i, end = 0, pos, pos, min(len(s), pos + 2048)
     while i < end:
@@ -849,7 +884,7 @@ def _arguments(s: str, pos: int, eol: bool = False) -> list[tuple[int, int]]:
     if eol and i == len(s):
         out.append((start, i))
         return out
-    return []  # not closed within reach: not read
+    return out if leading else []  # not closed within reach: only what was read whole
 
 
 def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
@@ -870,7 +905,23 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
         name = lit.group("v") if lit else const.group("name").rsplit(".", 1)[-1] if const else ""
         if name and (ruleset.secret_name(name) or name.lower() in PAIR_PASSWORD_NAMES):
             out += _arguments_spans(ruleset, s, [(m.end(), value_at)], name, args)
-    return out
+    return out + list(_decoded_keys(ruleset, s, low))
+
+
+def _decoded_keys(ruleset: RuleSet, s: str, low: str) -> Iterator[Span]:
+    """A literal decoded into a key's variable (DECODERS): `byte[] key = Convert.FromBase64String("…")`."""
+    if not any(n in low for n in ("decode", "getbytes", "fromhex", "unhexlify", "a2b_", "buffer.from", "atob",
+                                  "parse", "hex2bin", "frombase64string")):
+        return
+    for m in islice(_DECODER_CALL.finditer(s), MAX_CALLS):
+        into = _DECODED_INTO.search(s, max(0, m.start() - 120), m.start())
+        if into is None or "\n" in s[into.start():m.start()]:
+            continue
+        name = into.group("name")
+        words = _WORD.findall(name)
+        if not (words and words[-1].lower() in _KEY_LAST_WORD or ruleset.secret_name(name)):
+            continue
+        yield from _arguments_spans(ruleset, s, [(m.end(), 0)], name)
 
 
 def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
@@ -881,15 +932,35 @@ def _calls(ruleset: RuleSet, s: str) -> Iterator[Span]:
     yield from _arguments_spans(ruleset, s, found)
 
 
+_ARG_IDENT = re.compile(r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*$")
+_LITERAL_REACH = 4096  # how far before a call its argument's assignment is looked for
+
+
+def _assigned_literal(s: str, a: int, b: int) -> re.Match | None:
+    """The literal a variable argument was last given before the call, in the same text
+    (`string k = "…"; … FromBase64String(k)`): the call's argument is that literal."""
+    ident = _ARG_IDENT.match(s, a, b)
+    if ident is None:
+        return None
+    base = max(0, a - _LITERAL_REACH)
+    assignments = list(re.finditer(rf"(?<![\w.]){re.escape(ident.group('name'))}[ \t]*"
+                                   rf"(?::[ \t]*[A-Za-z_][\w.\[\]]*[ \t]*)?:?=[ \t]*", s[base:a]))
+    found = assignments[-1] if assignments else None
+    return _ASSIGNED_QUOTED.match(s, base + found.end()) if found else None
+
+
+_ASSIGNED_QUOTED = re.compile(r"""[bB]?(?P<q>["'])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,2048})(?P=q)[ \t]*(?:[;,]|$)""", re.M)
+
+
 def _arguments_spans(ruleset: RuleSet, s: str, found: list[tuple[int, int]], name: str = "password",
                      known: list[tuple[int, int]] | None = None) -> Iterator[Span]:
     """The literal at each (position after `(`, argument index; -1 the last) when it is a value."""
     for pos, index in found:
-        args = known if known is not None else _arguments(s, pos)
+        args = known if known is not None else _arguments(s, pos, leading=index >= 0)
         if not args or index >= len(args):
             continue
         a, b = args[index]
-        lit = _ARG_LITERAL.match(s, a, b)
+        lit = _ARG_LITERAL.match(s, a, b) or _assigned_literal(s, a, b)
         if not lit:
             continue
         start, end = lit.span("v")

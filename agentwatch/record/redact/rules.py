@@ -439,8 +439,9 @@ class RuleSet:
             hi += 1
         chunk = data[lo:hi].decode("ascii")
         if chunk.lower().lstrip("_") in PAIR_PASSWORD_NAMES and (
-                _PAIR_OPERATOR_B.match(data, hi) or _PAIR_NAME_BEFORE_B.search(data, max(0, lo - 24), lo)):
-            return True  # `"pass": "..."`, `pwd: x`, `{"key": "PASS", "value": …}`: a pair named `pass` or `pwd`
+                _PAIR_OPERATOR_B.match(data, hi) or _PAIR_NAME_BEFORE_B.search(data, max(0, lo - 24), lo)
+                or lo and data[lo - 1] == 60 and data[hi:hi + 1] in (b">", b" ")):  # 60: `<`
+            return True  # `"pass": "..."`, `pwd: x`, `{"key": "PASS", "value": …}`, `<Pass>…`: a pair named `pass` or `pwd`
         return self._secret_chunk(chunk) or bool(self._key_chunk(chunk)) and self._key_value_after(data, hi)
 
     def _entropy_hit(self, data: bytes) -> bool:
@@ -531,7 +532,7 @@ class RuleSet:
                     continue
                 if rule.distinctive and value.startswith(rule.distinctive):
                     pass  # a format no code writes: its placeholders too (the allow list still holds)
-                elif _FILLER.search(value) or not rule.case_sensitive and _placeholder(value):
+                elif _FILLER.search(value) and not filler_beside_secret(value) or not rule.case_sensitive and _placeholder(value):
                     continue
                 elif rule.entropy is not None and shannon(value) < rule.entropy:
                     continue
@@ -565,6 +566,8 @@ class RuleSet:
             lo = i
             while lo > 0 and s[lo - 1] in _IDENT_SET:
                 lo -= 1
+            while lo < i and s[lo] == ".":
+                lo += 1  # VB's `With {.Password = "…"}`: a member of the object just made
             if lo in starts:
                 continue
             starts.add(lo)
@@ -924,7 +927,7 @@ _PLACEHOLDERS = frozenset({
     "null", "none", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "redacted", "str", "string", "bytes", "int", "bool",
     "any", "optional", "secretstr", "changeme", "password", "secret", "token", "your_token", "your-token",
     "yourtoken", "your_api_key", "your-api-key", "your_password", "example", "placeholder", "dummy", "test",
-    "required", "env", "os.environ", "process.env",
+    "testing", "required", "env", "os.environ", "process.env",
 })
 _COMPARED = re.compile(r"(?i)pass|pwd|secret|key")
 _COMPARISONS = ("==", "===", "!=", "!==", "<=>")
@@ -964,12 +967,28 @@ _FILLER = re.compile(r"(?i)x{4,}|\*{4,}|\.{3}|_here\b|your[_-]|(?:fake|example|s
                      r"|^change[_-]?it$")  # `changeit`: the documented default a keystore's user is told to change
 
 
+# What is left of a value once its filler words are taken out, when a secret on its own: letters
+# and digits mixed in a run of six or more, five of them different (`ExamplePas123`, `AKIAIOSFODNN7EXAMPLE`).
+# AWS's documentation ends its example keys in EXAMPLE (`AKIAIOSFODNN7EXAMPLE`,
+# `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`; IAM User Guide, "Manage access keys"): a published example.
+_DOCUMENTED_EXAMPLE = re.compile(r"(?:EXAMPLE|SAMPLE)(?:KEY)?\Z")
+_RESIDUE_SECRET = re.compile(r"(?=[A-Za-z0-9]{0,63}[0-9])(?=[A-Za-z0-9]{0,63}[A-Za-z])[A-Za-z0-9]{6,64}")
+
+
+def filler_beside_secret(value: str) -> bool:
+    """Does a value hold a secret beside its filler word? A stand-in word does not make the rest of
+    the value a stand-in: `ExamplePas123` still holds `Pas123`."""
+    if _DOCUMENTED_EXAMPLE.search(value):
+        return False
+    return any(len(set(m.group())) >= 5 for m in _RESIDUE_SECRET.finditer(_FILLER.sub(" ", value)))  # not `T00000000`
+
+
 def _placeholder(value: str) -> bool:
     """A stand-in for a secret: a reference, a template, a type name, filler like xxxx or YOUR_KEY_HERE."""
     if value.startswith(_TEMPLATE_STARTS) or value.lower() in _PLACEHOLDERS or _REF_RE.fullmatch(value):
         return True
     if _FILLER.search(value):
-        return True
+        return not filler_beside_secret(value)
     body = value.strip("\"'`")
     return len(body) >= 8 and max(map(body.count, set(body))) >= 0.6 * len(body)  # 00000000, aaaaaaaa
 

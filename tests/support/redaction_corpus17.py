@@ -1,0 +1,62 @@
+"""Score the redaction rules on the seventeenth held-out corpus (tests/fixtures/redaction/corpus17.json.gz), format x carrier.
+
+The corpus is what Checkmarx/kics's `passwords_and_secrets` query tests expect (the values on the
+lines its positive expected results name, where the version read agrees with them; its negative
+files whole) and what github/codeql's CWE-798 query tests expect (the literals on the lines their
+inline `$ Alert` annotations or the Ruby test's expected results name; the lines and blocks they
+leave unlabelled), and ordinary files of those repositories
+(tests/support/redaction_corpus17_extract.py builds it; every sample names its source, its path
+and the format of its text). As in the fifth to sixteenth corpora, each sample is stored in the
+four carriers an agent's record holds text in, as a Claude Code hook payload
+(docs/harnesses.md):
+
+- `command`: a Bash command line: the sample itself where it is a shell command line,
+  else one that writes the file (`cat > PATH <<'EOF' ... EOF`);
+- `output`: the output of `cat PATH` (`tool_response.stdout`);
+- `file-read`: a Read of PATH (`tool_response.file.content`);
+- `mcp-input`: an MCP tool's input (`mcp__filesystem__write_file` with `path`, `content`).
+
+A positive is caught in a carrier when none of its secrets is left in the stored record:
+no 12-character piece of a secret of 12 or more (the earlier corpora's rule), no whole
+word of a shorter one (the masks set aside; the extractor keeps only secrets this can
+judge). A benign or negative sample is intact when the record is stored unchanged.
+`python tests/support/redaction_corpus17.py --write` records figures17.json; `--before`
+records figures17-before.json (the rules as they were when the corpus was built, before any
+change made with it in view); `--compare FILE` adds that column; `--show FILE` prints the
+tables of recorded figures without scoring.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import carrier_corpus  # noqa: E402
+from carrier_corpus import CARRIERS, HERE, SETS, totals  # noqa: E402,F401
+
+CORPUS = HERE / "corpus17.json.gz"
+FIGURES = HERE / "figures17.json"
+BEFORE = HERE / "figures17-before.json"
+SOURCES = ("kics", "codeql")
+SESSION = "corpus17"
+
+load = partial(carrier_corpus.load, CORPUS)
+payload = partial(carrier_corpus.payload, session=SESSION)
+record = partial(carrier_corpus.record, session=SESSION)
+score = partial(carrier_corpus.score, corpus=CORPUS, session=SESSION)
+stored = partial(carrier_corpus.stored, corpus=CORPUS, session=SESSION)
+
+
+def table(figures: dict, compare: dict | None = None) -> str:
+    return carrier_corpus.table(figures, SOURCES, compare)
+
+
+def main(argv: list[str]) -> int:
+    return carrier_corpus.main(argv, CORPUS, FIGURES, BEFORE, SOURCES, SESSION)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
