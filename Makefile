@@ -31,9 +31,17 @@ pg-binaries:
 		echo "note: no PostgreSQL server binaries: the fleet tests skip (or fail under CI); install postgresql"; \
 	fi
 
-## Run the linter, the type checker and the default test suite (soaks and benchmarks excluded).
+## Run the linter, the type checker and the default test suite (soaks and benchmarks excluded), in
+## two phases: the files not marked `serial` on two workers (pytest-xdist, one file per worker),
+## then the timing-sensitive ones (`pytestmark = pytest.mark.serial`) alone. Both phases always
+## run; either one failing fails the target.
 test: lint pg-binaries terminal-tools browser
-	$(BIN)/python -m pytest -m "not soak and not bench" -q
+	@status=0; \
+	echo "$(BIN)/python -m pytest -m \"not soak and not bench and not serial\" -q -n 2 --dist loadfile"; \
+	$(BIN)/python -m pytest -m "not soak and not bench and not serial" -q -n 2 --dist loadfile || status=1; \
+	echo "$(BIN)/python -m pytest -m \"serial and not soak and not bench\" -q"; \
+	$(BIN)/python -m pytest -m "serial and not soak and not bench" -q || status=1; \
+	exit $$status
 
 ## ruff (pyflakes, bugbear, import order) and mypy on the package; docs/cli.md and docs/json.md
 ## must match the code (`make reference` rewrites them).

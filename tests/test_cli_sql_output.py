@@ -19,6 +19,10 @@ from agentwatch.cli import app
 from agentwatch.cli.rows import fit_widths, wrap
 from agentwatch.store.append import Append, Store
 
+# Serial (`make test` runs this file alone, after the parallel phase):
+# it asserts a `sql` process's wall time (start-up and 1 s of rows within 8 s).
+pytestmark = pytest.mark.serial
+
 LONG_SESSION = "5c0ffee0-1234-4abc-9def-0123456789ab"
 # A value with every character TSV escapes, a NULL, a number and a long text.
 AWKWARD = "tab\there\nnew line\\back\rcr"

@@ -14,7 +14,10 @@ from support.hook_fakes import run_hook
 
 from agentwatch import hookclient
 
-pytestmark = pytest.mark.usefixtures("reap_daemons")
+# Serial (`make test` runs this file alone, after the parallel phase):
+# a hook sent while the daemon starts must be acknowledged within the hook's own 250 ms
+# budget, not spooled.
+pytestmark = [pytest.mark.serial, pytest.mark.usefixtures("reap_daemons")]
 
 # A Claude Code PreToolUse payload (the fields its hooks documentation lists for that event).
 PAYLOAD = json.dumps({"session_id": "startup-session", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",

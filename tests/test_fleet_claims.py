@@ -26,6 +26,10 @@ from agentwatch.readers.health_view import _ship as health_ship_row
 from agentwatch.store.append import Append, Store
 from agentwatch.store.chain import canonical_json
 
+# Serial (`make test` runs this file alone, after the parallel phase):
+# it asserts silence thresholds of 0.5 and 1.0 s between a ship and the reconcile after it.
+pytestmark = pytest.mark.serial
+
 runner = CliRunner()
 INGEST = ("SELECT accepted, duplicates, head_seq, refused, refused_seq FROM agentwatch.ingest_rows("
           "%b, %b, %b, %b, %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bytea[], %b::bytea[], %b::bytea[],"

@@ -25,6 +25,11 @@ from support.hook_fakes import HOOK, FakeDaemon, SocketDir, ack, hook_cmd, run_h
 from agentwatch import config, hook, hookclient
 from agentwatch.record.normalize import check_envelope
 
+# Serial (`make test` runs this file alone, after the parallel phase):
+# it times the hook's ack deadline against an in-process fake daemon (the default 250 ms
+# against an answer 1.5 s late, 150 ms budgets): a test on the other core could push an answer past it.
+pytestmark = pytest.mark.serial
+
 MAX_LINE = 1 << 20
 ENVELOPE_KEYS = {
     "op", "v", "record_id", "harness", "event", "ts_observed_ns", "ts_mono_ns",

@@ -12,11 +12,17 @@ import json
 import subprocess
 import time
 
+import pytest
 from support.hook_fakes import FakeDaemon, SocketDir, hook_cmd, run_hook
 
 from agentwatch import hookclient
 from agentwatch.record import normalize
 from agentwatch.store.append import Store
+
+# Serial (`make test` runs this file alone, after the parallel phase):
+# it asserts that every cut hook run ends within 2 s and times the hook's stdin wait
+# (AGENTWATCH_HOOK_STDIN_MS): a test on the other core would eat into both.
+pytestmark = pytest.mark.serial
 
 MAX_LINE = 1 << 20
 SESSION = "8a1c2f0e-5b7d-4c3e-9f10-2d4e6a8b0c1e"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import grp
 import json
 import os
-import shutil
 import socket
 import stat
 import subprocess
@@ -22,10 +21,13 @@ from pathlib import Path
 import pytest
 from support.daemon import envelope, wait_for
 from support.faultload import HOOK_PY, payload_text
-from support.hook_fakes import FakeDaemon
+from support.hook_fakes import FakeDaemon, SocketDir
 from support.users import as_user, python_for_others, system_user
 
-pytestmark = pytest.mark.usefixtures("reap_daemons")
+# Serial (`make test` runs this file alone, after the parallel phase):
+# the hook, on its default 250 ms budget, must be acknowledged by an in-process fake daemon
+# (the private-socket case), not spool.
+pytestmark = [pytest.mark.serial, pytest.mark.usefixtures("reap_daemons")]
 
 
 # A group other users are in: group write for it lets them in (the user's own private group would not).
@@ -65,9 +67,17 @@ def not_private(*roots: Path) -> dict[str, str]:
     return found
 
 
-def test_under_umask_000_every_directory_made_is_0700_and_every_file_0600(tmp_path):
-    env = fresh_env(tmp_path)
-    (tmp_path / "run").mkdir(mode=0o755)  # as on a system: /run exists, the user's runtime directory not yet
+@pytest.fixture
+def short_root():
+    """The umask case's root, outside pytest's tmp_path: its socket, `run/user/agentwatch/agentwatch.sock`
+    under tmp_path, would pass AF_UNIX's 107 bytes where xdist makes tmp_path longer."""
+    with SocketDir() as path:
+        yield path
+
+
+def test_under_umask_000_every_directory_made_is_0700_and_every_file_0600(short_root):
+    env = fresh_env(short_root)
+    (short_root / "run").mkdir(mode=0o755)  # as on a system: /run exists, the user's runtime directory not yet
     # No daemon yet: the hook spools, making the data directory and all its parents.
     hook = subprocess.run([sys.executable, "-I", "-S", str(HOOK_PY), "claude-code"], input=payload_text(0).encode(),
                           env=env, capture_output=True, timeout=60, umask=0)  # fmt: skip
@@ -75,8 +85,8 @@ def test_under_umask_000_every_directory_made_is_0700_and_every_file_0600(tmp_pa
     daemon = subprocess.Popen([sys.executable, "-m", "agentwatch.cli", "serve", "--attest-interval", "0",
                                "--verify-interval", "0"], env=env, umask=0, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT)  # fmt: skip
-    sock = tmp_path / "run/user/agentwatch/agentwatch.sock"
-    spool_new = tmp_path / "home/deep/data/agentwatch/spool/new"
+    sock = short_root / "run/user/agentwatch/agentwatch.sock"
+    spool_new = short_root / "home/deep/data/agentwatch/spool/new"
     try:
         wait_for(lambda: daemon.poll() is not None or (sock.exists() and not os.listdir(spool_new)),
                  "the daemon to serve and drain the spool")  # fmt: skip
@@ -90,12 +100,12 @@ def test_under_umask_000_every_directory_made_is_0700_and_every_file_0600(tmp_pa
     assert daemon.returncode == 0, out
     # verify keeps its anchor under XDG_STATE_HOME; import makes a new store's directories.
     assert cli("verify", env=env, umask=0).returncode == 0
-    source = tmp_path / "in.jsonl"
+    source = short_root / "in.jsonl"
     source.write_text(payload_text(1) + "\n")
-    assert cli("import", "--store", tmp_path / "new/a/b/store.db", source, env=env, umask=0).returncode == 0
+    assert cli("import", "--store", short_root / "new/a/b/store.db", source, env=env, umask=0).returncode == 0
     assert cli("install", "claude-code", env=env, umask=0).returncode == 0
-    made = [tmp_path / "home", tmp_path / "run/user", tmp_path / "new"]
-    assert sorted(os.listdir(tmp_path / "home")) == [".claude", "deep"]
+    made = [short_root / "home", short_root / "run/user", short_root / "new"]
+    assert sorted(os.listdir(short_root / "home")) == [".claude", "deep"]
     assert not_private(*made) == {}
 
 
@@ -180,8 +190,7 @@ def private_env(tmp_path: Path, sock: Path) -> dict:
 @pytest.mark.parametrize("how", ["private", "dir_group_writable", "dir_is_symlink", "socket_world_writable",
                                  "socket_is_symlink"])  # fmt: skip
 def test_the_hook_connects_only_to_a_socket_nobody_else_can_touch(tmp_path, how):
-    real = Path(tempfile.mkdtemp(prefix="aw-"))  # short: AF_UNIX paths stop at 107 bytes
-    try:
+    with SocketDir() as real:
         with FakeDaemon(real / "agentwatch.sock") as fake:
             os.chmod(fake.path, 0o600)
             sock = fake.path
@@ -199,8 +208,6 @@ def test_the_hook_connects_only_to_a_socket_nobody_else_can_touch(tmp_path, how)
             delivered = len(fake.lines)
         want = [("acked", None)] if how == "private" else [("spooled", "unsafe_socket")]
         assert (delivered, outcomes(tmp_path / "ledger")) == (int(how == "private"), want)
-    finally:
-        shutil.rmtree(real)
 
 
 @pytest.mark.parametrize("where", ["spool", "spool/tmp", "spool/new"])
@@ -234,15 +241,11 @@ def test_health_and_tail_do_not_believe_a_socket_others_can_write(tmp_path, stor
     source = tmp_path / "in.jsonl"
     source.write_text(payload_text(1) + "\n" + payload_text(2) + "\n")
     assert cli("import", "--store", store_path, source).returncode == 0
-    real = Path(tempfile.mkdtemp(prefix="aw-"))
-    try:
-        with FakeDaemon(real / "agentwatch.sock") as fake:
-            os.chmod(fake.path, 0o666)
-            health = cli("health", "--socket", fake.path)
-            tail = cli("tail", "--json", "--store", store_path, "--socket", fake.path)
-            asked = list(fake.lines)
-    finally:
-        shutil.rmtree(real)
+    with SocketDir() as real, FakeDaemon(real / "agentwatch.sock") as fake:
+        os.chmod(fake.path, 0o666)
+        health = cli("health", "--socket", fake.path)
+        tail = cli("tail", "--json", "--store", store_path, "--socket", fake.path)
+        asked = list(fake.lines)
     assert (health.returncode, asked) == (3, [])
     assert f"not connecting: {fake.path}: has mode 0666, writable by others" in health.stderr.decode()
     assert (tail.returncode, [json.loads(line)["seq"] for line in tail.stdout.splitlines()]) == (0, [1, 2])

@@ -23,6 +23,11 @@ from support import flood
 from support.daemon import Daemon, wait_for
 from support.hook_fakes import hook_cmd
 
+# Serial (`make test` runs this file alone, after the parallel phase):
+# it times hooks beside flooders and beside stopped (SIGSTOP) workers: what it measures is
+# that no hook waits, which only holds when no other test shares the 2 cores.
+pytestmark = pytest.mark.serial
+
 FLOOD = Path(flood.__file__)
 
 

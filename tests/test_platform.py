@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.hook_fakes import SocketDir
 
 from agentwatch import config, paths, platform_layer
 from agentwatch.store import db
@@ -271,11 +272,18 @@ sys.exit(serve(cfg))
 """
 
 
-def test_simulated_macos_acks_a_hook_with_fullfsync_and_a_private_socket(monkeypatch, tmp_path):
+@pytest.fixture
+def short_dir():
+    """A private directory outside tmp_path, removed afterwards: AF_UNIX paths stop at 107 bytes."""
+    with SocketDir() as path:
+        yield path
+
+
+def test_simulated_macos_acks_a_hook_with_fullfsync_and_a_private_socket(monkeypatch, tmp_path, short_dir):
     from agentwatch import hookclient
     from agentwatch.daemon import health
 
-    private = tmp_path / "var-folders" / "T"
+    private = short_dir / "var-folders" / "T"
     private.mkdir(parents=True, mode=0o700)
     env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
     store, spool = tmp_path / "store.db", tmp_path / "spool"

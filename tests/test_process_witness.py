@@ -25,6 +25,10 @@ from support.users import as_user, python_for_others, system_user
 from agentwatch.daemon import kernel
 from agentwatch.readers import processes
 
+# Serial (`make test` runs this file alone, after the parallel phase):
+# the witness must read a 0.25 s sleep's argv from /proc while the sleep runs.
+pytestmark = pytest.mark.serial
+
 HARNESS = Path(__file__).parent / "support" / "fakeharness.py"
 REPO = Path(__file__).resolve().parent.parent
 

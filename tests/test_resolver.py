@@ -15,14 +15,26 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.hook_fakes import FakeDaemon, hook_cmd, short_socket_dir
+from support.hook_fakes import FakeDaemon, SocketDir, hook_cmd
 from typer.testing import CliRunner
 
 from agentwatch import config
 from agentwatch.cli import app
 
+# Serial (`make test` runs this file alone, after the parallel phase):
+# hooks on the default 250 ms budget must deliver over the socket (to a fake daemon and to a
+# real one), not spool.
+pytestmark = pytest.mark.serial
+
 LAYERS = ("file", "env", "flag")
 runner = CliRunner()
+
+
+@pytest.fixture
+def short_dir():
+    """A socket's directory outside tmp_path (AF_UNIX paths stop at 107 bytes), removed afterwards."""
+    with SocketDir() as path:
+        yield path
 
 
 def write_config(text: str) -> Path:
@@ -148,9 +160,9 @@ SOCKET_COMMANDS = {
 
 @pytest.mark.parametrize("winner", LAYERS)
 @pytest.mark.parametrize("command", sorted(SOCKET_COMMANDS))
-def test_socket_flag_over_env_over_file(command, winner, tmp_path, monkeypatch):
+def test_socket_flag_over_env_over_file(command, winner, tmp_path, monkeypatch, short_dir):
     args, op = SOCKET_COMMANDS[command]
-    layers = Layers("socket", "--socket", short_socket_dir(), "s.sock", winner)
+    layers = Layers("socket", "--socket", short_dir, "s.sock", winner)
     if command == "tail":
         make_store(config.load().store, "session")
     extra = layers.apply(monkeypatch)
@@ -160,14 +172,14 @@ def test_socket_flag_over_env_over_file(command, winner, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("winner", ("file", "env"))
-def test_hook_socket_env_over_file(winner, tmp_path, monkeypatch):
+def test_hook_socket_env_over_file(winner, tmp_path, monkeypatch, short_dir):
     """The hook client has no flags: the environment, then the config file.
 
     A socket the environment names over the one the file names is a redirect the hook refuses
     unless the allow file lists it (docs/hook.md, "Sockets named by the environment"; the
     refusal itself: tests/test_hook_attestation.py), so the env case lists it.
     """
-    layers = Layers("socket", "--socket", short_socket_dir(), "s.sock", winner)
+    layers = Layers("socket", "--socket", short_dir, "s.sock", winner)
     layers.apply(monkeypatch)
     if winner == "env":
         allow = Path(os.environ["XDG_CONFIG_HOME"]) / "agentwatch" / "hook-sockets"
@@ -247,14 +259,14 @@ def test_hook_ignores_a_config_file_others_can_write(tmp_path):
     assert len(list(default_spool.glob("new/*.json"))) == 1
 
 
-def test_the_config_file_alone_drives_the_daemon_the_hook_and_the_readers(tmp_path):
+def test_the_config_file_alone_drives_the_daemon_the_hook_and_the_readers(tmp_path, short_dir):
     """No flag and no AGENTWATCH_* variable: serve, the hook, health, sql and the spool all meet."""
     import signal
     import sys
 
     from support.ingest import wait_until
 
-    root = short_socket_dir()
+    root = short_dir
     store, sock, spool = tmp_path / "elsewhere" / "store.db", root / "run" / "aw.sock", tmp_path / "elsewhere" / "spool"
     write_config(f'store = "{store}"\nsocket = "{sock}"\nspool = "{spool}"\n')
 

@@ -26,11 +26,6 @@ def run_hook(*args: str, stdin: bytes = b"", env: dict | None = None, timeout: f
     return subprocess.run(hook_cmd(*args), input=stdin, capture_output=True, env=env, timeout=timeout)
 
 
-def short_socket_dir() -> Path:
-    """A private directory with a short path: AF_UNIX paths stop at 107 bytes."""
-    return Path(tempfile.mkdtemp(prefix="aw-"))
-
-
 def ack(line: bytes, seq: int) -> bytes:
     rid = json.loads(line)["record_id"]
     return json.dumps({"ok": True, "seq": seq, "record_id": rid, "duplicate": False}).encode() + b"\n"
@@ -103,10 +98,11 @@ class FakeDaemon:
 
 
 class SocketDir:
-    """Context manager: a short private directory for a socket, removed afterwards."""
+    """Context manager: a private directory with a short path (AF_UNIX paths stop at 107 bytes,
+    and pytest's tmp_path under xdist is 11 bytes longer), removed afterwards."""
 
     def __enter__(self) -> Path:
-        self.dir = short_socket_dir()
+        self.dir = Path(tempfile.mkdtemp(prefix="aw-"))
         return self.dir
 
     def __exit__(self, *exc) -> None:
