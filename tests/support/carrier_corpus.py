@@ -1,7 +1,9 @@
-"""Scoring shared by the held-out corpora stored in carriers (the sixth and seventh): each sample
+"""Scoring shared by the held-out corpora stored in carriers (the sixth and later): each sample
 as a Claude Code PostToolUse payload in four carriers (a command line, its output, a file read,
 an MCP tool's input), judged by the leak rule of tests/support/redaction_corpus6_extract.py.
-Each corpus's scorer (redaction_corpus6.py, redaction_corpus7.py) names its files and sources."""
+Each corpus's scorer (redaction_corpus6.py, redaction_corpus7.py, ...) describes its corpus and
+names its number and sources; `scorer` gives it the rest. The helpers at the end are the checks
+the corpora's tests share."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import gzip
 import json
 import sys
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -163,6 +166,65 @@ def main(argv: list[str], corpus: Path, figures_path: Path, before_path: Path, s
     compare = json.loads(Path(argv[argv.index("--compare") + 1]).read_text()) if "--compare" in argv else None
     print(table(figures, sources, compare))
     return 0
+
+
+@dataclass(frozen=True)
+class CarrierCorpus:
+    """One corpus stored in carriers: its number names its fixture, its figures and the session of
+    its records; its sources are the rows of its tables."""
+
+    number: int
+    sources: tuple[str, ...]
+
+    @property
+    def corpus(self) -> Path:
+        return HERE / f"corpus{self.number}.json.gz"
+
+    @property
+    def figures(self) -> Path:
+        return HERE / f"figures{self.number}.json"
+
+    @property
+    def before(self) -> Path:
+        return HERE / f"figures{self.number}-before.json"
+
+    @property
+    def session(self) -> str:
+        return f"corpus{self.number}"
+
+    def load(self) -> dict:
+        return load(self.corpus)
+
+    def payload(self, carrier: str, path: str, text: str, fmt: str = "") -> dict:
+        return payload(carrier, path, text, fmt, self.session)
+
+    def record(self, sample: dict, carrier: str) -> dict:
+        return record(sample, carrier, self.session)
+
+    def score(self, policy) -> dict:
+        return score(policy, self.corpus, self.session)
+
+    def stored(self, policy) -> list[tuple[dict, str, dict, bytes]]:
+        return stored(policy, self.corpus, self.session)
+
+    def table(self, figures: dict, compare: dict | None = None) -> str:
+        return table(figures, self.sources, compare)
+
+    def main(self, argv: list[str]) -> int:
+        return main(argv, self.corpus, self.figures, self.before, self.sources, self.session)
+
+
+def scorer(namespace: dict, number: int, sources: tuple[str, ...]) -> CarrierCorpus:
+    """Fills a corpus's scorer module (`namespace` is its globals()) with the names its tests and
+    command line use: CORPUS, FIGURES, BEFORE, SOURCES, SESSION, load, payload, record, score,
+    stored, table, main, and the shared CARRIERS, HERE, SETS, totals."""
+    corpus = CarrierCorpus(number, sources)
+    namespace.update(
+        CORPUS=corpus.corpus, FIGURES=corpus.figures, BEFORE=corpus.before, SOURCES=corpus.sources,
+        SESSION=corpus.session, load=corpus.load, payload=corpus.payload, record=corpus.record,
+        score=corpus.score, stored=corpus.stored, table=corpus.table, main=corpus.main,
+        CARRIERS=CARRIERS, HERE=HERE, SETS=SETS, totals=totals)
+    return corpus
 
 
 def check_recorded(corpus_module, policy) -> None:

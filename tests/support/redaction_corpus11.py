@@ -29,34 +29,14 @@ built, before any change made with it in view); `--compare FILE` adds that colum
 from __future__ import annotations
 
 import sys
-from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import carrier_corpus  # noqa: E402
-from carrier_corpus import CARRIERS, HERE, SETS, totals  # noqa: E402,F401
 
-CORPUS = HERE / "corpus11.json.gz"
-FIGURES = HERE / "figures11.json"
-BEFORE = HERE / "figures11-before.json"
 SOURCES = ("find-sec-bugs", "repo-supervisor", "pre-commit-hooks", "credential-digger", "rusty-hog")
-SESSION = "corpus11"
-
-load = partial(carrier_corpus.load, CORPUS)
-payload = partial(carrier_corpus.payload, session=SESSION)
-record = partial(carrier_corpus.record, session=SESSION)
-score = partial(carrier_corpus.score, corpus=CORPUS, session=SESSION)
-stored = partial(carrier_corpus.stored, corpus=CORPUS, session=SESSION)
-
-
-def table(figures: dict, compare: dict | None = None) -> str:
-    return carrier_corpus.table(figures, SOURCES, compare)
-
-
-def main(argv: list[str]) -> int:
-    return carrier_corpus.main(argv, CORPUS, FIGURES, BEFORE, SOURCES, SESSION)
-
+SCORER = carrier_corpus.scorer(globals(), 11, SOURCES)
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(SCORER.main(sys.argv[1:]))

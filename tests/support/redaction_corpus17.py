@@ -29,34 +29,14 @@ tables of recorded figures without scoring.
 from __future__ import annotations
 
 import sys
-from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import carrier_corpus  # noqa: E402
-from carrier_corpus import CARRIERS, HERE, SETS, totals  # noqa: E402,F401
 
-CORPUS = HERE / "corpus17.json.gz"
-FIGURES = HERE / "figures17.json"
-BEFORE = HERE / "figures17-before.json"
 SOURCES = ("kics", "codeql")
-SESSION = "corpus17"
-
-load = partial(carrier_corpus.load, CORPUS)
-payload = partial(carrier_corpus.payload, session=SESSION)
-record = partial(carrier_corpus.record, session=SESSION)
-score = partial(carrier_corpus.score, corpus=CORPUS, session=SESSION)
-stored = partial(carrier_corpus.stored, corpus=CORPUS, session=SESSION)
-
-
-def table(figures: dict, compare: dict | None = None) -> str:
-    return carrier_corpus.table(figures, SOURCES, compare)
-
-
-def main(argv: list[str]) -> int:
-    return carrier_corpus.main(argv, CORPUS, FIGURES, BEFORE, SOURCES, SESSION)
-
+SCORER = carrier_corpus.scorer(globals(), 17, SOURCES)
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(SCORER.main(sys.argv[1:]))
