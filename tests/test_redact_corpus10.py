@@ -20,7 +20,6 @@ from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus10 as corpus10
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -32,27 +31,18 @@ SAMPLES = DATA["samples"]
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 657
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 191, "upstream-negative": 283, "benign": 183}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {
+    assert carrier_corpus.by_source(SAMPLES) == {
         "sonar-dotnet": 261, "sonar-kotlin": 134, "sonarjs": 170, "brakeman": 31, "bearer": 61}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {
         "sonar-dotnet": 81, "sonarjs": 43, "sonar-kotlin": 37, "bearer": 17, "brakeman": 13}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {
         "sonar-dotnet": 164, "sonarjs": 47, "sonar-kotlin": 42, "bearer": 29, "brakeman": 1}
     assert DATA["upstream"] == ["Bearer/bearer-rules@82c335f781a61a6d8b052394f84fd1d93edec467",
                                 "SonarSource/SonarJS@8cd6c081dff36071499a9c35b54306bdbbeccb43",
                                 "SonarSource/sonar-dotnet@467d22440e419135bb0e9e900065df8a0318b201",
                                 "SonarSource/sonar-kotlin@de1144c967cef5fc537294d603aacdbba6bd91de",
                                 "presidentbeef/brakeman@104443e426f8c810d92746343d6becf9a250ef80"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 20
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, s["text"].count(x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus10" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 10, formats=20, uses=str.count)
 
 
 def test_what_was_left_out_is_counted():
@@ -73,23 +63,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_eight_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 9))
 
 
 def test_tenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -117,9 +91,7 @@ def test_tenth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "vbnet")
-    command = corpus10.payload("command", sample["path"], sample["text"], "vbnet")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus10, SAMPLES, "vbnet")
 
 
 def test_tenth_corpus_figures_after_the_round_that_held_it_out():

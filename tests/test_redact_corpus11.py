@@ -21,7 +21,6 @@ from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus11 as corpus11
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -33,27 +32,18 @@ SAMPLES = DATA["samples"]
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 274
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 53, "upstream-negative": 89, "benign": 132}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {
+    assert carrier_corpus.by_source(SAMPLES) == {
         "repo-supervisor": 134, "credential-digger": 64, "rusty-hog": 27, "pre-commit-hooks": 26, "find-sec-bugs": 23}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {
         "repo-supervisor": 31, "find-sec-bugs": 13, "pre-commit-hooks": 4, "rusty-hog": 3, "credential-digger": 2}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {
         "repo-supervisor": 80, "pre-commit-hooks": 4, "credential-digger": 3, "rusty-hog": 2}
     assert DATA["upstream"] == ["SAP/credential-digger@21f89283400168e2c454b57467291a248b571a3c",
                                 "auth0/repo-supervisor@443474de2d2bde1f6e1bbc6d214ca2bdd3dcbaae",
                                 "find-sec-bugs/find-sec-bugs@e38542b3c810c548fc271a681881557d23e2088e",
                                 "newrelic/rusty-hog@d65f94bd6b18324b089e9b1dcb63e9a5cc00307e",
                                 "pre-commit/pre-commit-hooks@f23336e5dc4bf11588d7db19f675418cf570971b"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 18
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, s["text"].count(x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus11" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 11, formats=18, uses=str.count)
 
 
 def test_what_was_left_out_is_counted():
@@ -76,26 +66,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_ten_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-        redaction_corpus9,
-        redaction_corpus10,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
-                                                redaction_corpus10)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 11))
 
 
 def test_eleventh_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -125,9 +96,7 @@ def test_eleventh_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "kotlin")
-    command = corpus11.payload("command", sample["path"], sample["text"], "kotlin")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus11, SAMPLES, "kotlin")
 
 
 def test_eleventh_corpus_figures_after_the_round_that_held_it_out():

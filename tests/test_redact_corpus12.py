@@ -20,7 +20,6 @@ from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus12 as corpus12
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -32,26 +31,14 @@ SAMPLES = DATA["samples"]
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 476
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 113, "upstream-negative": 247, "benign": 116}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"cfn-nag": 371, "tfsec": 85, "dockle": 20}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
-        "cfn-nag": 103, "tfsec": 7, "dockle": 3}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
-        "cfn-nag": 233, "tfsec": 10, "dockle": 4}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {
-        "tfsec": 68, "cfn-nag": 35, "dockle": 13}
+    assert carrier_corpus.by_source(SAMPLES) == {"cfn-nag": 371, "tfsec": 85, "dockle": 20}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {"cfn-nag": 103, "tfsec": 7, "dockle": 3}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {"cfn-nag": 233, "tfsec": 10, "dockle": 4}
+    assert carrier_corpus.by_source(SAMPLES, "benign") == {"tfsec": 68, "cfn-nag": 35, "dockle": 13}
     assert DATA["upstream"] == ["aquasecurity/tfsec@1ade1215f0411885832574ac0ac3339f7452e589",
                                 "goodwithtech/dockle@35171ccb9b247592269f5c84be69331ef0ad6c19",
                                 "stelligent/cfn_nag@8b5f03da74202ba323a145e9d037ddce6cab9dec"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 12
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, s["text"].count(x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus12" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 12, formats=12, uses=str.count)
 
 
 def test_what_was_left_out_is_counted():
@@ -68,27 +55,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_eleven_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-        redaction_corpus9,
-        redaction_corpus10,
-        redaction_corpus11,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
-                                                redaction_corpus10, redaction_corpus11)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 12))
 
 
 def test_twelfth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -118,9 +85,7 @@ def test_twelfth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "yaml" and s["set"] == "upstream-positive")
-    command = corpus12.payload("command", sample["path"], sample["text"], "yaml")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus12, SAMPLES, "yaml", "upstream-positive")
 
 
 def test_twelfth_corpus_figures_are_the_ones_of_the_rules_it_was_scored_with():

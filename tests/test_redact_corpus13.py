@@ -21,7 +21,6 @@ from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus13 as corpus13
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -33,28 +32,18 @@ SAMPLES = DATA["samples"]
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 237
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 51, "upstream-negative": 63, "benign": 123}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {
-        "wrongsecrets": 144, "test-keys": 6, "psscriptanalyzer": 34, "pmd": 53}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+    assert carrier_corpus.by_source(SAMPLES) == {"wrongsecrets": 144, "test-keys": 6, "psscriptanalyzer": 34, "pmd": 53}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {
         "wrongsecrets": 38, "test-keys": 3, "psscriptanalyzer": 4, "pmd": 6}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {
         "wrongsecrets": 45, "psscriptanalyzer": 16, "pmd": 2}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {
+    assert carrier_corpus.by_source(SAMPLES, "benign") == {
         "wrongsecrets": 61, "test-keys": 3, "psscriptanalyzer": 14, "pmd": 45}
     assert DATA["upstream"] == ["OWASP/wrongsecrets@81da75d7835a36216437b1c894f91b3b37b5e43d",
                                 "PowerShell/PSScriptAnalyzer@4b0117ca7d2887711c9699f467ba7171f8859156",
                                 "pmd/pmd@cd096e90e4ed2e61f4109466d21a1eaab09721eb",
                                 "trufflesecurity/test_keys@0416560b1330d8ac42045813251d85c688717eaf"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 14
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, s["text"].count(x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus13" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 13, formats=14, uses=str.count)
 
 
 def test_what_was_left_out_is_counted():
@@ -73,28 +62,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_twelve_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-        redaction_corpus9,
-        redaction_corpus10,
-        redaction_corpus11,
-        redaction_corpus12,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
-                                                redaction_corpus10, redaction_corpus11, redaction_corpus12)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 13))
 
 
 def test_thirteenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -124,9 +92,7 @@ def test_thirteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "yaml" and s["set"] == "upstream-positive")
-    command = corpus13.payload("command", sample["path"], sample["text"], "yaml")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus13, SAMPLES, "yaml", "upstream-positive")
 
 
 def test_thirteenth_corpus_figures_after_the_round_that_held_it_out():

@@ -16,12 +16,10 @@ deliberate change (the "after" figure of docs/redaction.md).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus14 as corpus14
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -30,36 +28,22 @@ DATA = corpus14.load()
 SAMPLES = DATA["samples"]
 
 
-def _words(text: str, secret: str) -> int:
-    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", text))
-
-
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 314
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 84, "upstream-negative": 51, "benign": 179}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {
-        "ruff": 104, "biome": 66, "security-code-scan": 84, "kube-linter": 60}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+    assert carrier_corpus.by_source(SAMPLES) == {"ruff": 104, "biome": 66, "security-code-scan": 84, "kube-linter": 60}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {
         "ruff": 45, "biome": 24, "security-code-scan": 12, "kube-linter": 3}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {
         "ruff": 27, "biome": 20, "security-code-scan": 2, "kube-linter": 2}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {
+    assert carrier_corpus.by_source(SAMPLES, "benign") == {
         "ruff": 32, "biome": 22, "security-code-scan": 70, "kube-linter": 55}
     assert DATA["upstream"] == ["astral-sh/ruff@fca5c7cf2cd2f8338f18b9485f936b8e9f07bd0b",
                                 "biomejs/biome@18883b7dafb8f9581534508fdd5b1e34632f2724",
                                 "security-code-scan/security-code-scan@815046d24e49cec43469f4852d19562a916541eb",
                                 "stackrox/kube-linter@35de568d49825fe0278d25d7fca5aa2467f9dd00"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 12
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier (a short
-            # one counted as a word: `password="posonly"` in `def default_posonly(...)` is labelled once)
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, _words(s["text"], x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus14" not in s["secrets"]
+    # a short secret counts as a word: `password="posonly"` in `def default_posonly(...)` is labelled once
+    carrier_corpus.check_samples(DATA, 14, formats=12)
 
 
 def test_what_was_left_out_is_counted():
@@ -80,30 +64,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_thirteen_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-        redaction_corpus9,
-        redaction_corpus10,
-        redaction_corpus11,
-        redaction_corpus12,
-        redaction_corpus13,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
-                                                redaction_corpus10, redaction_corpus11, redaction_corpus12,
-                                                redaction_corpus13)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 14))
 
 
 def test_fourteenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -162,6 +123,4 @@ def test_fourteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "yaml" and s["set"] == "upstream-positive")
-    command = corpus14.payload("command", sample["path"], sample["text"], "yaml")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus14, SAMPLES, "yaml", "upstream-positive")

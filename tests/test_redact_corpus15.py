@@ -15,12 +15,10 @@ the figures of the rules in this tree; re-record with `python tests/support/reda
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus15 as corpus15
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -29,31 +27,16 @@ DATA = corpus15.load()
 SAMPLES = DATA["samples"]
 
 
-def _words(text: str, secret: str) -> int:
-    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", text))
-
-
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 606
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 285, "upstream-negative": 268, "benign": 53}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"whispers": 469, "leaky-repo": 137}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
-        "whispers": 181, "leaky-repo": 104}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {"whispers": 268}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {
-        "whispers": 20, "leaky-repo": 33}
+    assert carrier_corpus.by_source(SAMPLES) == {"whispers": 469, "leaky-repo": 137}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {"whispers": 181, "leaky-repo": 104}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {"whispers": 268}
+    assert carrier_corpus.by_source(SAMPLES, "benign") == {"whispers": 20, "leaky-repo": 33}
     assert DATA["upstream"] == ["Plazmaz/leaky-repo@2e951359cac53addbee56437da3ffb546e3dfe24",
                                 "Skyscanner/whispers@5832bf74dcb127128ba653ed87601c927124b5aa"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 20
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, _words(s["text"], x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus15" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 15, formats=20)
 
 
 def test_what_was_left_out_is_counted():
@@ -75,31 +58,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_fourteen_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-        redaction_corpus9,
-        redaction_corpus10,
-        redaction_corpus11,
-        redaction_corpus12,
-        redaction_corpus13,
-        redaction_corpus14,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
-                                                redaction_corpus10, redaction_corpus11, redaction_corpus12,
-                                                redaction_corpus13, redaction_corpus14)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 15))
 
 
 def test_fifteenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -157,6 +116,4 @@ def test_fifteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "yaml" and s["set"] == "upstream-positive")
-    command = corpus15.payload("command", sample["path"], sample["text"], "yaml")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus15, SAMPLES, "yaml", "upstream-positive")

@@ -14,12 +14,10 @@ a deliberate change (the "after" figure of docs/redaction.md).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus16 as corpus16
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -28,32 +26,16 @@ DATA = corpus16.load()
 SAMPLES = DATA["samples"]
 
 
-def _words(text: str, secret: str) -> int:
-    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", text))
-
-
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 179
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 24, "upstream-negative": 85, "benign": 70}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"prowler": 118, "roslyn-analyzers": 61}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
-        "prowler": 13, "roslyn-analyzers": 11}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
-        "prowler": 64, "roslyn-analyzers": 21}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {
-        "prowler": 41, "roslyn-analyzers": 29}
+    assert carrier_corpus.by_source(SAMPLES) == {"prowler": 118, "roslyn-analyzers": 61}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {"prowler": 13, "roslyn-analyzers": 11}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {"prowler": 64, "roslyn-analyzers": 21}
+    assert carrier_corpus.by_source(SAMPLES, "benign") == {"prowler": 41, "roslyn-analyzers": 29}
     assert DATA["upstream"] == ["dotnet/roslyn-analyzers@d45048f958379c63acfc716136a5e2466f21c5d4",
                                 "prowler-cloud/prowler@3e000faa3109230b748e4418a13c11c9e59f5cfb"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 12
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, _words(s["text"], x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus16" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 16, formats=12)
 
 
 def test_what_was_left_out_is_counted():
@@ -70,32 +52,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_fifteen_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-        redaction_corpus9,
-        redaction_corpus10,
-        redaction_corpus11,
-        redaction_corpus12,
-        redaction_corpus13,
-        redaction_corpus14,
-        redaction_corpus15,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
-                                                redaction_corpus10, redaction_corpus11, redaction_corpus12,
-                                                redaction_corpus13, redaction_corpus14, redaction_corpus15)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 16))
 
 
 def test_sixteenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -135,6 +92,4 @@ def test_sixteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "python" and s["set"] == "upstream-positive")
-    command = corpus16.payload("command", sample["path"], sample["text"], "python")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus16, SAMPLES, "python", "upstream-positive")

@@ -20,7 +20,6 @@ from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus17 as corpus17
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -29,32 +28,17 @@ DATA = corpus17.load()
 SAMPLES = DATA["samples"]
 
 
-def _words(text: str, secret: str) -> int:
-    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", text))
-
-
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 186
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 69, "upstream-negative": 91, "benign": 26}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"kics": 47, "codeql": 139}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
-        "kics": 15, "codeql": 54}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
-        "kics": 15, "codeql": 76}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {"kics": 17, "codeql": 9}
+    assert carrier_corpus.by_source(SAMPLES) == {"kics": 47, "codeql": 139}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {"kics": 15, "codeql": 54}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {"kics": 15, "codeql": 76}
+    assert carrier_corpus.by_source(SAMPLES, "benign") == {"kics": 17, "codeql": 9}
     # each file was read at its own commit: 29 of them, each naming its repository
     assert len(DATA["upstream"]) == 29
     assert all(re.fullmatch(r"(Checkmarx/kics|github/codeql)@[0-9a-f]{40}", u) for u in DATA["upstream"])
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 10
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, _words(s["text"], x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus17" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 17, formats=10)
 
 
 def test_what_was_left_out_is_counted():
@@ -79,34 +63,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_sixteen_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-        redaction_corpus9,
-        redaction_corpus10,
-        redaction_corpus11,
-        redaction_corpus12,
-        redaction_corpus13,
-        redaction_corpus14,
-        redaction_corpus15,
-        redaction_corpus16,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
-                                                redaction_corpus10, redaction_corpus11, redaction_corpus12,
-                                                redaction_corpus13, redaction_corpus14, redaction_corpus15,
-                                                redaction_corpus16)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 17))
 
 
 def test_seventeenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -160,6 +117,4 @@ def test_seventeenth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "hcl" and s["set"] == "upstream-positive")
-    command = corpus17.payload("command", sample["path"], sample["text"], "hcl")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus17, SAMPLES, "hcl", "upstream-positive")

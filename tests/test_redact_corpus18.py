@@ -14,12 +14,10 @@ deliberate change (the "after" figure of docs/redaction.md).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus18 as corpus18
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -28,34 +26,18 @@ DATA = corpus18.load()
 SAMPLES = DATA["samples"]
 
 
-def _words(text: str, secret: str) -> int:
-    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", text))
-
-
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 187
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 37, "upstream-negative": 16, "benign": 134}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"syft": 60, "ibm-detect-secrets": 127}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
-        "syft": 16, "ibm-detect-secrets": 21}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
-        "syft": 3, "ibm-detect-secrets": 13}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "benign") == {
-        "syft": 41, "ibm-detect-secrets": 93}
+    assert carrier_corpus.by_source(SAMPLES) == {"syft": 60, "ibm-detect-secrets": 127}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {"syft": 16, "ibm-detect-secrets": 21}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {"syft": 3, "ibm-detect-secrets": 13}
+    assert carrier_corpus.by_source(SAMPLES, "benign") == {"syft": 41, "ibm-detect-secrets": 93}
     # syft's cataloger at its last commit and its ordinary files at the mirror's head; detect-secrets at one commit
     assert DATA["upstream"] == ["IBM/detect-secrets@076672a9a01abdfc7ecee2e7d14f08cdccb73976",
                                 "anchore/syft@3f13d209a5a3fddb2e616b190576d8ae1d9f1133",
                                 "anchore/syft@bf82010f3c38508e30dd01ed8053f158513c0c9d"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 14
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, _words(s["text"], x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus18" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 18, formats=14)
 
 
 def test_what_was_left_out_is_counted():
@@ -74,35 +56,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_seventeen_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-        redaction_corpus9,
-        redaction_corpus10,
-        redaction_corpus11,
-        redaction_corpus12,
-        redaction_corpus13,
-        redaction_corpus14,
-        redaction_corpus15,
-        redaction_corpus16,
-        redaction_corpus17,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8, redaction_corpus9,
-                                                redaction_corpus10, redaction_corpus11, redaction_corpus12,
-                                                redaction_corpus13, redaction_corpus14, redaction_corpus15,
-                                                redaction_corpus16, redaction_corpus17)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 18))
 
 
 def test_eighteenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -148,6 +102,4 @@ def test_eighteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "pem" and s["set"] == "upstream-positive")
-    command = corpus18.payload("command", sample["path"], sample["text"], "pem")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus18, SAMPLES, "pem", "upstream-positive")

@@ -16,7 +16,6 @@ change (the "after" figure of docs/redaction.md).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 
 from support import carrier_corpus
@@ -34,27 +33,15 @@ def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 1468
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 544, "upstream-negative": 755,
                                                   "benign": 165, "not-secret": 4}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {
+    assert carrier_corpus.by_source(SAMPLES) == {
         "sonar": 503, "sonar-iac": 656, "gosec": 74, "bandit": 40, "horusec": 93, "talisman": 102}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {
         "sonar-iac": 235, "sonar": 160, "talisman": 81, "gosec": 31, "horusec": 22, "bandit": 15}
     assert DATA["upstream"] == ["PyCQA/bandit@920805426889", "SonarSource/sonar-iac@77ed2c294636",
                                 "SonarSource/sonar-text@bb9c06ece15c", "ZupIT/horusec@873d4104a6aa",
                                 "securego/gosec@45b083a0cb42", "thoughtworks/talisman@efcb1a3629f6"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 26
     assert all(s["reason"] for s in SAMPLES if s["set"] == "not-secret")
-    for s in SAMPLES:
-        if s["set"] in ("upstream-positive", "not-secret"):
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, _words(s["text"], x))
-                                        for x in s["secrets"]), s["source"]
-
-
-def _words(text: str, secret: str) -> int:
-    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", text))
+    carrier_corpus.check_samples(DATA, 6, formats=26, sets=("upstream-positive", "not-secret"))
 
 
 def test_what_was_left_out_is_counted():
@@ -73,13 +60,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_five_corpora_is_in_this_one():
-    from support import redaction_corpus, redaction_corpus2, redaction_corpus3, redaction_corpus4, redaction_corpus5
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 6))
 
 
 def test_the_judge_reads_long_secrets_by_pieces_and_short_ones_as_words():
@@ -169,6 +150,4 @@ def test_sixth_corpus_fast_path_and_walk_agree_in_every_carrier():
 def test_a_shell_sample_is_the_command_line_itself():
     shell = next(s for s in SAMPLES if s["format"] == "shell" and s["set"] == "upstream-positive")
     assert corpus6.payload("command", shell["path"], shell["text"], "shell")["tool_input"]["command"] == shell["text"]
-    other = next(s for s in SAMPLES if s["format"] == "yaml")
-    command = corpus6.payload("command", other["path"], other["text"], "yaml")["tool_input"]["command"]
-    assert command.startswith("cat > /home/dev/project/") and other["text"] in command
+    carrier_corpus.check_command_writes(corpus6, SAMPLES, "yaml")

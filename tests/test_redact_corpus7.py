@@ -20,7 +20,6 @@ from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus7 as corpus7
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -32,21 +31,12 @@ SAMPLES = DATA["samples"]
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 227
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 44, "upstream-negative": 16, "benign": 167}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {
-        "ggshield": 145, "no-secrets": 35, "git-secrets": 27, "devskim": 20}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+    assert carrier_corpus.by_source(SAMPLES) == {"ggshield": 145, "no-secrets": 35, "git-secrets": 27, "devskim": 20}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {
         "ggshield": 23, "git-secrets": 11, "no-secrets": 8, "devskim": 2}
     assert DATA["upstream"] == ["GitGuardian/ggshield@eaa3e43b1ae1", "awslabs/git-secrets@7d6b970cbd3c",
                                 "microsoft/DevSkim@a452aa506f80", "nickdeis/eslint-plugin-no-secrets@fe95b10ac26b"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 17
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x) for x in s["secrets"]), s["source"]
-            assert "corpus7" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 7, formats=17, uses=lambda text, secret: 1)
 
 
 def test_what_was_left_out_is_counted():
@@ -59,20 +49,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_six_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 7))
 
 
 def test_seventh_corpus_figures_before_the_round_of_rule_changes():
@@ -112,6 +89,4 @@ def test_seventh_corpus_fast_path_and_walk_agree_in_every_carrier():
 def test_a_shell_sample_is_the_command_line_itself():
     shell = next(s for s in SAMPLES if s["format"] == "shell" and s["set"] == "upstream-positive")
     assert corpus7.payload("command", shell["path"], shell["text"], "shell")["tool_input"]["command"] == shell["text"]
-    other = next(s for s in SAMPLES if s["format"] == "diff")
-    command = corpus7.payload("command", other["path"], other["text"], "diff")["tool_input"]["command"]
-    assert command.startswith("cat > /home/dev/project/") and other["text"] in command
+    carrier_corpus.check_command_writes(corpus7, SAMPLES, "diff")

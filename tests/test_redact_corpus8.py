@@ -20,7 +20,6 @@ from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus8 as corpus8
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -32,26 +31,17 @@ SAMPLES = DATA["samples"]
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 816
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 310, "upstream-negative": 370, "benign": 136}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {
+    assert carrier_corpus.by_source(SAMPLES) == {
         "sonar-java": 252, "sonar-python": 238, "sonar-php": 230, "earlybird": 96}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {
         "sonar-php": 101, "sonar-python": 94, "sonar-java": 76, "earlybird": 39}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {
         "sonar-java": 119, "sonar-python": 109, "sonar-php": 102, "earlybird": 40}
     assert DATA["upstream"] == ["SonarSource/sonar-java@3f13e227ff14557e877674b6696af6faa049eeb9",
                                 "SonarSource/sonar-php@582e2e4d6f0d778dc083e399cd4110e0a048fe0d",
                                 "SonarSource/sonar-python@bc7197219001ec84b7ed59d8ea44ceede9c3b1e0",
                                 "americanexpress/earlybird@573753e6f39a02293d4a250878e66664aefa674a"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 20
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, s["text"].count(x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus8" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 8, formats=20, uses=str.count)
 
 
 def test_what_was_left_out_is_counted():
@@ -74,22 +64,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_seven_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 8))
 
 
 def test_eighth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -115,9 +90,7 @@ def test_eighth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "php")
-    command = corpus8.payload("command", sample["path"], sample["text"], "php")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus8, SAMPLES, "php")
 
 
 def test_eighth_corpus_figures_after_the_round_that_held_it_out():

@@ -20,7 +20,6 @@ from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus9 as corpus9
-from support.redaction_corpus6_extract import scorable
 
 from agentwatch.record import redact
 
@@ -32,27 +31,16 @@ SAMPLES = DATA["samples"]
 def test_every_sample_names_its_source_its_format_and_its_secrets():
     assert len(SAMPLES) == 629
     assert Counter(s["set"] for s in SAMPLES) == {"upstream-positive": 519, "upstream-negative": 47, "benign": 63}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES) == {"2ms": 579, "njsscan": 50}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-positive") == {
-        "2ms": 501, "njsscan": 18}
-    assert Counter(s["type"].split(":")[0] for s in SAMPLES if s["set"] == "upstream-negative") == {
-        "2ms": 32, "njsscan": 15}
+    assert carrier_corpus.by_source(SAMPLES) == {"2ms": 579, "njsscan": 50}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-positive") == {"2ms": 501, "njsscan": 18}
+    assert carrier_corpus.by_source(SAMPLES, "upstream-negative") == {"2ms": 32, "njsscan": 15}
     assert DATA["upstream"] == ["Checkmarx/2ms@e2fafb4a9738d0f2984b0570f056e70a72ad55cb",
                                 "ajinabraham/njsscan@b6ade853818a0c2a4fde36a1c5740b663e758ad2"]
-    assert all(s["source"].startswith(tuple(u + ":" for u in DATA["upstream"])) for s in SAMPLES)
-    assert len({s["source"] for s in SAMPLES}) == len(SAMPLES)  # one source, one sample
-    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in SAMPLES)
-    assert len({s["format"] for s in SAMPLES}) == 17
     # at most three positives of each 2ms rule test (the extractor's evenly spaced pick)
     per_test = Counter(s["source"].rsplit("/", 1)[0] for s in SAMPLES
                        if s["set"] == "upstream-positive" and s["type"].startswith("2ms:"))
     assert len(per_test) == 179 and max(per_test.values()) == 3
-    for s in SAMPLES:
-        if s["set"] == "upstream-positive":
-            # every secret is in its text, and masking it there would leave none of it in the carrier
-            assert s["secrets"] and all(scorable(s["text"], s["path"], x, s["text"].count(x)) for x in s["secrets"]), (
-                s["source"])
-            assert "corpus9" not in s["secrets"]
+    carrier_corpus.check_samples(DATA, 9, formats=17, uses=str.count)
 
 
 def test_what_was_left_out_is_counted():
@@ -71,23 +59,7 @@ def test_what_was_left_out_is_counted():
 
 
 def test_no_text_or_secret_of_the_first_eight_corpora_is_in_this_one():
-    from support import (
-        redaction_corpus,
-        redaction_corpus2,
-        redaction_corpus3,
-        redaction_corpus4,
-        redaction_corpus5,
-        redaction_corpus6,
-        redaction_corpus7,
-        redaction_corpus8,
-    )
-
-    before = "\n\x00\n".join(s["text"] for c in (redaction_corpus, redaction_corpus2, redaction_corpus3,
-                                                redaction_corpus4, redaction_corpus5, redaction_corpus6,
-                                                redaction_corpus7, redaction_corpus8)
-                             for s in c.load()["samples"])
-    assert not [s["source"] for s in SAMPLES if s["text"] in before]
-    assert not [s["source"] for s in SAMPLES for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+    carrier_corpus.check_none_earlier(SAMPLES, range(1, 9))
 
 
 def test_ninth_corpus_figures_before_any_rule_change_made_with_it_in_view():
@@ -113,9 +85,7 @@ def test_ninth_corpus_fast_path_and_walk_agree_in_every_carrier():
 
 
 def test_the_command_carrier_writes_the_file():
-    sample = next(s for s in SAMPLES if s["format"] == "go")
-    command = corpus9.payload("command", sample["path"], sample["text"], "go")["tool_input"]["command"]
-    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
+    carrier_corpus.check_command_writes(corpus9, SAMPLES, "go")
 
 
 def test_ninth_corpus_figures_after_the_round_that_held_it_out():

@@ -8,15 +8,18 @@ the corpora's tests share."""
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
+import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from redaction_corpus6_extract import leaked  # noqa: E402
+from redaction_corpus6_extract import leaked, scorable  # noqa: E402
 
 HERE = Path(__file__).resolve().parent.parent / "fixtures" / "redaction"
 CARRIERS = ("command", "output", "file-read", "mcp-input")
@@ -246,3 +249,56 @@ def check_fast_path(corpus_module, policy) -> None:
     for sample, carrier, doc, data in rows:
         assert doc == corpus_module.record(sample, carrier)
         assert data == _canonical_json(policy.apply(doc)), (sample["source"], carrier)
+
+
+def words(text: str, secret: str) -> int:
+    """How many times the secret stands in the text as a word."""
+    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", text))
+
+
+def by_source(samples: list[dict], in_set: str = "") -> Counter:
+    """Samples per source (the part of a type before its format), of one set or of all."""
+    return Counter(s["type"].split(":")[0] for s in samples if not in_set or s["set"] == in_set)
+
+
+def check_samples(data: dict, number: int, formats: int, uses: Callable[[str, str], int] = words,
+                  sets: tuple[str, ...] = ("upstream-positive",)) -> None:
+    """Every sample names its source under one of the corpus's upstream commits (one sample a
+    source), its format (in its type, `formats` of them) and, in `sets`, its secrets: each in its
+    text, standing there `uses(text, secret)` times, scorable, and none of them the session's name."""
+    samples = data["samples"]
+    assert all(s["source"].startswith(tuple(u + ":" for u in data["upstream"])) for s in samples)
+    assert len({s["source"] for s in samples}) == len(samples)  # one source, one sample
+    assert all(s["type"] == s["type"].split(":")[0] + ":" + s["format"] for s in samples)
+    assert len({s["format"] for s in samples}) == formats
+    for s in samples:
+        if s["set"] in sets:
+            # every secret is in its text, and masking it there would leave none of it in the carrier
+            assert s["secrets"] and all(scorable(s["text"], s["path"], x, uses(s["text"], x)) for x in s["secrets"]), (
+                s["source"])
+            assert f"corpus{number}" not in s["secrets"]
+
+
+def corpus_by_number(number: int):
+    """The scorer module of a corpus by its number (the first corpus's is redaction_corpus.py)."""
+    return importlib.import_module("redaction_corpus" + ("" if number == 1 else str(number)))
+
+
+def earlier_texts(numbers: Iterable[int]) -> str:
+    """The texts of the corpora numbered, one after another, between lines holding a NUL."""
+    return "\n\x00\n".join(s["text"] for n in numbers for s in corpus_by_number(n).load()["samples"])
+
+
+def check_none_earlier(samples: list[dict], numbers: Iterable[int]) -> None:
+    """No text of these samples, nor a secret of 8 characters or more, is in a text of the corpora numbered."""
+    before = earlier_texts(numbers)
+    assert not [s["source"] for s in samples if s["text"] in before]
+    assert not [s["source"] for s in samples for x in s.get("secrets", []) if len(x) >= 8 and x in before]
+
+
+def check_command_writes(module, samples: list[dict], fmt: str, in_set: str = "") -> None:
+    """A sample of the format that is no shell command line (of one set, or any) is carried as the
+    command that writes its file."""
+    sample = next(s for s in samples if s["format"] == fmt and (not in_set or s["set"] == in_set))
+    command = module.payload("command", sample["path"], sample["text"], fmt)["tool_input"]["command"]
+    assert command == f"cat > /home/dev/project/{sample['path']} <<'EOF'\n{sample['text']}\nEOF"
