@@ -114,5 +114,18 @@ def main() -> None:
         # committed gets the line every command prints: each write is a transaction, whole or absent.
         if exc.code == EXIT_INTERRUPTED and not _interrupt_said:
             print(f"agentwatch: {jsonerror.INTERRUPTED}", file=sys.stderr)
+        if exc.code == EXIT_INTERRUPTED:
+            _forget_escaped_interrupt()
         jsonerror.flush_stdout()  # with the command's exit code, not Python's complaint about a closed pipe
         raise
+
+
+def _forget_escaped_interrupt() -> None:
+    """Keep exit 130 when run as `python -m agentwatch.cli` (as services and hooks run it).
+
+    CPython marks a KeyboardInterrupt that escapes an `exec` of a string (dataclasses build their
+    methods so, when a module is first imported) and keeps the mark after the exception is caught;
+    a `-m` run that then exits by SystemExit is ended by SIGINT instead (status -2, not 130) when
+    Ctrl-C lands inside such an import. An `exec` of a string that completes clears the mark.
+    """
+    exec("None")
