@@ -25,7 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent / "fixtures" / "redaction"
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-            "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth")
+            "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+            "eighteenth")
 
 
 def git(repo: str, *args: str) -> str:
@@ -88,7 +89,7 @@ def _texts(corpora: int) -> str:
     for name in ("corpus.json.gz", "corpus2.json.gz", "corpus3.json.gz", "corpus4.json.gz", "corpus5.json.gz",
                  "corpus6.json.gz", "corpus7.json.gz", "corpus8.json.gz", "corpus9.json.gz", "corpus10.json.gz",
                  "corpus11.json.gz", "corpus12.json.gz", "corpus13.json.gz", "corpus14.json.gz",
-                 "corpus15.json.gz", "corpus16.json.gz", "corpus17.json.gz")[:corpora]:
+                 "corpus15.json.gz", "corpus16.json.gz", "corpus17.json.gz", "corpus18.json.gz")[:corpora]:
         with gzip.open(HERE / name, "rb") as f:
             texts += [s["text"] for s in json.loads(f.read())["samples"]]
     return "\n\x00\n".join(texts)
