@@ -5,16 +5,22 @@ labelled by the matches its unit test expects each pattern to find, file by file
 offset, and by the files of a pattern directory it expects none in) and ordinary files of that
 repository (tests/support/redaction_corpus19_extract.py, every sample naming its source and the
 format of its text, none of its texts or secrets in the first eighteen corpora). No round of #33
-read it: it was committed before it was scored.
+read it: it was committed before it was scored, then scored once with the rules as they were at
+8fbe617 (figures19-before.json). figures19.json holds the figures of the rules in this tree;
+re-record with `python tests/support/redaction_corpus19.py --write` after a deliberate change.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from support import carrier_corpus
 from support import redaction_corpus19 as corpus19
 
+from agentwatch.record import redact
+
+POLICY = redact.Policy(redact.REDACTED, bytes(range(32)))
 DATA = corpus19.load()
 SAMPLES = DATA["samples"]
 
@@ -50,3 +56,26 @@ def test_no_text_or_secret_of_the_first_eighteen_corpora_is_in_this_one():
 
 def test_the_command_carrier_writes_the_file():
     carrier_corpus.check_command_writes(corpus19, SAMPLES, "pem", "upstream-positive")
+
+
+def test_nineteenth_corpus_figures_before_any_rule_change_made_with_it_in_view():
+    """The held-out figure: the rules as they were at 8fbe617 at the corpus's first scoring, per carrier."""
+    before = json.loads(corpus19.BEFORE.read_text())
+    assert corpus19.totals(before) == {"upstream-positive": (192, 244), "benign": (128, 128),
+                                       "upstream-negative": (24, 32)}
+    for carrier in corpus19.CARRIERS:
+        got = corpus19.totals(before, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((48, 61), (32, 32), (6, 8)), (
+            carrier)
+    # by format, every carrier alike: the plain-text positives hold every miss, two JSON files every negative changed
+    assert corpus19.totals(before, fmt="text")["upstream-positive"] == (72, 124)
+    assert corpus19.totals(before, fmt="json")["upstream-negative"] == (0, 8)
+    assert len(before["failures"]) == len(set(before["failures"])) == (244 - 192) + (32 - 24)
+
+
+def test_nineteenth_corpus_figures_are_the_recorded_ones():
+    carrier_corpus.check_recorded(corpus19, POLICY)
+
+
+def test_nineteenth_corpus_fast_path_and_walk_agree_in_every_carrier():
+    carrier_corpus.check_fast_path(corpus19, POLICY)
