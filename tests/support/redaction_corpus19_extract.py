@@ -27,7 +27,10 @@ project none of them read, labelled by what its own tests expect:
   (a host name), `hardcoded_internal_emails`, `hardcoded_internal_urls`,
   `any_ipv4_addresses`, `ghcr_typos` and `ssh_public_key`, and `common_passwords_shortlist`
   (its file is a word list of common passwords, each line a bare word that nothing names a
-  credential); a file where only those expect a match is neither positive nor negative. The
+  credential); a file where only those expect a match is neither positive nor negative.
+  The test asserts a file clean only under the patterns that have an `expected` list: a negative
+  here is clean under those, not under a pattern of its directory without one (docs/redaction.md,
+  the nineteenth corpus's caveat). The
   patterns' own `test` blocks (a string and the match in it) are not read: the unit test does
   not check them, and some of their offsets do not fall on the value.
 - Benign: ordinary files of the same repository outside its pattern directories (its GitHub
