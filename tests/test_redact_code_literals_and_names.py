@@ -181,3 +181,9 @@ def test_a_pytest_node_id_with_an_xdist_group_is_no_url_credential():
     text = "tests/test_beta.py::test_beta0@gname PASSED\ntests/test_delta.py::Gamma1::test_gamma0@gname PASSED\n"
     assert stored("out.txt", text) == canonical_json(file_read("out.txt", text)).decode()
     assert "Qz7mWv2Lk9" not in content("out.txt", "redis://:Qz7mWv2Lk9@cache:6379\n")
+
+
+def test_a_url_password_with_colons_is_masked_whole():
+    # RFC 3986 section 3.2.1: userinfo may hold `:`; the first one ends the user name
+    out = content("client.kt", 'val uri = "http://user:azer:ty1Q3z@domain.example"\n')
+    assert "azer" not in out and "ty1Q3z" not in out and "http://user:" in out
