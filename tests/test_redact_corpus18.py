@@ -83,10 +83,9 @@ def test_eighteenth_corpus_figures_after_the_round_that_held_it_out():
     schemes), tuned on corpora 1-17 with this one unread, scored it once when it landed: recall and
     benign as before, one upstream negative more intact in every carrier (syft's
     not-docker-config.json line 3: `"auth": "…"` whose value is a scheme's name), the rest sample for
-    sample as before (figures18-heldout-after.json = figures18.json)."""
+    sample as before (figures18-heldout-after.json)."""
     held = json.loads((corpus18.HERE / "figures18-heldout-after.json").read_text())
     before = json.loads(corpus18.BEFORE.read_text())
-    assert held == json.loads(corpus18.FIGURES.read_text())
     assert sorted(set(before["failures"]) - set(held["failures"])) == sorted(
         f"upstream-negative syft:json {carrier} anchore/syft@3f13d209a5a3fddb2e616b190576d8ae1d9f1133:"
         "syft/file/cataloger/secrets/test-fixtures/secrets/default/not-docker-config.json#line-3"
@@ -95,6 +94,18 @@ def test_eighteenth_corpus_figures_after_the_round_that_held_it_out():
     for carrier in corpus18.CARRIERS:
         got = corpus18.totals(held, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((33, 37), (132, 134), (4, 16))
+
+
+def test_eighteenth_corpus_figures_after_the_round_tuned_on_it():
+    """The fourteenth round read its misses (an earlier corpus by then; the nineteenth held out): `pwd`
+    at the end of a longer name (`dbpwd`; not `nopwd`, `RESETPWD`), a name that says it detects, scans,
+    finds or audits secrets (`detect-secrets:redhat-ubi`, an image and its tag) is no secret's name.
+    34/37 and 134/134 per carrier (figures18.json). What still passes through: a key written as a
+    counting run (`12345A7a901b3456789…`, read as an alphabet written out), `pwd::value`."""
+    after = json.loads(corpus18.FIGURES.read_text())
+    for carrier in corpus18.CARRIERS:
+        got = corpus18.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == ((34, 37), (134, 134), (4, 16))
 
 
 def test_eighteenth_corpus_fast_path_and_walk_agree_in_every_carrier():

@@ -300,6 +300,8 @@ class RuleSet:
                 return True
             if len(w) > 5 and w.endswith(n.suffix_words) or w[-1:] == "s" and w[:-1].endswith(n.suffix_words):
                 return True
+            if len(w) > 3 and w.endswith("pwd") and w[:-3] not in _PWD_NOT_HELD:
+                return True  # `dbpwd`, `ROOTPWD`: `pwd` ends no other word (`OLDPWD` is excluded above)
         return False
 
     def placeholder(self, value: str) -> bool:
@@ -934,6 +936,8 @@ _COMPARISONS = ("==", "===", "!=", "!==", "<=>")
 # A secret's word numbered, not a label: `AdminPassword123`, `NotSoSecretKey1` (two digits or more, or one
 # after the secret's own word: `OAuth2` and `password1`, a scheme and a form's field, stay labels).
 _NUMBERED = re.compile(r"[A-Za-z][A-Za-z0-9]*?(?:[0-9]{2,}|(?:Key|Password|Passwd|Secret|Token|Pwd)[0-9])")
+# Before `pwd` in one word, what says the value is no password: `nopwd`, `RESETPWD` (a path), `showpwd`.
+_PWD_NOT_HELD = frozenset({"no", "old", "reset", "forgot", "forgotten", "change", "show", "hide", "check", "set", "get"})
 _LABEL_RE = re.compile(r"[a-z][a-z0-9]*(?:[._:/ -][a-z0-9]+)*")
 _STRING_GLUE = re.compile(r"^(?:[+,;)]|\.\$)|[+(\[]$")
 _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][a-z_]*(?:[A-Z][a-z_]*)*[,;]?|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[,;]?")
@@ -1200,6 +1204,8 @@ def _has_neighbour(s: str, start: int, end: int, sep: str) -> bool:
 def _url_credentials_ok(m: re.Match) -> bool:
     """user:password@host, not a package spec (npm:pkg@1.2.3) or an address book line."""
     user, host = (m.group("user") or "").lower(), m.group("host")
+    if not user and "://" not in m.group() and m.start() and m.string[m.start() - 1] == ":":
+        return False  # `test_x.py::test_y@group` (pytest's node id and xdist group), `ns::name@x`: a `::` path
     if user in ("npm", "jsr", "github", "git", "workspace", "link", "file", "patch", "catalog", "portal",
                 "mailto", "http", "https"):
         return False

@@ -1,4 +1,4 @@
-"""Literals that become keys in code, and stand-ins that hold a secret (record/redact/formats.py
+"""Literals that become keys in code, stand-ins that hold a secret, and names (record/redact/formats.py
 DECODERS and `_assigned_literal`; rules.py `filler_beside_secret`; rules.toml `[names]`).
 
 The decoders are the APIs' own documented calls that turn a string into a key's bytes (each row
@@ -158,3 +158,32 @@ def test_an_authentication_scheme_alone_keeps_its_bytes_and_its_credentials_do_n
     assert stored("client.js", chosen) == canonical_json(file_read("client.js", chosen)).decode()
     out = content("client.js", 'const h = {"Authorization": "OAuth q9XvTz4LmPa2Wc7B"};')
     assert "q9XvTz4LmPa2Wc7B" not in out and '"OAuth ' in out  # the scheme stays, its credentials go
+
+
+@pytest.mark.parametrize("line,kept", [
+    ("dbpwd=Qz7mWv2Lk9", False),  # `pwd` ending a longer name
+    ("ROOTPWD=Qz7mWv2Lk9", False),
+    ("nopwd=Server=localhost;Integrated Security=True", True),  # says there is none
+    ("RESETPWD=Qz7mWv2Lk9", True),  # an action's name
+    ("OLDPWD=/home/dev", True),  # the shell's previous directory
+])
+def test_pwd_at_the_end_of_a_name(line, kept):
+    assert (stored(".env", line) == canonical_json(file_read(".env", line)).decode()) is kept
+
+
+def test_a_tool_named_for_finding_secrets_is_no_secrets_name():
+    line = "\tdocker build -t detect-secrets:redhat-ubi -t trufflehog-scan:latest .\n"
+    assert stored("Makefile", line) == canonical_json(file_read("Makefile", line)).decode()
+
+
+def test_a_pytest_node_id_with_an_xdist_group_is_no_url_credential():
+    # pytest-xdist's `--dist loadgroup` prints a node id with its group after `@`
+    text = "tests/test_beta.py::test_beta0@gname PASSED\ntests/test_delta.py::Gamma1::test_gamma0@gname PASSED\n"
+    assert stored("out.txt", text) == canonical_json(file_read("out.txt", text)).decode()
+    assert "Qz7mWv2Lk9" not in content("out.txt", "redis://:Qz7mWv2Lk9@cache:6379\n")
+
+
+def test_a_url_password_with_colons_is_masked_whole():
+    # RFC 3986 section 3.2.1: userinfo may hold `:`; the first one ends the user name
+    out = content("client.kt", 'val uri = "http://user:azer:ty1Q3z@domain.example"\n')
+    assert "azer" not in out and "ty1Q3z" not in out and "http://user:" in out
