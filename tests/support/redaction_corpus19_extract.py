@@ -46,9 +46,10 @@ A secret is kept only where the scoring can judge it (tests/support/redaction_co
 with the format of their text; the scorer (tests/support/redaction_corpus19.py) stores each in
 the four carriers an agent produces. Sources read `owner/repo@commit:path` (and `#line-n`).
 
-Usage (needs PyYAML; not part of the test suite, which reads the built file):
+Usage (not part of the test suite, which reads the built file; the patterns are YAML, so it needs
+PyYAML: `.venv/bin/pip install -e '.[corpus]'`):
 
-    python tests/support/redaction_corpus19_extract.py --secret-scanning-custom-patterns DIR
+    .venv/bin/python tests/support/redaction_corpus19_extract.py --secret-scanning-custom-patterns DIR
 
 where DIR is a clone or bare mirror (its HEAD is the commit the fixture names).
 """
