@@ -74,6 +74,14 @@ _WEAK = frozenset({"secret", "password", "token", "changeit", "changeme", "chang
 # an auth name, a scheme's name alone is chosen before its credentials (`foo ? 'Bearer' : 'OAuth'`), not one.
 AUTH_SCHEMES = frozenset({"basic", "bearer", "concealed", "digest", "dpop", "gnap", "hoba", "mutual", "negotiate", "oauth",
                           "privatetoken", "scram-sha-1", "scram-sha-256", "vapid", "ntlm", "aws4-hmac-sha256"})
+
+
+def auth_scheme_alone(value: str, name: str) -> bool:
+    """A scheme's name alone under an auth name or another scheme's (`foo ? 'Bearer' : 'OAuth'`)."""
+    low_name = name.lower()
+    return value.strip("\"'`").lower() in AUTH_SCHEMES and ("auth" in low_name or low_name in AUTH_SCHEMES)
+
+
 ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # an environment variable's or a constant's name
 _NAME_WORD = re.compile(r"[a-z]+")
 
@@ -94,7 +102,7 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
         return True  # a call's key argument: the word is the key
     if low in _NOT_VALUES or _FILLER.match(v) or v.startswith("[REDACTED:"):
         return False
-    if low.strip("\"'`") in AUTH_SCHEMES and ("auth" in name.lower() or name.lower() in AUTH_SCHEMES):
+    if auth_scheme_alone(v, name):
         return False
     if _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
         return False
@@ -811,6 +819,9 @@ DECODERS: tuple[tuple[str, str], ...] = (
 # before a decoder's call.
 _DECODED_INTO = re.compile(
     r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\]]*[ \t]*)?:?=[ \t]*(?:await[ \t]+)?\Z")
+# Words one of which every call of DECODERS holds (`decode` covers `DecodeString`, `decode64`, `decodeHex`).
+DECODER_KEYWORDS = ("frombase64string", "getbytes", "decode", "fromhex", "unhexlify", "a2b_", "buffer.from", "atob",
+                    "parsebase64binary", "parsehexbinary", "hex2bin")
 _DECODER_CALL = re.compile(r"(?:" + "|".join(rx for rx, _ in DECODERS) + r")\s*\(")
 # A decoded literal's variable: its last word names a key or a secret (`key`, `aesKey`, `SIGNING_SECRET`).
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -829,9 +840,7 @@ CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", ".
                  "ldap_bind", "ldap_exop_passwd", "jwtverify", "jwk.askey", "createsecretkey", "cookieparser", "odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user",
                  "sybase_", "msql_", "cubrid_", "dbx_connect", "encrypter", "oci_", "ftp_login", "ssh2_auth_password", "imap_open", "mssql_connect",
                  "password_verify", "password_hash", "simple_bind", "ftplib", "passwordprotection", "pbekeyspec", "deskeyspec", "desedekeyspec", "kerberoskey",
-                 "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials",
-                 "frombase64string", "getbytes", "decode", "fromhex", "unhexlify", "a2b_", "decodestring", "buffer.from",
-                 "atob", "parsebase64binary", "parsehexbinary", "decodehex", "hex2bin", "decode64")
+                 "usernamepasswordauthenticationtoken", "awscredentials", "awsbasiccredentials") + DECODER_KEYWORDS
 
 
 def call_verify_pattern() -> bytes:
@@ -920,8 +929,7 @@ def call_spans(ruleset: RuleSet, s: str) -> list[Span]:
 
 def _decoded_keys(ruleset: RuleSet, s: str, low: str) -> Iterator[Span]:
     """A literal decoded into a key's variable (DECODERS): `byte[] key = Convert.FromBase64String("…")`."""
-    if not any(n in low for n in ("decode", "getbytes", "fromhex", "unhexlify", "a2b_", "buffer.from", "atob",
-                                  "parse", "hex2bin", "frombase64string")):
+    if not any(n in low for n in DECODER_KEYWORDS):
         return
     for m in islice(_DECODER_CALL.finditer(s), MAX_CALLS):
         into = _DECODED_INTO.search(s, max(0, m.start() - 120), m.start())

@@ -1174,7 +1174,7 @@ def benign_value(value: str, *, name: str = "", quoted: bool = True, env: bool =
     if enumerated_or_reference(value):
         return True  # `id-token: write`, `key_file: /tmp/cosign.key`, `x = pkg.mod.sub:func`
     low = value.lower().strip("\"'`")
-    if low in formats.AUTH_SCHEMES and ("auth" in name.lower() or name.lower() in formats.AUTH_SCHEMES):
+    if formats.auth_scheme_alone(value, name):
         return True  # `"Authorization": foo ? 'Bearer' : 'OAuth'`: a scheme's name, chosen before its credentials
     words = name_words(name)
     if low in (name.lower(), name.rsplit(".", 1)[-1].lower()) or low.replace("-", "_") == name.lower():
