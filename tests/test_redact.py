@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentwatch.record import normalize, redact
-from agentwatch.record.redact import rules
+from agentwatch.record.redact import commands, rules
 from agentwatch.record.redact.corpus import BENIGN, FORMAT_BENIGN, fake, format_samples, rule_samples, secrets_corpus
 from agentwatch.store.append import Store
 from agentwatch.store.chain import canonical_json
@@ -67,7 +67,10 @@ def test_self_test_passes_and_reports_without_echoing_secrets(monkeypatch):
     structure = len(redact._structure_documents("x"))
     assert result.failures == ()
     formats = len(format_samples()) + len(FORMAT_BENIGN)  # the format-aware layer (#33)
-    assert result.ok and result.checked == len(CORPUS) + len(rule_samples()) + structure + len(BENIGN) + formats
+    printed = len(commands.print_table())  # commands whose output is a secret
+    assert printed == 27
+    assert result.ok and result.checked == (len(CORPUS) + len(rule_samples()) + structure + len(BENIGN) + formats
+                                            + printed)
     assert result.as_dict()["ok"] is True
     # A broken rule set is reported, and the report never contains a secret.
     monkeypatch.setattr(rules.RuleSet, "redact", lambda self, text, mask, extra=None, path="": text)

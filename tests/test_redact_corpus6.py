@@ -127,16 +127,18 @@ def test_sixth_corpus_figures_after_the_changes_of_default():
     masks Sonar's Kubernetes `- name: pwd` / `value: pwd1234`, which Sonar's own check passes: two more
     positives in the command carrier, 32 upstream negatives fewer. The twelfth (filler words beside a
     secret, `secrete`, names saying "not a secret") masks 15 more; the thirteenth (a secret's word
-    numbered is no label) four more upstream negatives (Sonar passes `ENV MY_SECRET_TOKEN=realVerySecretValue123`)."""
+    numbered is no label) four more upstream negatives (Sonar passes `ENV MY_SECRET_TOKEN=realVerySecretValue123`).
+    The fifteenth (a credential header named as a pair) masks Sonar's Kubernetes `- name: authorization`
+    / `value: "<40 hex>"`: one more positive in each carrier."""
     after = json.loads(corpus6.FIGURES.read_text())
-    assert corpus6.totals(after) == {"upstream-positive": (1873, 2176), "benign": (660, 660),
+    assert corpus6.totals(after) == {"upstream-positive": (1877, 2176), "benign": (660, 660),
                                      "upstream-negative": (2334, 3020), "not-secret": (16, 16)}
     for carrier in corpus6.CARRIERS:
         got = corpus6.totals(after, carrier=carrier)
-        recall = (466, 544) if carrier == "command" else (469, 544)
+        recall = (467, 544) if carrier == "command" else (470, 544)
         assert (got["upstream-positive"], got["benign"]) == (recall, (165, 165)), carrier
     assert [corpus6.totals(after, source=s)["upstream-positive"] for s in corpus6.SOURCES] == [
-        (612, 640), (928, 940), (108, 124), (60, 60), (88, 88), (77, 324)]
+        (612, 640), (932, 940), (108, 124), (60, 60), (88, 88), (77, 324)]
 
 
 def test_sixth_corpus_figures_are_the_recorded_ones():

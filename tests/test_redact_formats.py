@@ -102,6 +102,36 @@ def test_references_placeholders_and_code_keep_their_bytes(text):
     assert POLICY.redact_text(text) == text
 
 
+# A credential header as a name/value pair: HAR 1.2's `request.headers` is a list of
+# {"name", "value"} objects (W3C Web Performance WG, "HTTP Archive (HAR) format", the headers
+# section); a Kubernetes container's `env` is a list of EnvVar {name, value} (core/v1 API).
+# The header's name is RFC 9110's `Authorization` (11.6.2) or `Proxy-Authorization` (11.7.2).
+@pytest.mark.parametrize(("text", "kept"), [
+    (json.dumps({"request": {"headers": [{"name": "Accept", "value": "text/html"},
+                                         {"name": "Authorization", "value": f"Bearer {W}9Zq"}]}}), "text/html"),
+    (json.dumps({"headers": [{"name": "Proxy-Authorization", "value": f"Basic {W}9Zq"}]}), "Proxy-Authorization"),
+    (f"spec:\n  containers:\n    - name: app\n      env:\n        - name: authorization\n          value: \"{W}9Zq\"\n",
+     "name: authorization"),
+])
+def test_a_credential_header_as_a_pair_masks_its_value(text, kept):
+    for carrier in corpus5.CARRIERS:
+        doc = {"schema": 1, "raw": corpus5.payload(carrier, "har/session.har", text)}
+        out = stored(doc).decode()
+        assert f"{W}9Zq" not in out, carrier
+        assert kept in out, carrier
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"headers": [{"name": "Authorization", "value": "Bearer ${API_TOKEN}"}]}),  # a reference after the scheme
+    json.dumps({"headers": [{"name": "Authorization", "value": "Basic"}]}),               # the scheme alone
+    "env:\n  - name: authorization\n    value: Bearer {{ token }}\n",
+    json.dumps({"endpoint": "http://somewhere", "auth": "basic"}),                        # a scheme chosen by name
+])
+def test_a_credential_header_pair_without_credentials_keeps_its_bytes(text):
+    assert POLICY.redact_text(text) == text
+    assert stored({"raw": {"text": text}}) == canonical_json({"raw": {"text": text}})
+
+
 def test_image_data_uris_and_ssh_public_keys_keep_their_bytes():
     body = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
     for text in (f'<img src="data:image/png;base64,{body}">',

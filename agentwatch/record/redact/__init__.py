@@ -32,7 +32,7 @@ from typing import Any
 
 from agentwatch import paths, platform_layer, safefs
 from agentwatch.errors import UsageError
-from agentwatch.record.redact import formats, rules
+from agentwatch.record.redact import commands, formats, rules
 from agentwatch.record.redact.rules import MASK_PREFIX, benign_value
 from agentwatch.store.chain import canonical_json
 
@@ -151,7 +151,8 @@ class Policy:
         data, view = encode_with_scan_view(doc)
         if (self._extra is None and "raw_b64" not in doc
                 and not rules.builtin().suspicious(view)
-                and not any(marker in view for marker in formats.PATH_MARKERS)):
+                and not any(marker in view for marker in formats.PATH_MARKERS)
+                and not _shows_secret(doc)):
             return data
         return canonical_json(self._redact_doc(doc))
 
@@ -165,6 +166,8 @@ class Policy:
 
     def _redact_doc(self, doc: dict) -> dict:
         out = self._walk(doc, False, {}, _doc_path(doc))
+        if _shows_secret(doc):
+            out = self._mask_output(out)
         raw_b64 = doc.get("raw_b64")
         if isinstance(raw_b64, str):
             out["raw_b64"] = self._redact_b64(raw_b64)
@@ -212,6 +215,37 @@ class Policy:
             return done
         if sensitive is _NUMERIC and isinstance(value, (int, float)) and not isinstance(value, bool):
             return self.mask(SECRET_FIELD, str(value))  # {"password": 123456}: a number can be the secret too
+        return value
+
+    def _mask_output(self, doc: dict) -> dict:
+        """The document with the call's output masked whole (`_shows_secret`): every string of the
+        record's `tool.response` and of the payload's response, and the same strings wherever
+        else the payload repeats them (a harness that nests its result: Cline's `postToolUse.result`)."""
+        shown: set[str] = set()
+        tool, raw = doc.get("tool"), doc.get("raw")
+        if isinstance(tool, dict) and "response" in tool:
+            _strings_in(tool["response"], shown)
+        if isinstance(raw, dict):
+            for key in _RESPONSE_KEYS:
+                if key in raw:
+                    _strings_in(raw[key], shown)
+        shown = {v for v in shown if v.strip() and not rules.MASK_RE.fullmatch(v.strip())}
+        if not shown:
+            return doc
+        out = dict(doc)
+        if isinstance(tool, dict) and "response" in tool:
+            out["tool"] = {**tool, "response": self._mask_strings(tool["response"], shown)}
+        if isinstance(raw, (dict, list)):
+            out["raw"] = self._mask_strings(raw, shown)
+        return out
+
+    def _mask_strings(self, value: Any, shown: set[str]) -> Any:
+        if isinstance(value, str):
+            return self.mask(COMMAND_OUTPUT, value) if value in shown else value
+        if isinstance(value, dict):
+            return {k: self._mask_strings(v, shown) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._mask_strings(v, shown) for v in value]
         return value
 
     def _redact_b64(self, text: str) -> str:
@@ -336,6 +370,45 @@ def _doc_path(doc: dict) -> str:
                     v = m.group(1).strip("\"'")
                     return v if formats.by_path(v) else ""
     return ""
+
+
+# Where a call's output sits: a hook payload's response (Claude Code's `tool_response`, Gemini CLI's
+# `tool_response`, Cursor's `output`, ...) and the record's own `tool.response`.
+_RESPONSE_KEYS = ("tool_response", "toolResponse", "response", "output", "result", "tool_output")
+COMMAND_OUTPUT = "command_output"
+
+
+# Members of a response that describe the call, not its output (MCP's content `type`, Copilot's
+# `resultType`, OpenHands' echo of the `command`).
+_RESPONSE_META = frozenset({"type", "resultType", "status", "kind", "command", "cwd", "mimeType", "name"})
+
+
+def _strings_in(value: Any, out: set[str], depth: int = 0) -> None:
+    """The strings of a response, but for the members that describe the call (`_RESPONSE_META`)."""
+    if isinstance(value, str):
+        out.add(value)
+    elif depth < 64 and isinstance(value, dict):
+        for k, v in value.items():
+            if k not in _RESPONSE_META:
+                _strings_in(v, out, depth + 1)
+    elif depth < 64 and isinstance(value, list):
+        for v in value:
+            _strings_in(v, out, depth + 1)
+
+
+def _shows_secret(doc: dict) -> bool:
+    """Does the call run a command whose output is a secret (commands.toml, `[[prints]]`)?"""
+    for holder in (doc.get("raw"), doc.get("tool")):
+        if not isinstance(holder, dict):
+            continue
+        for key in ("tool_input", "input", "toolInput", "args", "arguments"):
+            inp = holder.get(key)
+            cmd = inp.get("command") if isinstance(inp, dict) else None
+            if isinstance(cmd, list) and all(isinstance(w, str) for w in cmd):
+                cmd = " ".join(cmd)  # an argument vector (`["bash", "-lc", "gh auth token"]`)
+            if isinstance(cmd, str) and commands.prints_secret(cmd):
+                return True
+    return False
 
 
 def _get(doc: dict, path: tuple[str, ...]) -> Any:
@@ -551,6 +624,13 @@ def self_test(policy: Policy | None = None) -> SelfTestResult:
             continue
         if fast != slow or secret.encode() in fast:
             failures.append(f"format {label}: a secret in the text layer's format was stored")
+    for row in commands.print_table():
+        checked += 1
+        doc = {"raw": {"tool_name": "Bash", "tool_input": {"command": commands.sample_command(row)},
+                       "tool_response": {"stdout": secret + "\n", "stderr": ""}}}
+        fast, slow = policy.encode(doc), canonical_json(policy.apply(doc))
+        if fast != slow or secret.encode() in fast:
+            failures.append(f"prints {row.tool} {' '.join(row.subcommand)}: the output of a command that prints a secret was stored")
     for i, text in enumerate(BENIGN + FORMAT_BENIGN):
         checked += 1
         if policy.redact_text(text) != text:

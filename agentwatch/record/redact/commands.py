@@ -18,6 +18,7 @@ from functools import lru_cache
 from importlib import resources
 
 KIND = "cli_flag"
+MAX_COMMAND = 1 << 20  # longer command lines are left to the line rules (as formats.MAX_TEXT leaves texts)
 _SEGMENT = re.compile(r"\|\|?|&&|;|\n|\\n|\(|\)|`")
 _WORD = re.compile(r"""(?:"(?:\\.|[^"\\])*"|'[^']*'|\\.|[^\s"'|;&()`\\])+""")
 # Words that run the command after them; `RUN` is a Dockerfile's instruction whose shell form runs a command line.
@@ -49,6 +50,106 @@ def table() -> tuple[Row, ...]:
     return tuple(Row(r["tool"], tuple(r["flags"]), r["value"], r.get("attached", False), tuple(r.get("subcommand", ())),
                      r.get("conninfo", False), r["source"], r.get("separate", True), tuple(r.get("piped_from", ())))
                  for r in data["flag"])
+
+
+@dataclass(frozen=True)
+class PrintRow:
+    """A command whose standard output is a secret (commands.toml, `[[prints]]`)."""
+
+    tool: str
+    subcommand: tuple[str, ...]
+    flags: tuple[str, ...]
+    flag_values: tuple[str, ...]
+    source: str
+
+
+@lru_cache(maxsize=1)
+def print_table() -> tuple[PrintRow, ...]:
+    data = tomllib.loads(resources.files("agentwatch.record.redact").joinpath("commands.toml").read_text("utf-8"))
+    return tuple(PrintRow(r["tool"], tuple(r["subcommand"]), tuple(r.get("flags", ())), tuple(r.get("flag_values", ())),
+                          r["source"]) for r in data.get("prints", ()))
+
+
+@lru_cache(maxsize=1)
+def _print_tools() -> re.Pattern:
+    names = "|".join(sorted({re.escape(r.tool) for r in print_table()}, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9_.-])(?:{names})(?![A-Za-z0-9_-])")
+
+
+# Commands that pass what is piped into them on to their own output (decoding, cutting, quoting it):
+# a secret printed into them still reaches the terminal. Any other reader consumes it (`| docker
+# login --password-stdin`, `| pbcopy`, `| wc -c`).
+_PASS_ON = frozenset({"base64", "base32", "basenc", "tr", "head", "tail", "cut", "sed", "awk", "jq", "yq", "xxd", "od",
+                      "cat", "tee", "fold", "rev", "sort", "uniq", "grep", "xargs", "echo", "printf", "openssl"})
+
+
+def prints_secret(command: str) -> str:
+    """The tool of a `[[prints]]` row whose output this command line shows, or "".
+
+    A printing command inside `$(...)` or backquotes is captured, and one whose standard output
+    is redirected (`> file`) is not shown; one piped into a reader that does not pass its input
+    on (`_PASS_ON`) is consumed. The check errs towards masking: a line that shows a secret's
+    output anywhere has its whole output masked.
+    """
+    if len(command) > MAX_COMMAND or not _print_tools().search(command):
+        return ""
+    by_tool: dict[str, list[PrintRow]] = {}
+    for r in print_table():
+        by_tool.setdefault(r.tool, []).append(r)
+    pos = 0
+    shown = ""  # the tool of a printing command whose output flows on through the pipe being read
+    before = ""  # the command word of the segment before
+    for seg in [*_SEGMENT.finditer(command), None]:
+        end = seg.start() if seg is not None else len(command)
+        opened = command[max(0, pos - 2):pos]
+        words = [m.group() for m in _WORD.finditer(command, pos, end)]
+        pos = seg.end() if seg is not None else len(command)
+        piped = seg is not None and seg.group() == "|"
+        i = _command_word([(w, 0) for w in words])
+        tool = words[i].strip("\"'").rsplit("/", 1)[-1] if i < len(words) else ""
+        outer, before = before, tool  # the command a `$(...)` opened in this segment's place is an argument of
+        if shown and tool not in _PASS_ON:
+            shown = ""  # consumed by the reader it was piped into
+        if shown and not piped:
+            return shown
+        args = words[i + 1:]
+        if any(w.startswith(">") or w[:1].isdigit() and w[1:2] == ">" and w[:1] != "2" for w in args):
+            shown = ""
+            continue  # `gh auth token > token.txt`: written to a file, not shown
+        row = next((r for r in by_tool.get(tool, ()) if _prints(r, args)), None)
+        captured = opened.endswith(("`", "("))
+        if row is not None and (not captured or outer in ("echo", "printf")):  # `echo "$(gh auth token)"` shows it
+            if not piped:
+                return row.tool
+            shown = row.tool
+    return shown
+
+
+def sample_command(row: PrintRow) -> str:
+    """A command line the row holds for (the self-test's sample): its tool, subcommand and a flag it asks for."""
+    words = [row.tool, *row.subcommand]
+    if row.flags:
+        words += [row.flags[0], row.flag_values[0] + "={.data.x}" if row.flag_values else "x"]
+    return " ".join(words)
+
+
+def _prints(row: PrintRow, args: list[str]) -> bool:
+    words = [w.strip("\"'") for w in args]
+    if row.subcommand and not _has_sequence([w.split("/", 1)[0] for w in words], row.subcommand):
+        return False  # `kubectl get secret/db` names the secret after a slash
+    if not row.flags:
+        return True
+    for j, w in enumerate(words):
+        for flag in row.flags:
+            value = w[len(flag) + 1:] if w.startswith(flag + "=") else (
+                words[j + 1] if w == flag and j + 1 < len(words) else None)
+            if value is None and w.startswith(flag) and len(flag) == 2 and len(w) > 2 and not w.startswith("--"):
+                value = w[2:]  # `-ojsonpath=...`: a short flag with its value glued on
+            if value is not None and (not row.flag_values or value.startswith(row.flag_values)):
+                return True
+            if w == flag and not row.flag_values:
+                return True
+    return False
 
 
 def tools() -> tuple[str, ...]:
@@ -121,11 +222,7 @@ def spans(s: str) -> list[tuple[int, int, str]]:
         pos = seg.end() if seg is not None else len(s)
         came_piped, piped = piped, seg is not None and seg.group() == "|"
         before, previous = previous, ("", [])
-        i = 0
-        while i < len(words) and (re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[i][0])
-                                  or words[i][0].rsplit("/", 1)[-1] in _WRAPPERS or words[i][0].startswith("-")
-                                  and i and words[i - 1][0].rsplit("/", 1)[-1] in _WRAPPERS):
-            i += 1
+        i = _command_word(words)
         if i >= len(words):
             continue
         tool = words[i][0].strip("\"'").rsplit("/", 1)[-1]
@@ -147,6 +244,16 @@ def spans(s: str) -> list[tuple[int, int, str]]:
                 continue
             out += [(a, b, KIND) for a, b in _row_spans(row, s, args)]
     return out
+
+
+def _command_word(words: list[tuple[str, int]]) -> int:
+    """The index of a simple command's tool: after environment assignments, wrappers and their flags."""
+    i = 0
+    while i < len(words) and (re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[i][0])
+                              or words[i][0].rsplit("/", 1)[-1] in _WRAPPERS or words[i][0].startswith("-")
+                              and i and words[i - 1][0].rsplit("/", 1)[-1] in _WRAPPERS):
+        i += 1
+    return i
 
 
 def _has_sequence(words: list[str], seq: tuple[str, ...]) -> bool:

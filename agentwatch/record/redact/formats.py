@@ -102,8 +102,11 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
         return True  # a call's key argument: the word is the key
     if low in _NOT_VALUES or _FILLER.match(v) or v.startswith("[REDACTED:"):
         return False
-    if auth_scheme_alone(v, name):
-        return False
+    if auth_scheme_alone(v, name) or name == "value" and low in AUTH_SCHEMES:
+        return False  # a scheme's name alone, also as a header pair's value (`{"name": "Authorization", "value": "Basic"}`)
+    scheme, _, credentials = v.partition(" ")
+    if scheme.lower() in AUTH_SCHEMES and credentials.strip():
+        v = credentials.strip()  # `Bearer ${TOKEN}`: the credentials decide, not the scheme before them
     if _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
         return False
     bare = name.rsplit(".", 1)[-1].strip("\"'$[]").lower()
@@ -321,12 +324,19 @@ _PAIR_NAMES = frozenset({"name", "key", "parametername", "parameterkey", "variab
 _PAIR_VALUES = frozenset({"value", "parametervalue", "default", "defaultvalue", "secretvalue", "val"})
 
 
+# HTTP's credential headers (RFC 9110, 11.6.2 and 11.7.2) as a pair's name: a HAR file's or an HTTP
+# client's header list (`{"name": "Authorization", "value": "Bearer …"}`), a container's environment.
+PAIR_HEADER_NAMES = ("authorization", "proxy-authorization")
+
+
 def pair_name(ruleset: RuleSet, name: str) -> bool:
     """Does a name/value pair's name (`{"key": "PASS", "value": …}`) say its value is a secret?
 
-    As a configuration pair's name, `pass` and `pwd` are a password (`PAIR_PASSWORD_NAMES`).
+    As a configuration pair's name, `pass` and `pwd` are a password (`PAIR_PASSWORD_NAMES`), and
+    a credential header's name names its credentials (`PAIR_HEADER_NAMES`).
     """
-    return ruleset.secret_name(name) or name.strip().lower() in PAIR_PASSWORD_NAMES
+    bare = name.strip().lower()
+    return ruleset.secret_name(name) or bare in PAIR_PASSWORD_NAMES or bare in PAIR_HEADER_NAMES
 
 
 def _json(ruleset: RuleSet, s: str, whole: bool) -> list[Span]:
@@ -513,7 +523,8 @@ def _yaml(ruleset: RuleSet, s: str, prose_ok: bool, literal: bool = False) -> It
                     prose_ok or not ruleset.code_benign(value, name, quoted, literal)):
                 yield span[0], span[1], KIND
     for m in re.finditer(r"(?m)^([ \t]*)- +(?:key|name): *[\"']?([^\n\"']+)[\"']? *\n\1  +(?:value|secret): *([^\n]*)$", s):
-        if ruleset.secret_name(m.group(2).strip()):
+        pair = m.group(2).strip()
+        if ruleset.secret_name(pair) or pair.lower() in PAIR_HEADER_NAMES:
             span = _value_span(m.start(3), m.group(3))
             if span and secret_value(ruleset, s[span[0]:span[1]], m.group(2)):
                 yield span[0], span[1], KIND

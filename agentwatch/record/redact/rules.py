@@ -444,6 +444,8 @@ class RuleSet:
                 _PAIR_OPERATOR_B.match(data, hi) or _PAIR_NAME_BEFORE_B.search(data, max(0, lo - 24), lo)
                 or lo and data[lo - 1] == 60 and data[hi:hi + 1] in (b">", b" ")):  # 60: `<`
             return True  # `"pass": "..."`, `pwd: x`, `{"key": "PASS", "value": …}`, `<Pass>…`: a pair named `pass` or `pwd`
+        if chunk.lower() in formats.PAIR_HEADER_NAMES and _PAIR_NAME_BEFORE_B.search(data, max(0, lo - 24), lo):
+            return True  # `{"name": "Authorization", "value": …}`: a credential header in a list of pairs
         return self._secret_chunk(chunk) or bool(self._key_chunk(chunk)) and self._key_value_after(data, hi)
 
     def _entropy_hit(self, data: bytes) -> bool:

@@ -29,7 +29,7 @@ def redact_line(line: bytes, policy: redact.Policy) -> bytes:
         except (ValueError, RecursionError):
             out = policy.redact_text(text)
         else:
-            masked = policy.apply({"raw": payload})["raw"]
+            masked = policy.apply(_with_tool(env, payload))["raw"]
             out = text if masked == payload else json.dumps(masked, ensure_ascii=False, separators=(",", ":"))
         if out != text:
             env["payload_text"], changed = out, True
@@ -53,3 +53,20 @@ def redact_line(line: bytes, policy: redact.Policy) -> bytes:
     if isinstance(digest, str) and digest.startswith("sha256:"):
         env["raw_sha256"] = policy.keyed(digest)  # a plain digest of what was masked confirms guesses
     return json.dumps(env, separators=(",", ":")).encode("ascii") + b"\n"  # ASCII: lone surrogates stay escapes
+
+
+def _with_tool(env: dict, payload: Any) -> dict:
+    """The payload as a record holds it, with the call its harness's adapter reads from it: the
+    policy masks the output of a command that prints a secret (commands.toml) by the call's command."""
+    from agentwatch.record.adapters import adapter_for
+
+    doc: dict[str, Any] = {"raw": payload}
+    harness, event = env.get("harness"), env.get("event")
+    try:
+        fields = adapter_for(harness if isinstance(harness, str) else "").normalize(
+            payload, event if isinstance(event, str) else None)
+    except Exception:  # noqa: BLE001 - an adapter's bug costs only this reading: the payload is masked as it is
+        return doc
+    if isinstance(fields, dict) and isinstance(fields.get("tool"), dict):
+        doc["tool"] = fields["tool"]
+    return doc
