@@ -254,8 +254,8 @@ def test_the_self_test_fails_when_the_format_layer_or_the_flag_table_is_broken(m
     # name and a literal closing the call, a pair the line rules read too; and in a file that is not
     # code the line rules read `name=value` as a literal, so `.env`, INI, properties and npmrc too)
     assert sorted(f.split(":")[0] for f in failures) == [
-        "format curl", "format decoded-key", "format go", "format jdbc-call", "format json-output",
-        "format keytool", "format kubectl", "format pass-pair", "format plist",
+        "format box-listing", "format curl", "format decoded-key", "format go", "format jdbc-call", "format json-output",
+        "format keytool", "format kubectl", "format pass-pair", "format plist", "format query-table",
         "format redis-cli", "format setter", "format sqlcmd", "format wget",
         "format yaml", "format yaml-pairs"]
     assert all("correcthorse" not in f for f in failures)  # a report never echoes a secret

@@ -300,6 +300,8 @@ def format_samples() -> tuple[tuple[str, str, str, str], ...]:
         ("password-shape", "", p, f"Default: {p}\n"),
         ("decoded-key", "/srv/app/Crypto.cs", w, f'string k = "{w}";\nbyte[] key = Convert.FromBase64String(k);'),
         ("filler-beside-secret", "/srv/app/.env", "Example" + f, f"DB_PASSWORD=Example{f}\n"),
+        ("query-table", "", w, f" usename |   passwd\n---------+-------------\n app     | {w}\n(1 row)\n"),
+        ("box-listing", "", w, f"\u2502 NAME        \u2502 VALUE   \u2502\n\u2502 DB_PASSWORD \u2502 {w} \u2502\n"),
     )
 
 
@@ -320,4 +322,6 @@ FORMAT_BENIGN = (
     "PWD=/home/dev/project\nOLDPWD=/home/dev\n",
     "see main.py#L42 and Sheet1!A1:B2; thanks @Reviewer2! ~73K-char, **Python3**, sr_RS.UTF-8@latin",
     'price = "$0.014"; pkg = "React@18.2.0"; ref = "Outer$Inner1.class"; to = "Dev1@Example.com"',
+    "| Variable | Default | Description |\n| --- | --- | --- |\n| `ROOM_SECRET` | unset | Invite secret. |\n"
+    "| `API_TOKEN` | `${API_TOKEN}` | The token for the API. |\n",
 )

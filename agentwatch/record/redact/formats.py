@@ -58,7 +58,8 @@ _REFERENCE = re.compile(
     re.ASCII,
 )
 _NOT_VALUES = frozenset({
-    "", "null", "none", "nil", "~", "true", "false", "yes", "no", "on", "off", "undefined", "required", "optional",
+    "", "null", "none", "nil", "~", "true", "false", "yes", "no", "on", "off", "undefined", "unset", "(unset)", "(none)",
+    "required", "optional",
     "changeme", "change_me", "redacted", "secret", "password", "token", "xxx", "todo", "tbd", "n/a", "na", "empty",
     "placeholder", "example", "dummy", "string", "str", "[]", "{}", "''", '""', "|", ">", "|-", ">-",
 })
@@ -282,6 +283,8 @@ def spans(ruleset: RuleSet, s: str, path: str = "") -> list[Span]:
         out += _secret_statements(ruleset, s)
     if "Key " in s and "-----" in s:
         out += _vault_table(ruleset, s)
+    if any(bar in s for bar in TABLE_BARS):
+        out += _tables(ruleset, s)
     if "(" in s:
         out += _calls(ruleset, s)  # setters named for a secret (the table of calls runs by its own keywords)
     for fmt in formats:
@@ -1014,6 +1017,99 @@ def _vault_table(ruleset: RuleSet, s: str) -> Iterator[Span]:
             name, v = m.group("name"), m.group("v")
             if ruleset.secret_name(name) and secret_value(ruleset, v, name):
                 yield m.start("v"), m.end("v"), KIND
+
+
+# -- tables a command prints -------------------------------------------------------------------------
+# A query's result (psql's aligned format, the mysql client's boxes, sqlite3's `-box` and
+# `-markdown` modes) and a CLI's listing (box-drawing characters) put each value in a cell. A column
+# whose header is a secret name holds a secret in every row (`passwd`, `authentication_string`,
+# `api_token`); a row whose first cell is a secret name holds its value in the next cell (`│
+# DB_PASSWORD │ … │`, a secrets manager's listing).
+TABLE_BARS = ("|", "\u2502", "\u2551", "\u2503")  # | │ ║ ┃
+_CELL_BAR = re.compile("[|\u2502\u2551\u2503]")
+_BORDER = re.compile("[-+=:|\u2500-\u257f \t]*")  # a rule line: dashes, pluses, box-drawing characters
+_RULE_DASH = re.compile("[-=\u2500\u2501\u2550]")  # the dashes of a rule line: - = ─ ━ ═
+# Columns that hold a credential under a name no rule reads as one: MySQL's `mysql.user` keeps each
+# account's password hash in `authentication_string`.
+CREDENTIAL_COLUMNS = ("authentication_string",)
+MAX_TABLE_CELLS = 64  # a row with more cells is no table a person reads: left to the line rules
+
+
+def _cells(s: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of a row's cells, stripped of their blanks (a leading or trailing bar opens no cell)."""
+    bounds = [start - 1, *(m.start() for m in _CELL_BAR.finditer(s, start, end)), end]
+    cells = []
+    for a, b in zip(bounds, bounds[1:]):
+        a += 1
+        while a < b and s[a] in " \t":
+            a += 1
+        while b > a and s[b - 1] in " \t\r":
+            b -= 1
+        cells.append((a, b))
+    if cells and cells[0][0] == cells[0][1]:
+        cells = cells[1:]
+    if cells and cells[-1][0] == cells[-1][1]:
+        cells = cells[:-1]
+    return cells
+
+
+def _table_blocks(s: str) -> Iterator[list[tuple[int, int, bool]]]:
+    """Runs of lines that hold a cell bar or are rule lines: (start, end, is_rule) per line."""
+    block: list[tuple[int, int, bool]] = []
+    pos = 0
+    for line in s.split("\n"):
+        a, b = pos, pos + len(line)
+        pos = b + 1
+        rule = bool(_BORDER.fullmatch(line)) and len(_RULE_DASH.findall(line)) >= 3
+        if rule or _CELL_BAR.search(line):
+            block.append((a, b, rule))
+            continue
+        if sum(not r for _, _, r in block) >= 2:
+            yield block
+        block = []
+    if sum(not r for _, _, r in block) >= 2:
+        yield block
+
+
+def _tables(ruleset: RuleSet, s: str) -> Iterator[Span]:
+    for block in _table_blocks(s):
+        rows: list[list[tuple[int, int]]] = []
+        ruled = False  # a rule line under the first row: that row is the header
+        for a, b, rule in block:
+            if rule:
+                ruled = ruled or len(rows) == 1
+                continue
+            cells = _cells(s, a, b)
+            if len(cells) < 2 or len(cells) > MAX_TABLE_CELLS:
+                continue
+            rows.append(cells)
+        if not rows:
+            continue
+        secret_columns = []
+        if ruled:
+            secret_columns = [i for i, (a, b) in enumerate(rows[0]) if _names_secret(ruleset, s[a:b])]
+        for row in rows[1:] if ruled else rows:
+            for i in secret_columns:
+                if i < len(row) and len(row) == len(rows[0]):
+                    name = s[rows[0][i][0]:rows[0][i][1]]
+                    yield from _cell_value(ruleset, s, row[i], name)
+            first = s[row[0][0]:row[0][1]]
+            if _names_secret(ruleset, first):
+                yield from _cell_value(ruleset, s, row[1], first)
+
+
+def _names_secret(ruleset: RuleSet, name: str) -> bool:
+    name = name.strip("`*\"'")
+    return 0 < len(name) <= 80 and " " not in name and (
+        ruleset.secret_name(name) or name.lower() in PAIR_PASSWORD_NAMES or name.lower() in CREDENTIAL_COLUMNS)
+
+
+def _cell_value(ruleset: RuleSet, s: str, cell: tuple[int, int], name: str) -> Iterator[Span]:
+    a, b = cell
+    value = s[a:b]
+    if value and _unquoted_ok(value, True, prose_ok=False) and secret_value(ruleset, value, name) and (
+            not ruleset.code_benign(value, name, False, True)):
+        yield a, b, KIND
 
 
 # -- credential files ------------------------------------------------------------------------------

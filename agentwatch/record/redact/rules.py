@@ -262,7 +262,8 @@ class RuleSet:
         )
         self.NAMES = len(self.rules)  # the rule id the name keywords map to
         table.extend((kw, False, (self.NAMES,)) for kw in self.names.keywords)
-        table.extend((kw, False, (self.NAMES,)) for kw in (*self.names.key_words, *self.names.service_words))
+        table.extend((kw, False, (self.NAMES,)) for kw in (*self.names.key_words, *self.names.service_words,
+                                                            *formats.CREDENTIAL_COLUMNS))
         e = data["entropy"]
         self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"],
                                    e.get("single_case_min_len", 0), e.get("single_case_bits", 0.0))
@@ -446,6 +447,8 @@ class RuleSet:
             return True  # `"pass": "..."`, `pwd: x`, `{"key": "PASS", "value": …}`, `<Pass>…`: a pair named `pass` or `pwd`
         if chunk.lower() in formats.PAIR_HEADER_NAMES and _PAIR_NAME_BEFORE_B.search(data, max(0, lo - 24), lo):
             return True  # `{"name": "Authorization", "value": …}`: a credential header in a list of pairs
+        if chunk.lower() in formats.CREDENTIAL_COLUMNS:
+            return True  # `authentication_string`: a table's column of password hashes (formats._tables)
         return self._secret_chunk(chunk) or bool(self._key_chunk(chunk)) and self._key_value_after(data, hi)
 
     def _entropy_hit(self, data: bytes) -> bool:
