@@ -85,6 +85,18 @@ def test_twentieth_corpus_fast_path_and_walk_agree_in_every_carrier():
     carrier_corpus.check_fast_path(corpus20, POLICY)
 
 
-def test_twentieth_corpus_figures_are_the_before_figures():
-    """No rule has changed with this corpus in view: the rules in this tree score it as at its first scoring."""
-    assert json.loads(corpus20.FIGURES.read_text()) == json.loads(corpus20.BEFORE.read_text())
+def test_twentieth_corpus_figures_after_the_fifteenth_round():
+    """Scored again after the fifteenth round of #33: its commands that print a secret and its printed
+    tables changed nothing here; tuned on this corpus once it was scored, the Basic scheme's credentials
+    wherever they stand, a quoted AWS secret after `aws` and Amazon MWS tokens catch eleven positives
+    more, in every carrier, and leave every benign text and upstream negative as they were."""
+    after = json.loads(corpus20.FIGURES.read_text())
+    assert corpus20.totals(after) == {"upstream-positive": (288, 396), "benign": (736, 748),
+                                      "upstream-negative": (528, 672)}
+    for carrier in corpus20.CARRIERS:
+        got = corpus20.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (72, 99), (184, 187), (132, 168)), carrier
+    assert corpus20.totals(after, fmt="token")["upstream-positive"] == (148, 224)
+    assert corpus20.totals(after, fmt="yaml")["upstream-positive"] == (32, 52)
+    assert corpus20.totals(after, fmt="env")["upstream-positive"] == (20, 20)

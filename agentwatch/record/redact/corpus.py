@@ -119,7 +119,8 @@ def secrets_corpus() -> tuple[tuple[str, str, str], ...]:
     add("authorization", fake("bearer", B64URL, 40), "Authorization: Bearer {s}",
         'curl -H "Authorization: token {s}" https://api.example.com')
     add("authorization", base64.b64encode(b"alice:" + fake("basic", ALNUM, 12).encode()).decode(),
-        "Authorization: Basic {s}")
+        "Authorization: Basic {s}", "header = 'Basic {s}'", "log: sent basic {s}")
+    add("aws_secret_access_key", fake("aws-quoted", B64, 39) + "7", 'aws_creds = ("id", "{s}")')
     add("cli_flag", fake("flagpw", ALNUM, 16), "mysql --password {s} -h db", "tool --token={s}", "curl -u alice:{s} https://x")
     add("cookie", "session=" + fake("cookie", ALNUM, 32), "Cookie: {s}")
     netrc_pw = fake("netrc", ALNUM, 16)

@@ -545,6 +545,8 @@ class RuleSet:
                     continue
                 if rule.id == "url-credentials" and not _url_credentials_ok(m):
                     continue
+                if rule.id == "basic-credentials" and not basic_credentials(value):
+                    continue
                 start, end = m.span(group)
                 if rule.neighbours and not _has_neighbour(s, m.start(), end, rule.neighbours):
                     continue
@@ -1204,6 +1206,23 @@ def _has_neighbour(s: str, start: int, end: int, sep: str) -> bool:
     before = re.search(rf"[A-Za-z][A-Za-z0-9 _.-]{{0,40}}=[^{re.escape(sep)}\n]{{0,200}}{re.escape(sep)}[ \t]*\Z",
                        s[max(0, start - 300):start])
     return bool(after or before)
+
+
+def basic_credentials(token: str) -> bool:
+    """Does this token decode as the Basic scheme's credentials (RFC 7617: base64 of `user-id ":" password`)?
+
+    Padded base64 (RFC 4648, as clients write it) of printable UTF-8 with a user id, a colon and a
+    password: `dTpw` (`u:p`) does; the words of prose after "basic" (`usage`, `auth`, `test`) decode
+    to control bytes or no colon, and `user:` has no password to hide.
+    """
+    if len(token) % 4:
+        return False
+    try:
+        text = base64.b64decode(token, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    user, colon, password = text.partition(":")
+    return bool(user and colon and password) and text.isprintable()
 
 
 def _url_credentials_ok(m: re.Match) -> bool:
