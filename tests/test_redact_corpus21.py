@@ -93,6 +93,19 @@ def test_twenty_first_corpus_fast_path_and_walk_agree_in_every_carrier():
     carrier_corpus.check_fast_path(corpus21, POLICY)
 
 
-def test_twenty_first_corpus_figures_are_the_before_figures():
-    """No rule has changed with this corpus in view: the rules in this tree score it as at its first scoring."""
-    assert json.loads(corpus21.FIGURES.read_text()) == json.loads(corpus21.BEFORE.read_text())
+def test_twenty_first_corpus_figures_after_the_fifteenth_round():
+    """Scored again after the rest of the fifteenth round (the Basic scheme anywhere, a quoted AWS
+    secret after `aws`, Amazon MWS tokens: nothing changed here), then tuned on this corpus once it
+    was scored: a JSON member whose line lost its opening quote, a value that starts with `$` before
+    a key-shaped run, AppRole's secret_id, SunMD5 hashes, wrapped base64 of a PEM key and Tines
+    webhooks catch 23 positives more in every carrier; benign texts and upstream negatives as before."""
+    after = json.loads(corpus21.FIGURES.read_text())
+    assert corpus21.totals(after) == {"upstream-positive": (768, 844), "benign": (188, 196),
+                                      "upstream-negative": (256, 588)}
+    for carrier in corpus21.CARRIERS:
+        got = corpus21.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (192, 211), (47, 49), (64, 147)), carrier
+    assert corpus21.totals(after, fmt="yaml")["upstream-positive"] == (128, 128)
+    assert corpus21.totals(after, fmt="xml")["upstream-positive"] == (36, 36)
+    assert corpus21.totals(after, fmt="token")["upstream-positive"] == (100, 136)

@@ -96,3 +96,75 @@ def test_an_amazon_mws_token_is_masked_and_the_docs_example_kept():
     assert stored(MWS).startswith("[REDACTED:amazon_mws_token:") and stored(MWS).endswith("]")
     example = "amzn.mws.4ea38b7b-f563-7709-4bae-87aeaEXAMPLE"
     assert stored(f"e.g. {example}") == f"e.g. {example}"
+
+
+# -- tuned on the twenty-first corpus once it was scored -----------------------------------------------
+
+SUN_MD5 = "$md5,rounds=5000$GUBv0xjJ$$mSwgIswdjlTY0YxV7HBVm0"  # passlib docs, sun_md5_crypt's example hash
+SUN_MD5_PLAIN = "$md5$3UqYqndY$$6P.aaWOoucxxq.l00SS9k0"  # the same format without rounds
+
+
+@pytest.mark.parametrize("hashed", [SUN_MD5, SUN_MD5_PLAIN])
+def test_a_sun_md5_crypt_hash_is_masked(hashed):
+    assert stored(f"root:{hashed}:19000::::::") == f"root:{stored(hashed)}:19000::::::"
+    assert stored(hashed).startswith("[REDACTED:password_hash:")
+
+
+def test_a_tines_webhook_keeps_its_path_and_loses_its_secret():
+    path, secret = "0f" * 16, "4a" * 16
+    out = stored(f"curl -X POST https://acme-1.tines.com/webhook/{path}/{secret}")
+    assert secret not in out and path in out
+    assert out.count("[REDACTED:webhook_url:") == 1
+
+
+@pytest.mark.parametrize("text", [
+    # vault's CLI (Vault docs, AppRole auth method, "Via the CLI")
+    "vault write auth/approle/login role_id=db02de05-fa39-4855-059b-67221c5c2f63 secret_id={s}",
+    # a lookup's keyword argument under an AppRole path
+    "x: \"{{{{ lookup('vault_read', 'auth/approle/role/r/role-id', secret_id='{s}') }}}}\"",
+])
+def test_approles_secret_id_is_masked(text):
+    secret = "6a174c20-f6de-a53c-74d2-6018fcceff64"
+    out = stored(text.format(s=secret))
+    assert secret not in out
+    assert "db02de05" in out or "role-id" in out  # the role id is an identifier and stays
+
+
+def test_a_secret_id_without_approle_in_view_is_an_identifier():
+    text = 'az ad app credential list --id 1234 # "secret_id": "6a174c20-f6de-a53c-74d2-6018fcceff64"'
+    assert stored(text) == text
+
+
+def test_wrapped_base64_of_a_pem_key_is_masked_whole():
+    pem = ("-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n" * 3
+           + "-----END OPENSSH PRIVATE KEY-----\n").encode()
+    b64 = base64.encodebytes(pem).decode()  # lines of 76, as RFC 2045 writes them
+    assert b64.count("\n") >= 3
+    out = stored(f"key.b64:\n{b64}done\n")
+    assert out.startswith("key.b64:\n[REDACTED:private_key:") and out.endswith("]\ndone\n")
+    assert out.count("\n") == 3
+
+
+@pytest.mark.parametrize("text", [
+    'secret_key": "1b3d576ba5a108c3b7374142bfd02992",',  # `cut -c2-` of a JSON member's line
+    '  client_secret": "Zm9vYmFyYmF6cXV4"',
+])
+def test_a_json_member_whose_line_lost_its_opening_quote_is_read_as_a_member(text):
+    out = stored(text)
+    assert out.count("[REDACTED:assignment:") == 1
+    assert out.split("[REDACTED:")[0] == text.split('": "')[0] + '": "'
+
+
+def test_a_quoted_name_inside_a_sentence_is_no_cut_member():
+    text = '{"Enter your password": "Geben Sie Ihr Kennwort ein"}'
+    assert stored(text) == text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("<password>$A3ae68d9f8ccfc898ee2555a5f8f228b9</password>", True),  # a value that starts with `$`
+    ("password: $DB_PASSWORD", False),      # references keep their bytes
+    ("password: ${awsSecretKey2}", False),
+    ("password=$PASSWORD_2024_01", False),
+])
+def test_a_dollar_before_a_key_shaped_run_is_a_value_not_a_reference(text, masked):
+    assert (stored(text) != text) is masked

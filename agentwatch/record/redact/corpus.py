@@ -121,6 +121,10 @@ def secrets_corpus() -> tuple[tuple[str, str, str], ...]:
     add("authorization", base64.b64encode(b"alice:" + fake("basic", ALNUM, 12).encode()).decode(),
         "Authorization: Basic {s}", "header = 'Basic {s}'", "log: sent basic {s}")
     add("aws_secret_access_key", fake("aws-quoted", B64, 39) + "7", 'aws_creds = ("id", "{s}")')
+    add("assignment", str(uuid.UUID(hashlib.sha256(b"approle").hexdigest()[:32])),
+        "vault write auth/approle/login role_id=app secret_id={s}")
+    add("password_hash", "$md5,rounds=5000$" + fake("sunmd5-salt", ALNUM, 8) + "$$" + fake("sunmd5", ALNUM, 22),
+        "root:{s}:19000::::::")
     add("cli_flag", fake("flagpw", ALNUM, 16), "mysql --password {s} -h db", "tool --token={s}", "curl -u alice:{s} https://x")
     add("cookie", "session=" + fake("cookie", ALNUM, 32), "Cookie: {s}")
     netrc_pw = fake("netrc", ALNUM, 16)

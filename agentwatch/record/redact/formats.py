@@ -87,6 +87,20 @@ ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # an environment va
 _NAME_WORD = re.compile(r"[a-z]+")
 
 
+_DOLLAR_RUN = re.compile(r"\$\{?([A-Za-z][A-Za-z0-9]{15,})\}?")
+_LETTER_DIGIT = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+
+
+def key_run_after_dollar(value: str) -> bool:
+    """`$A3ae68d9f8cc…`: a value that starts with `$`, not a reference to a variable.
+
+    After the `$` stand sixteen or more letters and digits with no separator, alternating six
+    times or more; a variable's name is words (`$DB_PASSWORD`, `${awsSecretKey2}`).
+    """
+    m = _DOLLAR_RUN.fullmatch(value)
+    return m is not None and len(_LETTER_DIGIT.findall(m.group(1))) >= 6
+
+
 def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False, text: str = "") -> bool:
     """Is this value, under a secret name in a configuration format, a secret?
 
@@ -108,7 +122,9 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
     scheme, _, credentials = v.partition(" ")
     if scheme.lower() in AUTH_SCHEMES and credentials.strip():
         v = credentials.strip()  # `Bearer ${TOKEN}`: the credentials decide, not the scheme before them
-    if _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
+    if key_run_after_dollar(v):
+        pass
+    elif _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
         return False
     bare = name.rsplit(".", 1)[-1].strip("\"'$[]").lower()
     if low.strip("\"'") in (bare, name.lower()):

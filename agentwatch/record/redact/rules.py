@@ -268,6 +268,8 @@ class RuleSet:
         self.entropy = EntropyRule(e["kind"], e["min_len"], e["max_len"], e["bits_factor"],
                                    e.get("single_case_min_len", 0), e.get("single_case_bits", 0.0))
         self.index = KeywordIndex(table, backend=backend)
+        prefixes = sorted({p for r in self.rules for p in r.distinctive})
+        self._distinctive = KeywordIndex([(p, True, ()) for p in prefixes], backend=backend) if prefixes else None
         self._clean_runs: set[bytes] = set()  # runs seen not to mask (never a secret)
         self._secret_name = lru_cache(maxsize=8192)(self._secret_name_uncached)  # a record's keys recur
         self._secret_chunk = lru_cache(maxsize=8192)(self._secret_chunk_uncached)
@@ -490,11 +492,33 @@ class RuleSet:
         if len(s) >= blobs.BINARY_MIN:
             if blobs.looks_binary(s):
                 return blobs.redact_printable_runs(s, lambda run: self.redact(run, mask, extra, path))
-            found = blobs.blob_spans(s)
+            found = self._split_blobs(s, blobs.blob_spans(s))
             if found:
                 return blobs.redact_around_blobs(s, found, lambda text, m: self._redact_whole(text, m, extra, path),
                                                  mask, lambda text: self._redact_whole(text, mask, extra, path))
         return self._redact_whole(s, mask, extra, path)
+
+    def _split_blobs(self, s: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Blobs cut where a distinctive token prefix stands in a middle the rules would not see.
+
+        A token glued into a long run (`…aSLACK_BOT=xoxb-…` between two base64 runs) is part of the
+        run; cut there, the token opens the next piece, within the EDGE the rules read. A piece
+        shorter than a blob is read whole.
+        """
+        if self._distinctive is None or not spans:
+            return spans
+        data = s.encode("ascii", "replace")  # one byte per character, as blobs.blob_spans reads it
+        out = []
+        for a, b in spans:
+            pos = a
+            for start, _ in sorted(self._distinctive.hits(data[a + blobs.EDGE:b - blobs.EDGE])):
+                at = a + blobs.EDGE + start
+                if at - pos >= blobs.BLOB_RUN:
+                    out.append((pos, at))
+                pos = max(pos, at)
+            if b - pos >= blobs.BLOB_RUN:
+                out.append((pos, b))
+        return out
 
     def _redact_whole(self, s: str, mask: Masker, extra: re.Pattern | None = None, path: str = "") -> str:
         """Every span the rules find in s, spliced; a unified diff is read as the file it changes (`diff_view`)."""
@@ -603,7 +627,7 @@ class RuleSet:
             m = ASSIGN_RE.match(s, lo)
             at = lo
         if m is None and _line_start(s, lo):
-            m = DSL_RE.match(s, lo)
+            m = DSL_RE.match(s, lo) or CUT_MEMBER_RE.match(s, lo)
             at = lo
         if m is None:
             return self._compared_before(s, lo) or self._equals_at(s, lo) or self._label_at(s, lo)
@@ -892,6 +916,14 @@ def _inside_string(s: str, at: int) -> bool:
     return any((line.count(q) - line.count("\\" + q)) % 2 == 1 for q in ('"', "'"))
 
 
+# A JSON member whose line was cut before its opening quote (`cut`, `grep -o`, a wrapped terminal):
+# `secret_key": "…"` at the start of a line.
+CUT_MEMBER_RE = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<jq>\")[ \t]*(?P<op>:)[ \t]*(?P<q>\")(?P<qv>(?:\\[nrt0\\\"]|[^\"\\\n])*)\""
+    r"(?P<v>(?!))?",
+)
+
+
 # A DSL's `name "value"` on a line of its own (Gradle `password "..."`, Ruby, nginx): no operator.
 DSL_RE = re.compile(
     r"(?P<jq>(?!))?(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<op>[ \t]+)(?P<q>[\"'])(?P<qv>[^\"'\\\n]*)(?P=q)"
@@ -999,6 +1031,8 @@ def filler_beside_secret(value: str) -> bool:
 
 def _placeholder(value: str) -> bool:
     """A stand-in for a secret: a reference, a template, a type name, filler like xxxx or YOUR_KEY_HERE."""
+    if formats.key_run_after_dollar(value):
+        return False  # `$A3ae68d9f8cc…`: a value that starts with `$`
     if value.startswith(_TEMPLATE_STARTS) or value.lower() in _PLACEHOLDERS or _REF_RE.fullmatch(value):
         return True
     if _FILLER.search(value):
