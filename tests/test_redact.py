@@ -613,9 +613,10 @@ def _masker(kind: str, secret: str) -> str:
              min_size=1, max_size=3),
     st.booleans(),
 )
-# Found by the exploring profile: a token glued between two runs is inside one blob's middle
-# (RuleSet._split_blobs cuts the blob at its distinctive prefix).
+# Found by the exploring profile: a token or an assignment glued between two runs is inside one
+# blob's middle (RuleSet._split_blobs cuts the blob at a distinctive prefix or an `=`).
 @example([(secrets_corpus()[0][2], 4096, ""), (secrets_corpus()[42][2], 4096, "")], False)  # an AWS key id, a Slack token
+@example([(secrets_corpus()[0][2], 4096, ""), (secrets_corpus()[58][2], 4096, "")], False)  # `PASSWORD=…`
 def test_bounded_blob_walk_gives_the_whole_scan_s_text(parts, glued):
     ruleset = rules.builtin()
     text = "".join(f"{secret}{sep if not glued else ''}{_blob(str(i), n)}{sep}" for i, (secret, n, sep) in enumerate(parts))

@@ -499,20 +499,25 @@ class RuleSet:
         return self._redact_whole(s, mask, extra, path)
 
     def _split_blobs(self, s: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """Blobs cut where a distinctive token prefix stands in a middle the rules would not see.
+        """Blobs cut where something the rules read stands in a middle they would not see.
 
-        A token glued into a long run (`…aSLACK_BOT=xoxb-…` between two base64 runs) is part of the
-        run; cut there, the token opens the next piece, within the EDGE the rules read. A piece
-        shorter than a blob is read whole.
+        A token or an assignment glued into a long run (`…aSLACK_BOT=xoxb-…`, `…aPASSWORD=…`
+        between two base64 runs) is part of the run. Cut at a distinctive token prefix, or at an
+        `=` that is not padding (base64 has `=` only at its end), each piece keeps its first and
+        last EDGE characters in view, so the rules read the token or the name and its value. A
+        piece shorter than a blob is read whole.
         """
-        if self._distinctive is None or not spans:
+        if not spans:
             return spans
         data = s.encode("ascii", "replace")  # one byte per character, as blobs.blob_spans reads it
         out = []
         for a, b in spans:
+            lo, hi = a + blobs.EDGE, b - blobs.EDGE
+            cuts = [lo + m.start() for m in _ASSIGNED.finditer(data[lo:hi])]
+            if self._distinctive is not None:
+                cuts += [lo + start for start, _ in self._distinctive.hits(data[lo:hi])]
             pos = a
-            for start, _ in sorted(self._distinctive.hits(data[a + blobs.EDGE:b - blobs.EDGE])):
-                at = a + blobs.EDGE + start
+            for at in sorted(cuts):
                 if at - pos >= blobs.BLOB_RUN:
                     out.append((pos, at))
                 pos = max(pos, at)
@@ -1240,6 +1245,9 @@ def _has_neighbour(s: str, start: int, end: int, sep: str) -> bool:
     before = re.search(rf"[A-Za-z][A-Za-z0-9 _.-]{{0,40}}=[^{re.escape(sep)}\n]{{0,200}}{re.escape(sep)}[ \t]*\Z",
                        s[max(0, start - 300):start])
     return bool(after or before)
+
+
+_ASSIGNED = re.compile(rb"=(?=[^=])")  # inside a run, `=` before more of it: an assignment, not base64's padding
 
 
 def basic_credentials(token: str) -> bool:
