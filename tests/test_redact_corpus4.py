@@ -85,8 +85,9 @@ def test_which_prefixes_are_distinctive_is_decided_by_the_stated_criterion():
     ruleset = rules.builtin()
     chosen = {r.id: r.distinctive for r in ruleset.rules if r.distinctive}
     # with Braintree's two (#33), and Tailscale's, Vercel's and Private Packagist's 15 (#33's second round),
-    # and SonarQube's three (squ_, sqp_, sqa_: #33's third round), and Amazon MWS's `amzn.mws.` (the fifteenth)
-    assert len(chosen) == 64 and sum(map(len, chosen.values())) == 164
+    # and SonarQube's three (squ_, sqp_, sqa_: #33's third round), and the fifteenth's Amazon MWS `amzn.mws.`,
+    # Postman `PMAT-` and WunderGraph `cosmo_`
+    assert len(chosen) == 66 and sum(map(len, chosen.values())) == 166
     assert chosen["sonarqube-prefixed-token"] == ("squ_", "sqp_", "sqa_")
     assert chosen["github-token"] == ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
     assert chosen["aws-access-key-id"][:2] == ("AKIA", "ASIA")

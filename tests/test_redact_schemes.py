@@ -168,3 +168,61 @@ def test_a_quoted_name_inside_a_sentence_is_no_cut_member():
 ])
 def test_a_dollar_before_a_key_shaped_run_is_a_value_not_a_reference(text, masked):
     assert (stored(text) != text) is masked
+
+
+# -- tuned on the twenty-second corpus once it was scored ----------------------------------------------
+
+GH = "gh" + "p_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"  # GitHub's token format: ghp_ and 36 of [A-Za-z0-9]
+
+
+@pytest.mark.parametrize("text", [
+    f"\x1b[1;32m{GH}\x1b[0m done",          # a colour around the token (ECMA-48 SGR)
+    f">>>\x1b[93m{GH}\x1b[0m<<<",
+    f"token:\x1b[2K\x1b[1G{GH}",            # erase-line and cursor moves, as progress bars write
+])
+def test_a_token_a_terminal_coloured_is_masked_and_the_colours_kept(text):
+    out = stored(text)
+    assert GH not in out
+    assert out.count("[REDACTED:github_token:") == 1
+    assert out.count("\x1b[") == text.count("\x1b[")
+
+
+def test_coloured_text_without_a_secret_keeps_its_bytes():
+    text = "\x1b[1mPASS\x1b[0m tests/test_a.py \x1b[32m12 passed\x1b[0m in 0.4s"
+    assert stored(text) == text
+
+
+def test_libcurl_credential_options_mask_their_parameter_and_leave_the_others():
+    # curl.se/libcurl/c/CURLOPT_USERPWD.html: "user:password"; CURLOPT_PASSWORD takes the password alone
+    text = ('curl_easy_setopt(curl, CURLOPT_URL, "https://example.com/");\n'
+            'curl_easy_setopt(curl, CURLOPT_USERPWD, "ann:s3cr3t-Plum");\n'
+            'curl_easy_setopt(curl, CURLOPT_PROXYPASSWORD, "Proxy-Plum-9");\n')
+    out = stored(text)
+    assert "s3cr3t-Plum" not in out and "Proxy-Plum-9" not in out
+    assert 'CURLOPT_URL, "https://example.com/"' in out
+    assert out.count("[REDACTED:") == 2
+
+
+def test_mysql_identified_with_a_plugin_as_a_hash_masks_the_hash():
+    # MySQL docs, CREATE USER: IDENTIFIED WITH auth_plugin AS 'auth_string' (the string as the plugin stores it)
+    hashed = "*6C8989366EAF75BB670AD8EA7A7FC1176A95CEF4"
+    for text in (f"CREATE USER 'jeffrey'@'localhost' IDENTIFIED WITH mysql_native_password AS '{hashed}';",
+                 f"ALTER USER 'u'@'%' IDENTIFIED WITH 'mysql_native_password' AS '{hashed}' REQUIRE NONE"):
+        out = stored(text)
+        assert hashed not in out and out.count("[REDACTED:") == 1
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), [
+    ("X3_PSWD=d37Yt1Jnv0-z", "d37Yt1Jnv0-z", "assignment"),   # pswd: an abbreviation of password
+    ("key: PMAT-9GP54SGZ7TS928P0BW1K3AN0WX", "PMAT-9GP54SGZ7TS928P0BW1K3AN0WX", "postman_token"),
+    ("found cosmo_69b9f425705c10e576aa6ade81d91e1a", "cosmo_69b9f425705c10e576aa6ade81d91e1a", "wundergraph_key"),
+    # X's developer docs: an app-only bearer token, 22 A and then [A-Za-z0-9%]
+    ("sent AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBC"
+     "hTYbJcE3F", "AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAA0%2BuSeid", "twitter_token"),
+])
+def test_formats_and_names_learned_from_the_twenty_second_corpus(text, secret, kind):
+    out = stored(text)
+    assert secret not in out
+    assert out.count("[REDACTED:") == 1
+    if kind:
+        assert f"[REDACTED:{kind}:" in out

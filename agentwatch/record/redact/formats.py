@@ -819,6 +819,8 @@ NAMED_CALLS: tuple[tuple[str, int, int, str], ...] = (
     (r"os\.Setenv", 0, 1, "https://pkg.go.dev/os#Setenv (key, value)"),
     (r"\.set", 1, 2, "https://docs.python.org/3/library/configparser.html#configparser.ConfigParser.set "
      "(section, option, value)"),
+    (r"(?:curl_)?easy_setopt", 1, 2, "https://curl.se/libcurl/c/curl_easy_setopt.html (handle, option, parameter): "
+     "CURLOPT_PASSWORD, CURLOPT_PROXYPASSWORD, CURLOPT_USERPWD, CURLOPT_PROXYUSERPWD"),
     (r"\.put", 0, 1, "https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/util/Map.html#put(K,V) "
      "(key, value); JNDI's environment takes Context.SECURITY_CREDENTIALS so (javax.naming.Context)"),
 )
@@ -864,7 +866,7 @@ _NAMED_CALL_START = re.compile(
 # Words one of which every call of CALLS holds (lower case: the keyword index matches them in any case).
 CALL_KEYWORDS = ("getconnection", "pdo", "mysqli", "mysql_connect", ".login", ".auth(", "basicauth", "digestauth", "proxyauth",
                  "auth", "usernamepasswordcredentials", "passwordauthentication", "plainauth", "userpassword",
-                 "sequelize", "buildconfigfield", "setproperty", "setenv", ".set(", ".put(", "jwt.", ".signedstring",
+                 "sequelize", "buildconfigfield", "setproperty", "setenv", "easy_setopt", ".set(", ".put(", "jwt.", ".signedstring",
                  "algorithm.hmac", ".signwith", "hmac.new", ".createhmac", ".createcipheriv", ".createdecipheriv",
                  "secretkeyspec", "fernet", "aes.new", "store.load", "ks.load", "store.getkey", "ks.getkey",
                  "ldap_bind", "ldap_exop_passwd", "jwtverify", "jwk.askey", "createsecretkey", "cookieparser", "odbc_", "db2_", "maxdb", "ifx_", "fbsql_", "mysqli_change_user",

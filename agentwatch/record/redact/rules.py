@@ -404,6 +404,8 @@ class RuleSet:
             data = data.encode("utf-8", "surrogatepass")
         if passwords.present(data, json):
             return True  # a value shaped like a strong password needs no name beside it
+        if b"\x1b[" in data or json and b"\\u001b[" in data:
+            data = _ANSI_CSI_B.sub(b" ", data)  # a terminal's colours around a token, as the walk's view blanks them
         if json and b"\\" in data:
             data = _JSON_ESCAPE_B.sub(b" ", data)
             if b"\\" in data:
@@ -528,6 +530,8 @@ class RuleSet:
     def _redact_whole(self, s: str, mask: Masker, extra: re.Pattern | None = None, path: str = "") -> str:
         """Every span the rules find in s, spliced; a unified diff is read as the file it changes (`diff_view`)."""
         view = diff_view(s) if "@@ " in s else s
+        if "\x1b[" in view:
+            view = _ANSI_CSI.sub(lambda m: " " * len(m.group()), view)  # a terminal's colours: presentation, not text
         spans = self._spans(view, path)
         if spans:
             spans += _repeats(s, spans)
@@ -876,6 +880,9 @@ def _digest_context(s: str, start: int) -> bool:
         _PUBLIC_LABEL.search(s[max(0, start - 40):start]))
 
 
+# A terminal control sequence (ECMA-48 CSI: ESC [ parameters, a final letter), as colours wrap words.
+_ANSI_CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_ANSI_CSI_B = re.compile(rb"(?:\x1b|\\u001b)\[[0-9;?]*[A-Za-z]")  # raw, or escaped in JSON
 _JSON_ESCAPE_B = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|[\s\S])")
 _IDENT_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
