@@ -102,11 +102,12 @@ def test_fifteenth_corpus_figures_after_the_rounds_tuned_on_it():
     call's argument is read when a callback follows it unclosed. 233/285 and 51/53 per carrier
     (figures15.json). What still passes through: values that hold a word of their name
     (`01_hardcoded_password: hardcoded0`, read as a label), `dummy-`/`sample` values made of words, card
-    numbers, a URL whose user name holds an `@`."""
+    numbers. The fifteenth round's URL rule reads a user or password holding a raw `@` to the last `@`
+    before the host, as URL parsers do: 234/285."""
     after = json.loads(corpus15.FIGURES.read_text())
     for carrier in corpus15.CARRIERS:
         got = corpus15.totals(after, carrier=carrier)
-        recall = (233, 285)
+        recall = (234, 285)
         negatives = (246, 268) if carrier == "command" else (245, 268)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (recall, (51, 53), negatives)
 

@@ -100,9 +100,19 @@ def test_twenty_third_corpus_figures_are_the_recorded_ones():
     carrier_corpus.check_recorded(corpus23, POLICY)
 
 
-def test_twenty_third_corpus_recorded_figures_are_the_before_figures():
-    """No rule has changed with this corpus in view."""
-    assert json.loads(corpus23.FIGURES.read_text()) == json.loads(corpus23.BEFORE.read_text())
+def test_twenty_third_corpus_figures_after_it_was_tuned_on():
+    """Tuned on once it was scored: Riot `RGAPI-`, Buildkite `bkua_`, HubSpot `pat-<region>-` and
+    ElevenLabs `sk_` tokens, Mattermost webhook URLs, and a password with a raw `@` read to the last
+    `@` before the host catch 6 positives more in every carrier; a webhook id
+    under `/hooks/` on a host upstream does not take for Mattermost's is masked (one negative)."""
+    after = json.loads(corpus23.FIGURES.read_text())
+    assert corpus23.totals(after) == {"upstream-positive": (1323, 1696), "benign": (152, 152),
+                                      "upstream-negative": (605, 768)}
+    for carrier in corpus23.CARRIERS:
+        got = corpus23.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            ((330, 424), (38, 38), (152, 192)) if carrier == "command" else ((331, 424), (38, 38), (151, 192))), carrier
+    assert corpus23.totals(after, fmt="token")["upstream-positive"] == (232, 360)
 
 
 def test_twenty_third_corpus_fast_path_and_walk_agree_in_every_carrier():

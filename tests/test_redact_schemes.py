@@ -226,3 +226,35 @@ def test_formats_and_names_learned_from_the_twenty_second_corpus(text, secret, k
     assert out.count("[REDACTED:") == 1
     if kind:
         assert f"[REDACTED:{kind}:" in out
+
+
+# -- tuned on the twenty-third corpus once it was scored -----------------------------------------------
+
+@pytest.mark.parametrize(("url", "password", "rest"), [
+    ("mysql://app:m42p!o@2wd@db.internal:3306/shop", "m42p!o@2wd", "@db.internal:3306/shop"),  # the last `@` ends it
+    ("https://user:pa@ss@word@git.example.com/r.git", "pa@ss@word", "@git.example.com/r.git"),
+    ("postgres://u:p4ss@db.internal/app?x=a@b", "p4ss", "@db.internal/app?x=a@b"),  # an `@` after the host is not
+])
+def test_a_url_password_runs_to_the_last_at_before_the_host(url, password, rest):
+    out = stored(f"DATABASE_URL={url}")
+    assert password not in out
+    assert out.endswith("]" + rest) and out.count("[REDACTED:") == 1
+
+
+@pytest.mark.parametrize(("token", "kind"), [
+    ("RGAPI-4db3f6a1-2941-5a81-9c23-4bf3a83c14f3", "riot_api_key"),            # Riot: RGAPI- and a UUID
+    ("bkua_" + "3c7019c2e4b6e76fe2e8bdde7c154e3c1a211743", "buildkite_token"),  # Buildkite: bkua_ and 40 hex
+    ("pat-na1-" + "3b124f92-f4cb-4d1d-8d1c-7fc3f3512dba", "hubspot_token"),     # HubSpot: pat-<region>-<uuid>
+    ("sk_" + "2a30e5a0d39d5f2c5f6a9d2f95cd016049a6323985479bfd", "model_provider_key"),  # ElevenLabs: sk_ and 48 hex
+])
+def test_token_formats_learned_from_the_twenty_third_corpus(token, kind):
+    assert stored(f"got {token} back") == f"got {stored(token)} back"
+    assert stored(token).startswith(f"[REDACTED:{kind}:")
+
+
+def test_a_mattermost_webhook_loses_its_id_and_other_hooks_paths_stay():
+    hook = "tj4xmdnqpfbryx1gwkhge1ca9h"  # Mattermost ids: 26 of [a-z0-9]
+    out = stored(f"curl -X POST https://chat.example.io/hooks/{hook} -d @msg.json")
+    assert hook not in out and out.count("[REDACTED:webhook_url:") == 1
+    text = "see https://github.com/org/repo/settings/hooks/123456 and /hooks/pre-commit"
+    assert stored(text) == text
