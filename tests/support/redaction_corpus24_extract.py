@@ -17,8 +17,9 @@ its logs and errors with.
   secret), and the non-string examples of `test/fixtures/complex.js` (numbers, arrays,
   objects, getters, an error: no one text; the sensitive ones hold the strings above).
 - Benign: ordinary files of the repository outside its tests and library (the CI workflows and
-  actions, the package, lint, commit-lint and release configuration, the npm configuration,
-  the contributing and security guides, the ignore list), each whole (up to 200 lines) and each
+  actions, the Dependabot, repository-settings, issue-template and TAP-matcher configuration,
+  the package, lint, commit-lint and release configuration, the npm configuration, the
+  contributing and security guides, the ignore list), each whole (up to 200 lines) and each
   line that names a password, secret, token, key, credential or auth, and
   `git log --format='%H %an %s' -n 15` at the pinned commit. The README and the changelog are
   not: they show what the library masks. Chosen before scoring, by the fourteenth corpus's rule.
