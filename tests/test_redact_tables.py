@@ -99,6 +99,12 @@ def test_the_other_columns_and_the_other_rows_keep_their_bytes():
     "| name | password |\n|------|----------|\n| ann  | ******** |\n| bob  | [REDACTED] |\n",
     # Pipes between commands, not cells.
     "ps aux | grep token | head\ncat .env | grep -c PASSWORD\n",
+    # A test report: `PASS` is a status, the next cell a test's name.
+    "| Status | Test |\n|---|---|\n| PASS | test_login |\n| FAIL | test_logout |\n| pass | 12 |\n",
+    "| pass | test_login | 0.2s |\n| pass | test_logout | 0.1s |\n",
+    # A model's usage: `token` counts and model names.
+    "| token | count |\n|---|---|\n| gpt-4 | 1200 |\n| claude | 900 |\n",
+    "| model | tokens |\n|---|---|\n| sonnet-4 | 18k |\n",
 ])
 def test_documentation_tables_and_pipelines_keep_their_bytes(text):
     assert shown("cat README.md", text) == text

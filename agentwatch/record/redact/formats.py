@@ -122,9 +122,8 @@ def secret_value(ruleset: RuleSet, value: str, name: str, argument: bool = False
     scheme, _, credentials = v.partition(" ")
     if scheme.lower() in AUTH_SCHEMES and credentials.strip():
         v = credentials.strip()  # `Bearer ${TOKEN}`: the credentials decide, not the scheme before them
-    if key_run_after_dollar(v):
-        pass
-    elif _REFERENCE.fullmatch(v) or v.startswith(("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue")):
+    if not key_run_after_dollar(v) and (_REFERENCE.fullmatch(v) or v.startswith(
+            ("${", "{{", "$(", "<%", "#{", "!Ref", "!Sub", "!GetAtt", "!ImportValue"))):
         return False
     bare = name.rsplit(".", 1)[-1].strip("\"'$[]").lower()
     if low.strip("\"'") in (bare, name.lower()):
@@ -1116,10 +1115,16 @@ def _tables(ruleset: RuleSet, s: str) -> Iterator[Span]:
                 yield from _cell_value(ruleset, s, row[1], first)
 
 
+# Cells that read as a secret's name but head columns of something else: a test report's `PASS`
+# (no `pass`, `pwd` or `pw` names a column), a model's usage table's `token`/`tokens`.
+_NOT_TABLE_NAMES = frozenset({"token", "tokens"})
+
+
 def _names_secret(ruleset: RuleSet, name: str) -> bool:
     name = name.strip("`*\"'")
-    return 0 < len(name) <= 80 and " " not in name and (
-        ruleset.secret_name(name) or name.lower() in PAIR_PASSWORD_NAMES or name.lower() in CREDENTIAL_COLUMNS)
+    low = name.lower()
+    return 0 < len(name) <= 80 and " " not in name and low not in _NOT_TABLE_NAMES and (
+        ruleset.secret_name(name) or low in CREDENTIAL_COLUMNS)
 
 
 def _cell_value(ruleset: RuleSet, s: str, cell: tuple[int, int], name: str) -> Iterator[Span]:
