@@ -89,14 +89,18 @@ def test_twentieth_corpus_figures_after_the_fifteenth_round():
     """Scored again after the fifteenth round of #33: its commands that print a secret and its printed
     tables changed nothing here; tuned on this corpus once it was scored, the Basic scheme's credentials
     wherever they stand, a quoted AWS secret after `aws` and Amazon MWS tokens catch eleven positives
-    more, in every carrier, and leave every benign text and upstream negative as they were."""
+    more, in every carrier, and leave every benign text and upstream negative as they were. Tuning on
+the twenty-fourth (the Bearer scheme's token of 8 or more, npm tokens of 36 to 48) changes two
+upstream negatives in every carrier: `bearer` before a Basic credential (upstream's Basic detector
+sets it aside; it is a Bearer credential all the same) and an npm token one character longer than
+npm's 36 (npm's own log masker takes 36 to 48)."""
     after = json.loads(corpus20.FIGURES.read_text())
     assert corpus20.totals(after) == {"upstream-positive": (288, 396), "benign": (736, 748),
-                                      "upstream-negative": (528, 672)}
+                                      "upstream-negative": (520, 672)}
     for carrier in corpus20.CARRIERS:
         got = corpus20.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
-            (72, 99), (184, 187), (132, 168)), carrier
+            (72, 99), (184, 187), (130, 168)), carrier
     assert corpus20.totals(after, fmt="token")["upstream-positive"] == (148, 224)
     assert corpus20.totals(after, fmt="yaml")["upstream-positive"] == (32, 52)
     assert corpus20.totals(after, fmt="env")["upstream-positive"] == (20, 20)

@@ -82,9 +82,18 @@ def test_twenty_fourth_corpus_figures_before_any_rule_change_made_with_it_in_vie
     assert len(before["failures"]) == len(set(before["failures"])) == (544 - 412) + (136 - 136) + (4 - 4)
 
 
-def test_twenty_fourth_corpus_recorded_figures_are_the_before_figures():
-    """No rule has changed with this corpus in view: the recorded figures are the before figures."""
-    assert json.loads(corpus24.FIGURES.read_text()) == json.loads(corpus24.BEFORE.read_text())
+def test_twenty_fourth_corpus_figures_after_the_sixteenth_round():
+    """Tuned on once it was scored (the sixteenth round of #33): the Bearer scheme's token of 8 or
+    more characters holding a digit and a letter, "Basic" and such a token where a header value
+    stands, npm tokens (`npm_`, `npms_`) of 36 to 48 characters, and a password holding `[` or `]`
+    after a scheme catch every positive, in every carrier; benign text and the upstream negative
+    are left as they were."""
+    after = json.loads(corpus24.FIGURES.read_text())
+    assert after["failures"] == []
+    for carrier in corpus24.CARRIERS:
+        got = corpus24.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (136, 136), (34, 34), (1, 1)), carrier
 
 
 def test_twenty_fourth_corpus_figures_are_the_recorded_ones():

@@ -258,3 +258,58 @@ def test_a_mattermost_webhook_loses_its_id_and_other_hooks_paths_stay():
     assert hook not in out and out.count("[REDACTED:webhook_url:") == 1
     text = "see https://github.com/org/repo/settings/hooks/123456 and /hooks/pre-commit"
     assert stored(text) == text
+
+
+# -- tuned on the twenty-fourth corpus once it was scored ----------------------------------------------
+# RFC 6750 section 2.1: credentials = "Bearer" 1*SP b64token; RFC 7235 section 2.1: token68 =
+# 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". npm's tokens (npm docs, "About access
+# tokens"): `npm_` and 36 letters and digits; npm's own log masker (npm/redact) takes `npm_`/`npms_`
+# and 36 to 48.
+
+NPM = "np" + "m_" + "k3Vq9XzP2mR7wT4yB8nL1cF6hJ0sD5gAeuYi"  # npm_ and 36 of [A-Za-z0-9]
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Bearer t0k3n-9fz", "t0k3n-9fz"),              # 9 token68 characters with a digit and a letter
+    ("log: sent bearer a1b2c3d4e5 upstream", "a1b2c3d4e5"),
+    ("Basic u5er-pa55", "u5er-pa55"),               # alone on its line: a header value
+    ("headers = {'Proxy': 'Basic s3cr3t.v4lue'}", "s3cr3t.v4lue"),  # after a quote
+    ("proxy: Basic  x9_Yq2-Lm", "x9_Yq2-Lm"),       # after `:`
+])
+def test_a_scheme_and_its_token_of_eight_or_more_are_masked(text, secret):
+    out = stored(text)
+    assert secret not in out
+    assert out.count("[REDACTED:authorization:") == 1
+
+
+@pytest.mark.parametrize("text", [
+    "Bearer tokens are sent in the Authorization header.",  # a word after the scheme
+    "Bearer 3600 seconds",                                    # too short to be a token
+    "use Basic x86_64-linux here",                           # "Basic" in prose: no header value stands there
+    "Bearer ${API_TOKEN}",                                    # a reference
+    "Bearer 1234567890",                                      # no letter: a number, not a token
+])
+def test_what_follows_a_scheme_and_is_no_token_keeps_its_bytes(text):
+    assert stored(text) == text
+
+
+@pytest.mark.parametrize("token", [NPM, NPM + "AbC123", "np" + "ms_" + "k3Vq9XzP2mR7wT4yB8nL1cF6hJ0sD5gAeuYiQ2w3"])
+def test_npm_tokens_of_36_to_48_are_masked_wherever_they_stand(token):
+    out = stored(f"//registry.npmjs.org/:_authToken={token}\nBasic {token}")
+    assert token not in out
+    assert out.count("[REDACTED:npm_token:") == 2
+
+
+@pytest.mark.parametrize(("url", "password"), [
+    ("https://ann:pass[word]@example.com/?a=1", "pass[word]"),   # WHATWG: `[` `]` are encoded into the userinfo
+    ("http://ann:[s3cret]@localhost:3000", "[s3cret]"),
+])
+def test_a_password_holding_brackets_after_a_scheme_is_masked(url, password):
+    out = stored(url)
+    assert password not in out
+    assert out.count("[REDACTED:url_password:") == 1 and out.startswith(url.split(password)[0])
+
+
+def test_brackets_around_a_schemeless_pair_still_end_the_password():
+    out = stored("see [ann:pw@host] for more")
+    assert out.startswith("see [ann:[REDACTED:url_password:") and out.endswith("]@host] for more")
