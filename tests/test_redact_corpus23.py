@@ -104,14 +104,15 @@ def test_twenty_third_corpus_figures_after_it_was_tuned_on():
     """Tuned on once it was scored: Riot `RGAPI-`, Buildkite `bkua_`, HubSpot `pat-<region>-` and
     ElevenLabs `sk_` tokens, Mattermost webhook URLs, and a password with a raw `@` read to the last
     `@` before the host catch 6 positives more in every carrier; a webhook id
-    under `/hooks/` on a host upstream does not take for Mattermost's is masked (one negative)."""
+    under `/hooks/` on a host upstream does not take for Mattermost's is masked (one negative). A key's
+    qualifier written as a word before it (`tracking api key: …`, the sixteenth round) catches one more."""
     after = json.loads(corpus23.FIGURES.read_text())
-    assert corpus23.totals(after) == {"upstream-positive": (1323, 1696), "benign": (152, 152),
+    assert corpus23.totals(after) == {"upstream-positive": (1327, 1696), "benign": (152, 152),
                                       "upstream-negative": (605, 768)}
     for carrier in corpus23.CARRIERS:
         got = corpus23.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
-            ((330, 424), (38, 38), (152, 192)) if carrier == "command" else ((331, 424), (38, 38), (151, 192))), carrier
+            ((331, 424), (38, 38), (152, 192)) if carrier == "command" else ((332, 424), (38, 38), (151, 192))), carrier
     assert corpus23.totals(after, fmt="token")["upstream-positive"] == (232, 360)
 
 

@@ -313,3 +313,33 @@ def test_a_password_holding_brackets_after_a_scheme_is_masked(url, password):
 def test_brackets_around_a_schemeless_pair_still_end_the_password():
     out = stored("see [ann:pw@host] for more")
     assert out.startswith("see [ann:[REDACTED:url_password:") and out.endswith("]@host] for more")
+
+
+# -- a key's qualifier written as a word before it --------------------------------------------------
+# A label a person reads spells the name as words (`API key:`, `Secret Key =`); the qualifier says
+# what kind of key it is, as it does joined to it (`api_key`, `secretKey`).
+
+KEY_HEX = "f3b0c2b92eca01472efe"  # 20 hex: taken after a qualified key, not after a lone one
+
+
+@pytest.mark.parametrize("text", [
+    f"API key: {KEY_HEX}",
+    f"tracking api key: {KEY_HEX}",
+    f"Secret Key = {KEY_HEX}",
+    "acme.io api key Zq7XbR2mK9pLw4Tn",   # a label and a value with blanks between, no operator
+])
+def test_a_key_qualified_by_the_word_before_it_masks_a_key_shaped_value(text):
+    out = stored(text)
+    assert KEY_HEX not in out and "Zq7XbR2mK9pLw4Tn" not in out
+    assert out.count("[REDACTED:assignment:") == 1
+
+
+@pytest.mark.parametrize("text", [
+    f"the key: {KEY_HEX}",              # no qualifier: a lone key, and hex after it is a digest as often
+    f"Public key: {KEY_HEX}",           # public is no qualifier of a secret key
+    "API key: see the settings page",   # words, not a key
+    f'"api" "key": "{KEY_HEX}"',        # two quoted words: a list, no label
+    f"signing key {KEY_HEX}",           # no operator: hex after words is a fingerprint as often
+])
+def test_a_lone_key_or_a_public_one_keeps_its_bytes(text):
+    assert stored(text) == text

@@ -646,6 +646,8 @@ class RuleSet:
             keyed = self.key_name(name)
             if not keyed:
                 return None
+            if keyed == 1 and m.group("jq") is None and self._qualifier_before(s, at):
+                keyed = 2
         op = m.group("op")
         quoted = m.group("q") is not None
         if op in ("==", "===", "!=", "!==") and not quoted:
@@ -695,6 +697,16 @@ class RuleSet:
         if op == "," and not self.key_shaped(value, True) and (keyed or not self._call_pair(s, value, m.end())):
             return None  # `("X-Api-Key", "<key>")` is a pair; `["api_key", "api_secret"]` a list of names
         return start, end, "assignment"
+
+    def _qualifier_before(self, s: str, lo: int) -> bool:
+        """`API key: …`, `Secret Key = …`: a lone key whose qualifier is a word before it, one blank apart.
+
+        A label a person reads (a CLI's output, a README, a note) spells the name as words; the
+        qualifier says what kind of key it is, as it does joined to it (`api_key`, `secretKey`).
+        Without an operator (`signing key 05d4…`) a hex value stays: prose names a fingerprint so.
+        """
+        m = _WORD_BEFORE.search(s, max(0, lo - 24), lo)
+        return m is not None and m.group(1).lower() in self.names.key_qualifiers
 
     @staticmethod
     def _declared_password(m: re.Match, s: str, at: int) -> bool:
@@ -782,7 +794,7 @@ class RuleSet:
             keyed = self.key_name(name)
             if not keyed:
                 return None
-            qualified = keyed == 2
+            qualified = keyed == 2 or self._qualifier_before(s, lo) and not _NOT_HEX.isdisjoint(m.group("v"))
         value = m.group("v")
         if not qualified and _NOT_HEX.isdisjoint(value):
             return None
@@ -943,6 +955,7 @@ DSL_RE = re.compile(
 )
 # A label and a key-shaped value with blanks between (`acme SECRET <key>`, `TOKEN <key>`): no operator.
 # The blanks stay within the fast path's reach after a key name (KEY_VALUE_REACH_BYTES).
+_WORD_BEFORE = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z]{2,12}) $")  # a word and one blank, ending where a name starts
 LABEL_RE = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})[ \t]{1,8}(?P<v>[A-Za-z0-9_+/=.~-]{16,256})(?![^\s\"'`,;)}\]])")
 XML_RE = re.compile(r"<(?P<name>[A-Za-z_][A-Za-z0-9_.:-]{0,80})(?:[ \t][^<>]*)?>\s*(?P<v>[^<\s][^<]{0,1024}?)\s*</(?P=name)>")
 _EOL = re.compile(r"[ \t]+(?:#|//)|\\[nr]|[\r\n]")
