@@ -426,7 +426,9 @@ _KV = re.compile(
     r"(?P<val>[^\n]*?)[ \t]*$",
     re.M,
 )
-_QUOTED = re.compile(r"""^(?P<q>["'])(?P<v>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
+# A backslash is an escape's first half, never also a character of its own: the two readings of
+# `\n` (a backslash and an n) would be tried against each other on every line a quote opens and does not close.
+_QUOTED = re.compile(r"""^(?P<q>["'])(?P<v>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)""")
 
 
 def _value_span(line_start: int, val: str, comment: bool = True, member: bool = False) -> tuple[int, int] | None:

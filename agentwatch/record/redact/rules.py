@@ -1014,9 +1014,11 @@ _NAME_LIKE = re.compile(r"[a-z]+(?:[_.-][a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A
 _ENCODING = re.compile(r"(?i)base64(?:url)?|hex|utf-?8|utf-?16(?:le|be)?|ascii|latin-?1|binary|ucs-?2"
                        r"|[hrep]s(?:256|384|512)|aes|sha-?(?:1|224|256|384|512)|md5|bcrypt|argon2(?:id|i|d)?")
 _TYPE_WORD = re.compile(rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?\??[,;]?")
+# A type annotation's value (`Optional[str]`, `HttpClient | None`); runs possessive where a split
+# between them would be tried again on failure (a long CamelCase run ending in a non-word character).
 _TYPE_RE = re.compile(
     rf"(?i:{_TYPES})(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)?)*\??(?:\s*=.*)?[,;]?"
-    r"|[A-Z][a-z]{2,}[a-z0-9]*(?:[A-Z][a-z]{2,}[a-z0-9]*)+(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
+    r"|[A-Z][a-z]{2,}+[a-z0-9]*+(?:[A-Z][a-z]{2,}+[a-z0-9]*+)++(?:\[.*\]|<.*>)?(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
     r"|[A-Za-z_][A-Za-z0-9_.]*(?:\[.*\]|<.*>)(?:\s*\|\s*[A-Za-z_][A-Za-z0-9_.]*)*[,;]?"
     r"|[A-Za-z_][A-Za-z0-9_.]*\s*[;,]"
 )
@@ -1371,7 +1373,9 @@ def looks_random(tok: str, rule: EntropyRule) -> bool:
     return shannon(tok) >= rule.bits_factor * math.log2(min(n, 64))
 
 
-_WORD_SEGMENT = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]{1,5}(?:[a-z]+)?|[A-Z]{1,5}(?:[A-Z][a-z]+)+")  # `PSScriptAnalyzer`
+# Possessive runs (`[a-z]++`): a run of lower-case letters is one word's tail, never split two ways,
+# so a long run that fails to match fails in linear time instead of trying every split.
+_WORD_SEGMENT = re.compile(r"(?:[A-Z]?[a-z]++)++|[A-Z]{1,5}(?:[a-z]++)?|[A-Z]{1,5}(?:[A-Z][a-z]++)++")  # `PSScriptAnalyzer`
 _SEQUENCE = re.compile(r"(?i)abcde|bcdef|cdefg|defgh|efghi|fghij|ghijk|hijkl|ijklm|jklmn|klmno|lmnop|mnopq|nopqr|opqrs|"
                        r"pqrst|qrstu|rstuv|stuvw|tuvwx|uvwxy|vwxyz|01234|12345|23456|34567|45678|56789")  # an alphabet
 _SEQUENCES = re.compile(r"(?i)(?:a(?=b)|b(?=c)|c(?=d)|d(?=e)|e(?=f)|f(?=g)|g(?=h)|h(?=i)|i(?=j)|j(?=k)|k(?=l)|l(?=m)|"
