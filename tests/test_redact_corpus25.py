@@ -112,18 +112,35 @@ def test_twenty_fifth_corpus_figures_before_any_rule_change_made_with_it_in_view
 def test_twenty_fifth_corpus_figures_with_the_sixteenth_round_still_held_out():
     """Scored again with the sixteenth round's rules, none made with this corpus in view (the
     schemes' tokens, npm tokens of 36 to 48, bracketed URL passwords, worded key names, the
-    backtracking fix): one positive more in every carrier, a bare token; benign text and the
-    upstream negatives as before."""
-    before, after = (json.loads(f.read_text()) for f in (corpus25.BEFORE, corpus25.FIGURES))
-    assert corpus25.totals(after) == {"upstream-positive": (1284, 1528), "benign": (184, 184),
-                                      "upstream-negative": (680, 1396)}
+    backtracking fix; figures25-held-out.json, at 8e2084a): one positive more in every carrier, a
+    bare token; benign text and the upstream negatives as before."""
+    before = json.loads(corpus25.BEFORE.read_text())
+    held_out = json.loads((corpus25.BEFORE.parent / "figures25-held-out.json").read_text())
+    assert corpus25.totals(held_out) == {"upstream-positive": (1284, 1528), "benign": (184, 184),
+                                         "upstream-negative": (680, 1396)}
+    for carrier in corpus25.CARRIERS:
+        got = corpus25.totals(held_out, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (321, 382), (46, 46), (170, 349)), carrier
+    assert set(held_out["failures"]) < set(before["failures"])
+    assert len(before["failures"]) - len(held_out["failures"]) == 4
+    assert corpus25.totals(held_out, fmt="token")["upstream-positive"] == (356, 480)
+
+
+def test_twenty_fifth_corpus_figures_after_it_was_tuned_on():
+    """Tuned on once it was scored twice: a token after a distinctive prefix runs on over what is
+    glued to it and glued copies mask as one run; SendGrid's and 1Password's formats masked by their
+    shape whatever their letters; pyx, Supabase, Elastic Cloud, Private Packagist API credentials and
+    1Password recovery codes. 50 positives more per carrier; 6 upstream negatives more are masked
+    per carrier (a wrong or truncated key in one of those formats); benign text as before."""
+    after = json.loads(corpus25.FIGURES.read_text())
+    assert corpus25.totals(after) == {"upstream-positive": (1484, 1528), "benign": (184, 184),
+                                      "upstream-negative": (656, 1396)}
     for carrier in corpus25.CARRIERS:
         got = corpus25.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
-            (321, 382), (46, 46), (170, 349)), carrier
-    assert set(after["failures"]) < set(before["failures"])
-    assert len(before["failures"]) - len(after["failures"]) == 4
-    assert corpus25.totals(after, fmt="token")["upstream-positive"] == (356, 480)
+            (371, 382), (46, 46), (164, 349)), carrier
+    assert corpus25.totals(after, fmt="token")["upstream-positive"] == (464, 480)
 
 
 def test_twenty_fifth_corpus_figures_are_the_recorded_ones():

@@ -343,3 +343,48 @@ def test_a_key_qualified_by_the_word_before_it_masks_a_key_shaped_value(text):
 ])
 def test_a_lone_key_or_a_public_one_keeps_its_bytes(text):
     assert stored(text) == text
+
+
+# -- tuned on the twenty-fifth corpus once it was scored ---------------------------------------------
+# A distinctive prefix starts a token no identifier or word starts; what is glued to the token's
+# body is part of the run, and copies glued together are one run (a log line that lost its
+# separators). Formats below from their issuers' descriptions as osv-scalibr's detectors state them.
+
+GHP = "gh" + "p_" + "Zq7XbR2mK9pLw4Tn8VcY3sHd6FjA1uEiOoGx"  # ghp_ and 36 of [A-Za-z0-9]
+
+
+@pytest.mark.parametrize("text", [
+    GHP + GHP + GHP,                 # three copies glued together
+    GHP + "EXTRA",                   # a longer run than the format's
+    GHP + "_old-copy",              # `_` and `-` glued on
+])
+def test_a_token_after_a_distinctive_prefix_runs_on_over_what_is_glued_to_it(text):
+    out = stored(f"log: {text} end")
+    assert out.startswith("log: [REDACTED:github_token:") and out.endswith("] end")
+    assert out.count("[REDACTED:") == 1
+
+
+def test_a_token_followed_by_a_separator_keeps_what_follows():
+    out = stored(f"TOKEN={GHP}, next=1")
+    assert out.endswith("], next=1") and GHP not in out
+
+
+@pytest.mark.parametrize(("token", "kind"), [
+    ("SG." + "a" * 22 + "." + "b" * 43, "sendgrid_key"),                   # SendGrid: SG., 22, a dot, 43
+    ("A3-" + "-".join(("XXXXXX", "YYYYYY", "ZZZZZ", "AAAAA", "BBBBB", "CCCCC")), "onepassword_key"),
+    ("1PRK-" + "-".join(["AB12"] * 13), "onepassword_key"),                 # 1Password recovery code
+    ("sk-pyx-" + "t3" * 32, "pyx_key"),                                      # pyx: sk-pyx- and 64
+    ("sbp_" + "0a" * 20, "supabase_key"),                                    # Supabase PAT: sbp_ and 40 hex
+    ("sb_secret_" + "Zq7XbR2mK9pLw4Tn8VcY3sHd6FjA1uEi", "supabase_key"),     # Supabase secret key
+    ("essu_" + "QUJD" * 23, "elastic_key"),                                  # Elastic Cloud: essu_ and 92 base64
+    ("packagist_ack_" + "7432cdc05ea3f83037723ff56638", "packagist_token"),  # Private Packagist API key
+])
+def test_formats_learned_from_the_twenty_fifth_corpus_are_masked_whatever_their_letters(token, kind):
+    out = stored(f"found {token} in the output")
+    assert token not in out
+    assert out == f"found {stored(token)} in the output" and stored(token).startswith(f"[REDACTED:{kind}:")
+
+
+def test_a_publishable_supabase_key_is_no_secret():
+    text = "SUPABASE_ANON=sb_publishable_Zq7XbR2mK9pLw4Tn8VcY3sHd6FjA1uEi"
+    assert "[REDACTED:supabase_key:" not in stored(text)

@@ -65,6 +65,7 @@ class Rule:
     case_sensitive: bool  # keywords matched as written (token prefixes) or on lower-cased text
     neighbours: str = ""  # a separator that must stand next to the match (";" in connection strings)
     distinctive: tuple[str, ...] = ()  # prefixes no code writes: a match starting so is masked whatever its entropy
+    exact_shape: bool = False  # groups and lengths no code writes (`A3-XXXXXX-…`): masked whatever its entropy
 
 
 @dataclass(frozen=True)
@@ -142,13 +143,24 @@ def _verify(pattern: str) -> re.Pattern:
 
 
 def _token_regex(spec: dict, *, bounded: bool) -> str:
+    """The rule's pattern: a prefix and a body; bounded, the value `v` between its boundaries.
+
+    After a distinctive prefix (`distinctive_prefixes`) the token runs on over the letters, digits,
+    `_` and `-` glued to its body (`sk_live_…Extra`: a longer run is no other word), and copies
+    glued together (`ghp_…ghp_…`) are masked as one run: a body that reads into the next copy's
+    prefix goes on over the rest of it.
+    """
     prefixes = "|".join(map(re.escape, sorted(spec["prefixes"], key=len, reverse=True)))
     core = f"{spec.get('lead', '')}(?:{prefixes})(?:{spec['body']})"
     if not bounded:
         return core
     before = spec.get("before", "A-Za-z0-9_.-")
     after = spec.get("after", "A-Za-z0-9")
-    if spec.get("repeat"):
+    own = distinctive_prefixes(spec)
+    if own:
+        stop = "|".join(map(re.escape, sorted(own, key=len, reverse=True)))
+        core = f"(?:{core}(?:(?!{stop})[A-Za-z0-9_-])*+)+"
+    elif spec.get("repeat"):
         core = f"(?:{core})+"
     return f"(?<![{before}])(?P<v>{core})(?![{after}])"
 
@@ -228,7 +240,7 @@ class RuleSet:
             verify = None if spec.get("fast_path") == "keyword" else _verify(_token_regex(spec, bounded=False))
             add(Rule(spec["id"], spec["kind"], _lazy(_token_regex(spec, bounded=True), re.ASCII), verify,
                      spec.get("entropy"), compiled(spec.get("allow", ())), spec["source"], keywords is None,
-                     distinctive=distinctive_prefixes(spec)),
+                     distinctive=distinctive_prefixes(spec), exact_shape=spec.get("exact_shape", False)),
                 keywords or spec["prefixes"])
         for spec in data.get("context", ()):
             add(Rule(spec["id"], spec["kind"], _lazy(_context_regex(spec), re.ASCII), _verify(_context_verify(spec)),
@@ -570,7 +582,7 @@ class RuleSet:
                 value = m.group(group)
                 if not value or any(a.search(value) for a in rule.allow):
                     continue
-                if rule.distinctive and value.startswith(rule.distinctive):
+                if rule.distinctive and value.startswith(rule.distinctive) or rule.exact_shape:
                     pass  # a format no code writes: its placeholders too (the allow list still holds)
                 elif _FILLER.search(value) and not filler_beside_secret(value) or not rule.case_sensitive and _placeholder(value):
                     continue
