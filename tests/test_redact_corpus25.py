@@ -131,16 +131,16 @@ def test_twenty_fifth_corpus_figures_after_it_was_tuned_on():
     """Tuned on once it was scored twice: a token after a distinctive prefix runs on over what is
     glued to it and glued copies mask as one run; SendGrid's and 1Password's formats masked by their
     shape whatever their letters; pyx, Supabase, Elastic Cloud, Private Packagist API credentials and
-    1Password recovery codes. 50 positives more per carrier; 6 upstream negatives more are masked
+    1Password recovery codes. 49 positives more per carrier; 6 upstream negatives more are masked
     per carrier (a wrong or truncated key in one of those formats); benign text as before."""
     after = json.loads(corpus25.FIGURES.read_text())
-    assert corpus25.totals(after) == {"upstream-positive": (1484, 1528), "benign": (184, 184),
+    assert corpus25.totals(after) == {"upstream-positive": (1480, 1528), "benign": (184, 184),
                                       "upstream-negative": (656, 1396)}
     for carrier in corpus25.CARRIERS:
         got = corpus25.totals(after, carrier=carrier)
         assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
-            (371, 382), (46, 46), (164, 349)), carrier
-    assert corpus25.totals(after, fmt="token")["upstream-positive"] == (464, 480)
+            (370, 382), (46, 46), (164, 349)), carrier
+    assert corpus25.totals(after, fmt="token")["upstream-positive"] == (460, 480)
 
 
 def test_twenty_fifth_corpus_figures_are_the_recorded_ones():

@@ -62,12 +62,12 @@ def test_recorded_figures_before_and_after_the_rules_changed_without_this_corpus
     # and the twelfth (a filler word beside a secret: two more, and semgrep's `XXXX` AWS secret line, a negative)
     # and the fifteenth (semgrep's Amazon MWS auth token, `amzn.mws.` and a UUID; kingfisher's Buildkite,
     # ElevenLabs and HubSpot tokens and two postgres URLs, semgrep's URI, with a raw `@` in a password)
-    assert corpus3.totals(after) == {"upstream-positive": (731, 1055), "upstream-negative": (58, 78),
+    assert corpus3.totals(after) == {"upstream-positive": (730, 1055), "upstream-negative": (58, 78),
                                      "not-secret": (35, 38)}
     assert [corpus3.totals(before, p + ":")["upstream-positive"] for p in corpus3.SOURCES] == [
         (549, 931), (72, 91), (29, 33)]
     assert [corpus3.totals(after, p + ":")["upstream-positive"] for p in corpus3.SOURCES] == [
-        (622, 931), (78, 91), (31, 33)]
+        (621, 931), (78, 91), (31, 33)]
     # Sample by sample (every source names one sample): 80 caught that were not (46 of them a
     # key-shaped value after a label with no operator, `acme SECRET <key>`); 16 fake keys
     # written as counting runs (`abcd1234ABCD5678efgh...`) no longer caught, since alphabets written
@@ -78,7 +78,7 @@ def test_recorded_figures_before_and_after_the_rules_changed_without_this_corpus
     # The fifteenth catches its Amazon MWS token and six more (token formats, `@` inside a URL's password).
     was, now = set(before["failures"]), set(after["failures"])
     assert len(was) == len(before["failures"]) and len(now) == len(after["failures"])
-    assert Counter(f.split(" ")[0] for f in was - now) == {"upstream-positive": 97, "upstream-negative": 1,
+    assert Counter(f.split(" ")[0] for f in was - now) == {"upstream-positive": 96, "upstream-negative": 1,
                                                             "not-secret": 3}  # client ids kept (#33)
     assert Counter(f.split(" ")[0] for f in now - was) == {"upstream-positive": 16, "upstream-negative": 3}
 

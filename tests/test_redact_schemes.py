@@ -364,6 +364,20 @@ def test_a_token_after_a_distinctive_prefix_runs_on_over_what_is_glued_to_it(tex
     assert out.count("[REDACTED:") == 1
 
 
+@pytest.mark.parametrize("text", [
+    "https://team.notion.site/API-BD80F56CDC1441E6BF6011AB6D852875",  # `API-` opens a page slug: no run-on
+    "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;",         # `hf_` is no distinctive prefix
+])
+def test_a_word_prefix_or_a_short_one_does_not_run_on(text):
+    assert stored(text) == text
+
+
+def test_an_octopus_key_keeps_its_length_and_its_glued_copies_mask_as_one():
+    key = "API-" + "Q7XBR2MK9PLW4TN8VCY3SHD6FJ"  # API- and 26 of [A-Z0-9]
+    out = stored(f"k={key}{key} end")
+    assert key not in out and out.count("[REDACTED:octopus_key:") == 1
+
+
 def test_a_token_followed_by_a_separator_keeps_what_follows():
     out = stored(f"TOKEN={GHP}, next=1")
     assert out.endswith("], next=1") and GHP not in out

@@ -145,23 +145,32 @@ def _verify(pattern: str) -> re.Pattern:
 def _token_regex(spec: dict, *, bounded: bool) -> str:
     """The rule's pattern: a prefix and a body; bounded, the value `v` between its boundaries.
 
-    After a distinctive prefix (`distinctive_prefixes`) the token runs on over the letters, digits,
-    `_` and `-` glued to its body (`sk_live_…Extra`: a longer run is no other word), and copies
-    glued together (`ghp_…ghp_…`) are masked as one run: a body that reads into the next copy's
-    prefix goes on over the rest of it.
+    After a distinctive prefix (`distinctive_prefixes`) the token runs on over the letters,
+    digits, `_` and `-` glued to its body (`sk_live_…Extra`: a longer run is no other word), and
+    copies glued together (`ghp_…ghp_…`) are masked as one run. A rule whose prefix is a word of
+    its own (`API-`, `ext_`: `run_on = false`) keeps its format's length, as ids and page slugs
+    start so too; its glued copies are still one run.
     """
     prefixes = "|".join(map(re.escape, sorted(spec["prefixes"], key=len, reverse=True)))
-    core = f"{spec.get('lead', '')}(?:{prefixes})(?:{spec['body']})"
+    lead = spec.get("lead", "")
+    core = f"{lead}(?:{prefixes})(?:{spec['body']})"
     if not bounded:
         return core
     before = spec.get("before", "A-Za-z0-9_.-")
     after = spec.get("after", "A-Za-z0-9")
     own = distinctive_prefixes(spec)
-    if own:
-        stop = "|".join(map(re.escape, sorted(own, key=len, reverse=True)))
-        core = f"(?:{core}(?:(?!{stop})[A-Za-z0-9_-])*+)+"
-    elif spec.get("repeat"):
+    if spec.get("repeat"):
         core = f"(?:{core})+"
+    elif own:
+        stop = "|".join(map(re.escape, sorted(own, key=len, reverse=True)))
+        rest = [p for p in spec["prefixes"] if p not in own]
+        plain = [f"{lead}(?:{'|'.join(map(re.escape, sorted(rest, key=len, reverse=True)))})(?:{spec['body']})"] if rest else []
+        mine = f"{lead}(?:{stop})(?:{spec['body']})"
+        if spec.get("run_on", True):
+            glued = f"(?:{mine}(?:(?!{stop})[A-Za-z0-9_-])*+)+"
+        else:
+            glued = f"{mine}(?:(?=[A-Za-z0-9_-]*?{mine})[A-Za-z0-9_-]*?(?:{mine})+)?"
+        core = "|".join([glued, *plain])
     return f"(?<![{before}])(?P<v>{core})(?![{after}])"
 
 
