@@ -112,6 +112,22 @@ def test_twenty_sixth_corpus_figures_before_any_rule_change_made_with_it_in_view
     assert len(before["failures"]) == len(set(before["failures"])) == (544 - 344) + (316 - 308) + (16 - 0)
 
 
+def test_twenty_sixth_corpus_figures_with_the_sixteenth_round_still_held_out():
+    """Scored again with every rule of the sixteenth round, the ones tuned on the twenty-fifth corpus
+    included, none made with this corpus in view (figures26-held-out.json, at the merge of corpus 26):
+    one positive more per carrier, an environment's key; benign text and negatives as before."""
+    before = json.loads(corpus26.BEFORE.read_text())
+    held_out = json.loads((corpus26.BEFORE.parent / "figures26-held-out.json").read_text())
+    assert corpus26.totals(held_out) == {"upstream-positive": (348, 544), "benign": (308, 316),
+                                         "upstream-negative": (0, 16)}
+    for carrier in corpus26.CARRIERS:
+        got = corpus26.totals(held_out, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (87, 136), (77, 79), (0, 4)), carrier
+    assert corpus26.totals(held_out, fmt="env")["upstream-positive"] == (200, 336)
+    assert set(held_out["failures"]) < set(before["failures"])
+
+
 def test_twenty_sixth_corpus_figures_are_the_recorded_ones():
     carrier_corpus.check_recorded(corpus26, POLICY)
 
