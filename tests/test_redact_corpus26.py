@@ -128,6 +128,21 @@ def test_twenty_sixth_corpus_figures_with_the_sixteenth_round_still_held_out():
     assert set(held_out["failures"]) < set(before["failures"])
 
 
+def test_twenty_sixth_corpus_figures_after_it_was_tuned_on():
+    """Tuned on once it was scored twice: only a short stem before EXAMPLE (or EXAMPLEKEY at the end)
+    is a published example, so a long random run marked EXAMPLE is masked; a semantic version after
+    a module's name (`go-libsecret v0.0.0-2016…-a6f4afe4910c`) is no key. 36 positives more per
+    carrier, and the Go module file is left intact."""
+    after = json.loads(corpus26.FIGURES.read_text())
+    assert corpus26.totals(after) == {"upstream-positive": (492, 544), "benign": (316, 316),
+                                      "upstream-negative": (0, 16)}
+    for carrier in corpus26.CARRIERS:
+        got = corpus26.totals(after, carrier=carrier)
+        assert (got["upstream-positive"], got["benign"], got["upstream-negative"]) == (
+            (123, 136), (79, 79), (0, 4)), carrier
+    assert corpus26.totals(after, fmt="env")["upstream-positive"] == (300, 336)
+
+
 def test_twenty_sixth_corpus_figures_are_the_recorded_ones():
     carrier_corpus.check_recorded(corpus26, POLICY)
 

@@ -394,6 +394,8 @@ class RuleSet:
             return False  # `key = <uuid>` after a lone key: an id as often as a credential
         if sum(len(m) for m in _SEQUENCES.findall(value)) >= 0.5 * len(value):
             return False  # an alphabet written out (`0123456789abcdefghijklmnopqrstuvwxyz`), not a key
+        if _SEMVER.fullmatch(value):
+            return False  # a version: `v0.0.0-20161001094733-a6f4afe4910c` (a Go pseudo-version) after a module
         if _placeholder(value) or identifier_like(value) and digits < 4:
             return False  # words (`getUserSettings2`), not a key; random letters often read as words too
         segments = _SEGMENT_SEP.split(value)
@@ -1064,8 +1066,11 @@ _FILLER = re.compile(r"(?i)x{4,}|\*{4,}|\.{3}|_here\b|your[_-]|(?:fake|example|s
 # What is left of a value once its filler words are taken out, when a secret on its own: letters
 # and digits mixed in a run of six or more, five of them different (`ExamplePas123`, `AKIAIOSFODNN7EXAMPLE`).
 # AWS's documentation ends its example keys in EXAMPLE (`AKIAIOSFODNN7EXAMPLE`,
-# `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`; IAM User Guide, "Manage access keys"): a published example.
-_DOCUMENTED_EXAMPLE = re.compile(r"(?:EXAMPLE|SAMPLE)(?:KEY)?\Z")
+# `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`; IAM User Guide, "Manage access keys"): a published example
+# is a short stem before EXAMPLE (a key id's 13 characters) or ends in EXAMPLEKEY. A long random run with
+# EXAMPLE glued to its end (`sk-yEyY18xzH5IiiORdCDzstp1h2xrx…EXAMPLE`, as test suites mark a key) is a key
+# with a word beside it, like any other filler word beside a secret.
+_DOCUMENTED_EXAMPLE = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{0,16}(?:EXAMPLE|SAMPLE)\Z|(?:EXAMPLE|SAMPLE)KEY\Z")
 _RESIDUE_SECRET = re.compile(r"(?=[A-Za-z0-9]{0,63}[0-9])(?=[A-Za-z0-9]{0,63}[A-Za-z])[A-Za-z0-9]{6,64}")
 
 
@@ -1402,6 +1407,9 @@ _SEQUENCE = re.compile(r"(?i)abcde|bcdef|cdefg|defgh|efghi|fghij|ghijk|hijkl|ijk
 _SEQUENCES = re.compile(r"(?i)(?:a(?=b)|b(?=c)|c(?=d)|d(?=e)|e(?=f)|f(?=g)|g(?=h)|h(?=i)|i(?=j)|j(?=k)|k(?=l)|l(?=m)|"
                         r"m(?=n)|n(?=o)|o(?=p)|p(?=q)|q(?=r)|r(?=s)|s(?=t)|t(?=u)|u(?=v)|v(?=w)|w(?=x)|x(?=y)|y(?=z)|"
                         r"0(?=1)|1(?=2)|2(?=3)|3(?=4)|4(?=5)|5(?=6)|6(?=7)|7(?=8)|8(?=9)){3,}.")  # 4+ in order
+# A semantic version with its pre-release and build parts (semver.org 2.0.0; Go modules' pseudo-versions,
+# `vX.Y.Z-yyyymmddhhmmss-abcdefabcdef`, are such versions).
+_SEMVER = re.compile(r"v?(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
 _NOT_HEX = frozenset("ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ")
 
 
