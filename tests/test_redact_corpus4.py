@@ -94,8 +94,8 @@ def test_which_prefixes_are_distinctive_is_decided_by_the_stated_criterion():
     # and SonarQube's three (squ_, sqp_, sqa_: #33's third round), and the fifteenth's Amazon MWS `amzn.mws.`,
     # Postman `PMAT-`, WunderGraph `cosmo_`, Riot `RGAPI-`, Buildkite `bkua_` and HubSpot's four `pat-<region>-`;
     # the sixteenth's npm `npms_`, 1Password `1PRK-`, Private Packagist's `packagist_uut_`, `packagist_ack_` and
-    # `packagist_acs_`, pyx `sk-pyx-`, Supabase `sbp_` and `sb_secret_`, Elastic Cloud `essu_`
-    assert len(chosen) == 74 and sum(map(len, chosen.values())) == 181
+    # `packagist_acs_`, pyx `sk-pyx-`, Supabase `sbp_` and `sb_secret_`, Elastic Cloud `essu_`, Defined Networking `dnkey-`
+    assert len(chosen) == 75 and sum(map(len, chosen.values())) == 182
     assert chosen["supabase-key"] == ("sbp_", "sb_secret_") and chosen["1password-recovery-code"] == ("1PRK-",)
     assert chosen["sonarqube-prefixed-token"] == ("squ_", "sqp_", "sqa_")
     assert chosen["github-token"] == ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
