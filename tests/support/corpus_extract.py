@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent.parent / "fixtures" / "redaction"
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
             "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
             "eighteenth", "nineteenth", "twentieth", "twenty-first", "twenty-second", "twenty-third",
-            "twenty-fourth", "twenty-fifth", "twenty-sixth")
+            "twenty-fourth", "twenty-fifth", "twenty-sixth", "twenty-seventh")
 
 
 def git(repo: str, *args: str) -> str:
@@ -92,7 +92,8 @@ def _texts(corpora: int) -> str:
                  "corpus11.json.gz", "corpus12.json.gz", "corpus13.json.gz", "corpus14.json.gz",
                  "corpus15.json.gz", "corpus16.json.gz", "corpus17.json.gz", "corpus18.json.gz",
                  "corpus19.json.gz", "corpus20.json.gz", "corpus21.json.gz", "corpus22.json.gz",
-                 "corpus23.json.gz", "corpus24.json.gz", "corpus25.json.gz", "corpus26.json.gz")[:corpora]:
+                 "corpus23.json.gz", "corpus24.json.gz", "corpus25.json.gz", "corpus26.json.gz",
+                 "corpus27.json.gz")[:corpora]:
         with gzip.open(HERE / name, "rb") as f:
             texts += [s["text"] for s in json.loads(f.read())["samples"]]
     return "\n\x00\n".join(texts)
